@@ -1,0 +1,55 @@
+import fastJson from 'fast-json-stringify'
+import { LruMap } from 'toad-cache'
+import type { ExpansionPlan } from '../plan/plan.js'
+import { responseSchema } from './response-schema.js'
+
+export type Stringify = (data: unknown) => string
+
+export interface CacheStats {
+  /** Compiled serializers held now (at most `cacheSize`). */
+  size: number
+  hits: number
+  misses: number
+  compiles: number
+}
+
+/**
+ * One compiled fast-json-stringify function per canonical plan key, in a
+ * bounded LRU. Requests that mean the same thing share an entry.
+ */
+export class SerializerCache {
+  private readonly entries: LruMap<Stringify>
+  private hits = 0
+  private misses = 0
+  private compiles = 0
+
+  constructor (size: number) {
+    this.entries = new LruMap<Stringify>(size)
+  }
+
+  get (plan: ExpansionPlan): Stringify {
+    const cached = this.entries.get(plan.key)
+    if (cached !== undefined) {
+      this.hits++
+      return cached
+    }
+    this.misses++
+    const compiled = this.compile(plan)
+    this.entries.set(plan.key, compiled)
+    return compiled
+  }
+
+  /** The generated source, for `explain`. */
+  source (plan: ExpansionPlan): string {
+    return fastJson(responseSchema(plan), { mode: 'debug' }).toString()
+  }
+
+  stats (): CacheStats {
+    return { size: this.entries.size, hits: this.hits, misses: this.misses, compiles: this.compiles }
+  }
+
+  private compile (plan: ExpansionPlan): Stringify {
+    this.compiles++
+    return fastJson(responseSchema(plan)) as Stringify
+  }
+}

@@ -1,0 +1,103 @@
+import { LruMap } from 'toad-cache'
+import { InvalidDefinitionError } from './errors.js'
+import type { ResolvedOptions } from './options.js'
+import { readExpansionQuery, type RawExpansionQuery } from './parse/query.js'
+import type { ExpansionPlan, PlanTarget } from './plan/plan.js'
+import { permittedPaths } from './plan/permitted.js'
+import { planExpansion } from './plan/planner.js'
+import { ResourceGraph, type ResourceNode } from './resource-graph.js'
+import type { AnyResource } from './resource.js'
+import { SerializerCache, type Stringify } from './compile/serializer-cache.js'
+
+export interface TargetSettings {
+  list?: boolean
+  envelope?: string
+  /** Paths that may be expanded (with their prefixes); undefined permits every path. */
+  permittedExpands?: readonly string[]
+}
+
+/** A place plans are made for, with an id that keys its plans in the cache. */
+export interface RegisteredTarget extends PlanTarget {
+  readonly id: number
+}
+
+/**
+ * parse -> plan -> compile, with both caches. One per plugin instance (and
+ * one per registry for standalone serializers).
+ */
+export class ExpandEngine {
+  readonly serializers: SerializerCache
+  private readonly plans: LruMap<ExpansionPlan>
+  private nextTargetId = 0
+
+  constructor (readonly graph: ResourceGraph, readonly options: ResolvedOptions) {
+    this.serializers = new SerializerCache(options.cacheSize)
+    this.plans = new LruMap<ExpansionPlan>(options.cacheSize)
+    this.checkDefinitionExpansions()
+  }
+
+  /** Prepares a route (or a standalone serializer) at startup; `context` names it in errors. */
+  target (resource: AnyResource | string, settings: TargetSettings, context: string): RegisteredTarget {
+    const node = this.graph.node(resource, context)
+    const list = settings.list === true
+    let permitted: ReadonlySet<string> | undefined
+    if (settings.permittedExpands !== undefined) {
+      for (const path of settings.permittedExpands) this.checkPath(node, path, `${context}: permitted expansions`)
+      permitted = permittedPaths(settings.permittedExpands)
+    }
+    return Object.freeze({
+      id: this.nextTargetId++,
+      node,
+      list,
+      envelope: list ? settings.envelope : undefined,
+      permitted,
+      maxDepth: node.maxDepth ?? this.options.maxDepth,
+    })
+  }
+
+  /** The plan of one request: one lookup by the raw values; parsed and validated only on a miss. */
+  planFor (target: RegisteredTarget, query: unknown): ExpansionPlan {
+    return this.planForRaw(target, readExpansionQuery(query, this.options))
+  }
+
+  planForRaw (target: RegisteredTarget, raw: RawExpansionQuery): ExpansionPlan {
+    const key = `${target.id}\u0000${raw.expand}\u0000${raw.fields}\u0000${raw.omit}`
+    let plan = this.plans.get(key)
+    if (plan === undefined) {
+      plan = planExpansion(target, raw, this.options)
+      this.plans.set(key, plan)
+    }
+    return plan
+  }
+
+  serializerFor (plan: ExpansionPlan): Stringify {
+    return this.serializers.get(plan)
+  }
+
+  private checkPath (node: ResourceNode, path: string, context: string): void {
+    let current = node
+    for (const segment of path.split('.')) {
+      const relation = current.relations.get(segment)
+      if (relation === undefined) {
+        throw new InvalidDefinitionError(`${context}: '${path}' names '${segment}', which is not a relation of ${current.qualifiedName}`)
+      }
+      current = relation.target
+    }
+  }
+
+  /** Nested fields and relation `expand` options must not expand forever: planned once each at startup. */
+  private checkDefinitionExpansions (): void {
+    const generous = { ...this.options, maxPaths: 10_000, onInvalidExpand: 'error' as const }
+    for (const node of this.graph.nodes) {
+      const target: PlanTarget = { node, list: false, envelope: undefined, permitted: undefined, maxDepth: Number.MAX_SAFE_INTEGER }
+      for (const expand of ['', ...node.relations.keys()]) {
+        try {
+          planExpansion(target, { expand, fields: '', omit: '' }, generous)
+        } catch (error) {
+          if (error instanceof InvalidDefinitionError) throw error
+          throw new InvalidDefinitionError(`Resource '${node.qualifiedName}': expanding '${expand}' with its always-applied expansions fails: ${(error as Error).message}`)
+        }
+      }
+    }
+  }
+}

@@ -1,0 +1,172 @@
+import type { Kysely, SelectQueryBuilder } from 'kysely'
+import { InvalidDefinitionError } from '../errors.js'
+import type { LevelPlan, PlannedField } from '../plan/plan.js'
+import type { RelationEdge, ResourceNode } from '../resource-graph.js'
+
+export type Row = Record<string, unknown>
+// Tables are named at runtime by the resource definitions.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type AnyKysely = Kysely<any>
+
+/** Property of loaded child rows holding the parent key they belong to; never serialized. */
+const parentKey = '__expand_parent'
+/** Keys per statement: under SQLite's 32,766 and PostgreSQL's 65,535 bound parameters. */
+const keysPerStatement = 10_000
+
+/**
+ * The columns a level needs, as `column as field`: its primary key, every
+ * written value, and the local column of every to-one relation. Never `*`,
+ * so a column the resource does not declare is never read.
+ */
+export function selectionOf (level: LevelPlan): Array<[column: string, field: string]> {
+  const { node } = level
+  const selection = new Map<string, string>([[node.primaryKey, node.column(node.primaryKey)]])
+  for (const field of level.fields) {
+    if (field.kind === 'value') selection.set(field.name, node.column(field.name))
+    else if (!field.relation.many) selection.set(field.name, toOneColumn(field.relation))
+  }
+  return [...selection].map(([field, column]) => [column, field])
+}
+
+export function selectLevel (db: AnyKysely, level: LevelPlan, table = tableOf(level.node)): SelectQueryBuilder<any, any, Row> { // eslint-disable-line @typescript-eslint/no-explicit-any
+  return db.selectFrom(table).select((eb) => selectionOf(level).map(([column, field]) => eb.ref(`${table}.${column}`).as(field)))
+}
+
+/**
+ * Fills the relations of `rows` that the level expands (and to-many id
+ * arrays), one statement per relation path at every depth: the rows of a
+ * path are loaded for all parents at once (`WHERE key IN (...)`), never per row.
+ */
+export async function loadLevel (db: AnyKysely, level: LevelPlan, rows: Row[]): Promise<void> {
+  if (rows.length === 0) return
+  for (const field of level.fields) {
+    if (field.kind === 'value') continue
+    if (field.kind === 'id') {
+      if (field.relation.many) await loadIdArrays(db, level.node, field.relation, rows)
+      else copyToOneIds(field.relation, rows)
+      continue
+    }
+    if (field.relation.many) await loadToMany(db, level.node, field, rows)
+    else await loadToOne(db, field, rows)
+  }
+}
+
+function copyToOneIds (relation: RelationEdge, rows: Row[]): void {
+  // Rows given by a handler may carry the id under the column's name only.
+  const column = toOneColumn(relation)
+  if (column === relation.field) return
+  for (const row of rows) if (row[relation.field] === undefined) row[relation.field] = row[column] ?? null
+}
+
+async function loadToOne (db: AnyKysely, field: Extract<PlannedField, { kind: 'expanded' }>, rows: Row[]): Promise<void> {
+  const { relation, level } = field
+  copyToOneIds(relation, rows)
+  const ids = distinct(rows.map((row) => row[relation.field]))
+  const target = level.node
+  const related = new Map<unknown, Row>()
+  const children: Row[] = []
+  for (const chunk of chunks(ids)) {
+    const found = await selectLevel(db, level).where(`${tableOf(target)}.${target.column(target.primaryKey)}`, 'in', chunk).execute()
+    for (const child of found) {
+      related.set(keyOf(child[target.primaryKey]), child)
+      children.push(child)
+    }
+  }
+  await loadLevel(db, level, children)
+  for (const row of rows) {
+    const id = row[relation.field]
+    row[relation.field] = id === null || id === undefined ? null : related.get(keyOf(id)) ?? null
+  }
+}
+
+async function loadToMany (db: AnyKysely, owner: ResourceNode, field: Extract<PlannedField, { kind: 'expanded' }>, rows: Row[]): Promise<void> {
+  const { relation, level } = field
+  const target = level.node
+  const targetTable = tableOf(target)
+  const groups = groupByParent(rows, owner)
+  const children: Row[] = []
+  for (const chunk of chunks([...groups.keys()])) {
+    let query = selectLevel(db, level)
+    const through = relation.keys.through
+    if (through !== undefined) {
+      query = query
+        .innerJoin(through.table, `${through.table}.${through.to}`, `${targetTable}.${target.column(target.primaryKey)}`)
+        .select(`${through.table}.${through.from} as ${parentKey}`)
+        .where(`${through.table}.${through.from}`, 'in', chunk)
+    } else {
+      const foreignKey = foreignKeyOf(relation)
+      query = query.select(`${targetTable}.${foreignKey} as ${parentKey}`).where(`${targetTable}.${foreignKey}`, 'in', chunk)
+    }
+    const found = await query.orderBy(`${targetTable}.${relation.keys.orderBy ?? target.column(target.primaryKey)}`).execute()
+    for (const child of found) {
+      groups.get(keyOf(child[parentKey]))?.push(child)
+      children.push(child)
+    }
+  }
+  await loadLevel(db, level, children)
+  for (const row of rows) row[relation.field] = groups.get(keyOf(row[owner.primaryKey])) ?? []
+}
+
+async function loadIdArrays (db: AnyKysely, owner: ResourceNode, relation: RelationEdge, rows: Row[]): Promise<void> {
+  const target = relation.target
+  const groups = groupByParent(rows, owner)
+  for (const chunk of chunks([...groups.keys()])) {
+    const through = relation.keys.through
+    const query = through !== undefined
+      ? db.selectFrom(through.table)
+        .select([`${through.to} as id`, `${through.from} as ${parentKey}`])
+        .where(through.from, 'in', chunk)
+        .orderBy(through.to)
+      : db.selectFrom(tableOf(target))
+        .select([`${target.column(target.primaryKey)} as id`, `${foreignKeyOf(relation)} as ${parentKey}`])
+        .where(foreignKeyOf(relation), 'in', chunk)
+        .orderBy(relation.keys.orderBy ?? target.column(target.primaryKey))
+    for (const found of await query.execute()) groups.get(keyOf(found[parentKey]))?.push(found.id)
+  }
+  for (const row of rows) row[relation.field] = groups.get(keyOf(row[owner.primaryKey])) ?? []
+}
+
+function groupByParent (rows: Row[], owner: ResourceNode): Map<unknown, unknown[]> {
+  const groups = new Map<unknown, unknown[]>()
+  for (const row of rows) {
+    const key = row[owner.primaryKey]
+    if (key === undefined) {
+      throw new InvalidDefinitionError(`Rows of ${owner.qualifiedName} must carry their primary key '${owner.primaryKey}' to load to-many relations`)
+    }
+    groups.set(keyOf(key), [])
+  }
+  return groups
+}
+
+export function tableOf (node: ResourceNode): string {
+  if (node.table === undefined) {
+    throw new InvalidDefinitionError(`Resource '${node.qualifiedName}' has no table: give it 'table' to load it from the database`)
+  }
+  return node.table
+}
+
+function toOneColumn (relation: RelationEdge): string {
+  return relation.keys.column ?? relation.owner.column(relation.field)
+}
+
+function foreignKeyOf (relation: RelationEdge): string {
+  if (relation.keys.foreignKey === undefined) {
+    throw new InvalidDefinitionError(`Resource '${relation.owner.qualifiedName}', field '${relation.field}': a to-many relation needs foreignKey or through to be loaded`)
+  }
+  return relation.keys.foreignKey
+}
+
+/** Keys compare by value across drivers: PostgreSQL returns int8 as a string, SQLite as a number. */
+function keyOf (value: unknown): unknown {
+  return typeof value === 'bigint' ? String(value) : value
+}
+
+function distinct (values: unknown[]): unknown[] {
+  const seen = new Set<unknown>()
+  for (const value of values) if (value !== null && value !== undefined) seen.add(value)
+  return [...seen]
+}
+
+function * chunks<T> (values: T[]): Generator<T[]> {
+  for (let start = 0; start < values.length; start += keysPerStatement) yield values.slice(start, start + keysPerStatement)
+}

@@ -1,0 +1,87 @@
+import createError from '@fastify/error'
+import type { FastifyInstance, FastifyRequest } from 'fastify'
+import { InvalidOptionError } from '../errors.js'
+import type { ExpandEngine } from '../engine.js'
+import type { AnyResource } from '../resource.js'
+import { loadLevel, selectLevel, tableOf, type AnyKysely, type Row } from './batch-loader.js'
+
+export const NotFoundError = createError<'FST_EXPAND_NOT_FOUND', 404, [string]>('FST_EXPAND_NOT_FOUND', '%s', 404)
+
+export interface ResourceRoutesOptions {
+  /** Paths a list request may expand (prefixes included); absent: every path. */
+  permitListExpands?: readonly string[]
+  /** Rows per page when `limit` is not given (default 20). */
+  pageSize?: number
+  /** A larger `limit` is clamped to this (default 100). */
+  maxPageSize?: number
+}
+
+export interface ListPage<T = Row> {
+  data: T[]
+  limit: number
+  offset: number
+  total: number
+}
+
+const routesOptionKeys = new Set(['permitListExpands', 'pageSize', 'maxPageSize'])
+
+/**
+ * The viewset role: `GET prefix` (paginated list, `{ data, limit, offset, total }`)
+ * and `GET prefix/:id`, loading exactly what each request's plan needs.
+ */
+export function registerResourceRoutes (
+  app: FastifyInstance,
+  engine: ExpandEngine,
+  db: AnyKysely | undefined,
+  prefix: string,
+  resource: AnyResource | string,
+  options: ResourceRoutesOptions = {}
+): void {
+  const context = `expand.routes('${prefix}')`
+  const fail = (message: string): never => { throw new InvalidOptionError(`${context}: ${message}`) }
+  if (db === undefined) fail("the plugin needs the 'db' option (a Kysely instance) to serve resource routes")
+  for (const key of Object.keys(options)) if (!routesOptionKeys.has(key)) fail(`unknown option '${key}'`)
+  const pageSize = options.pageSize ?? 20
+  const maxPageSize = options.maxPageSize ?? 100
+  if (!Number.isInteger(pageSize) || pageSize < 1) fail('pageSize must be a positive integer')
+  if (!Number.isInteger(maxPageSize) || maxPageSize < pageSize) fail('maxPageSize must be an integer no smaller than pageSize')
+  const node = engine.graph.node(resource, context)
+  const table = tableOf(node)
+  const database = db as AnyKysely
+  const primaryKeyColumn = `${table}.${node.column(node.primaryKey)}`
+  const primaryKeySchema = node.sourceSchemas.get(node.primaryKey)
+
+  app.get(prefix, {
+    expandable: { resource: node.resource, list: true, envelope: 'data', permitListExpands: options.permitListExpands },
+    schema: {
+      querystring: {
+        type: 'object',
+        properties: {
+          limit: { type: 'integer', minimum: 1, description: `Rows per page (default ${pageSize}; larger than ${maxPageSize} is clamped)` },
+          offset: { type: 'integer', minimum: 0, default: 0, description: 'Rows to skip' },
+        },
+      },
+    },
+  }, async (request: FastifyRequest<{ Querystring: { limit?: number; offset?: number } }>) => {
+    const limit = Math.min(request.query.limit ?? pageSize, maxPageSize)
+    const offset = request.query.offset ?? 0
+    const plan = request.expansion!
+    const [rows, count] = await Promise.all([
+      selectLevel(database, plan.root).orderBy(primaryKeyColumn).limit(limit).offset(offset).execute(),
+      database.selectFrom(table).select((eb) => eb.fn.countAll().as('total')).executeTakeFirstOrThrow(),
+    ])
+    await loadLevel(database, plan.root, rows)
+    return { data: rows, limit, offset, total: Number(count.total) } satisfies ListPage
+  })
+
+  app.get(`${prefix}/:id`, {
+    expandable: { resource: node.resource },
+    schema: primaryKeySchema === undefined ? undefined : { params: { type: 'object', properties: { id: primaryKeySchema }, required: ['id'] } },
+  }, async (request: FastifyRequest<{ Params: { id: unknown } }>) => {
+    const plan = request.expansion!
+    const row = await selectLevel(database, plan.root).where(primaryKeyColumn, '=', request.params.id).executeTakeFirst()
+    if (row === undefined) throw new NotFoundError(`${node.name} ${String(request.params.id)} not found`)
+    await loadLevel(database, plan.root, [row])
+    return row
+  })
+}

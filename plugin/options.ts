@@ -1,0 +1,105 @@
+import type { Kysely } from 'kysely'
+import { InvalidOptionError } from './errors.js'
+import type { AnyResource } from './resource.js'
+
+export interface ExpandPluginOptions {
+  /** The registry: every resource a route or a lazy reference may name. */
+  resources?: readonly AnyResource[]
+  /** A Kysely instance, for `app.expand.load` and `app.expand.routes`. */
+  // The plugin reads tables by name at runtime; the database type is the user's.
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  db?: Kysely<any>
+  expandParam?: string
+  fieldsParam?: string
+  omitParam?: string
+  /** Tokens meaning "every field at this level"; `null` disables wildcards. */
+  wildcards?: readonly string[] | null
+  onInvalidExpand?: 'error' | 'ignore'
+  maxDepth?: number
+  allowRecursive?: boolean
+  /** Characters over all values of one of the three parameters. */
+  maxParamLength?: number
+  /** Paths in one parameter, and expanded relations in one plan. */
+  maxPaths?: number
+  /** Compiled serializers kept (LRU); plans are cached with the same bound. */
+  cacheSize?: number
+}
+
+export interface ResolvedOptions {
+  readonly expandParam: string
+  readonly fieldsParam: string
+  readonly omitParam: string
+  readonly wildcards: ReadonlySet<string>
+  readonly onInvalidExpand: 'error' | 'ignore'
+  readonly maxDepth: number
+  readonly allowRecursive: boolean
+  readonly maxParamLength: number
+  readonly maxPaths: number
+  readonly cacheSize: number
+}
+
+export const defaultOptions: ResolvedOptions = Object.freeze({
+  expandParam: 'expand',
+  fieldsParam: 'fields',
+  omitParam: 'omit',
+  wildcards: new Set(['*', '~all']),
+  onInvalidExpand: 'error',
+  maxDepth: 5,
+  allowRecursive: true,
+  maxParamLength: 2000,
+  maxPaths: 100,
+  cacheSize: 1000,
+})
+
+const knownOptions = new Set([
+  'resources', 'db', 'expandParam', 'fieldsParam', 'omitParam', 'wildcards', 'onInvalidExpand',
+  'maxDepth', 'allowRecursive', 'maxParamLength', 'maxPaths', 'cacheSize',
+])
+
+/** Checks the plugin options once, at registration; a bad option names itself. */
+export function resolveOptions (options: ExpandPluginOptions = {}): ResolvedOptions {
+  const fail = (message: string): never => { throw new InvalidOptionError(`fastify-expand: ${message}`) }
+  if (typeof options !== 'object' || options === null) fail('options must be an object')
+  for (const key of Object.keys(options)) {
+    if (!knownOptions.has(key)) fail(`unknown option '${key}'`)
+  }
+  const param = (key: 'expandParam' | 'fieldsParam' | 'omitParam'): string => {
+    const value = options[key] ?? defaultOptions[key]
+    if (typeof value !== 'string' || !/^[A-Za-z_][A-Za-z0-9_.-]*$/.test(value)) fail(`${key} must be a query parameter name`)
+    return value
+  }
+  const positive = (key: 'maxDepth' | 'maxParamLength' | 'maxPaths' | 'cacheSize'): number => {
+    const value = options[key] ?? defaultOptions[key]
+    if (!Number.isInteger(value) || value < 1) fail(`${key} must be a positive integer`)
+    return value
+  }
+  let wildcards: ReadonlySet<string> = defaultOptions.wildcards
+  if (options.wildcards === null) wildcards = new Set()
+  else if (options.wildcards !== undefined) {
+    if (!Array.isArray(options.wildcards) || !options.wildcards.every((token) => typeof token === 'string' && /^[^.,\s]+$/.test(token))) {
+      fail('wildcards must be an array of tokens without dots, commas or spaces, or null')
+    }
+    wildcards = new Set(options.wildcards)
+  }
+  const onInvalidExpand = options.onInvalidExpand ?? 'error'
+  if (onInvalidExpand !== 'error' && onInvalidExpand !== 'ignore') fail("onInvalidExpand must be 'error' or 'ignore'")
+  const allowRecursive = options.allowRecursive ?? true
+  if (typeof allowRecursive !== 'boolean') fail('allowRecursive must be a boolean')
+  if (options.resources !== undefined && !Array.isArray(options.resources)) fail('resources must be an array of resources')
+  const resolved: ResolvedOptions = Object.freeze({
+    expandParam: param('expandParam'),
+    fieldsParam: param('fieldsParam'),
+    omitParam: param('omitParam'),
+    wildcards,
+    onInvalidExpand,
+    maxDepth: positive('maxDepth'),
+    allowRecursive,
+    maxParamLength: positive('maxParamLength'),
+    maxPaths: positive('maxPaths'),
+    cacheSize: positive('cacheSize'),
+  })
+  if (new Set([resolved.expandParam, resolved.fieldsParam, resolved.omitParam]).size !== 3) {
+    fail('expandParam, fieldsParam and omitParam must differ')
+  }
+  return resolved
+}

@@ -1,0 +1,104 @@
+import { MalformedError } from '../errors.js'
+import type { ResolvedOptions } from '../options.js'
+
+/** The three parameters as received, each joined into one comma list ('' when absent). */
+export interface RawExpansionQuery {
+  readonly expand: string
+  readonly fields: string
+  readonly omit: string
+}
+
+/** Input given in code (createSerializer, relation options) rather than a query string. */
+export type PathListInput = string | readonly string[] | undefined
+
+/**
+ * Reads `name`, repeated `name` and bracketed `name[]` from a parsed query
+ * string. The length limit is checked here, before anything is split.
+ */
+export function readParam (query: unknown, name: string, options: ResolvedOptions): string {
+  if (typeof query !== 'object' || query === null) return ''
+  const record = query as Record<string, unknown>
+  let joined = ''
+  for (const key of [name, `${name}[]`]) {
+    if (!Object.hasOwn(record, key)) continue
+    const value = record[key]
+    const part = typeof value === 'string' ? value : joinStrings(value, name)
+    joined = joined === '' ? part : `${joined},${part}`
+  }
+  if (joined.length > options.maxParamLength) {
+    throw new MalformedError(`'${name}' is ${joined.length} characters long; the limit is ${options.maxParamLength}`)
+  }
+  return joined
+}
+
+function joinStrings (value: unknown, name: string): string {
+  if (!Array.isArray(value) || !value.every((item) => typeof item === 'string')) {
+    throw new MalformedError(`'${name}' must be a comma-separated list of field paths`)
+  }
+  return value.join(',')
+}
+
+export function readExpansionQuery (query: unknown, options: ResolvedOptions): RawExpansionQuery {
+  return {
+    expand: readParam(query, options.expandParam, options),
+    fields: readParam(query, options.fieldsParam, options),
+    omit: readParam(query, options.omitParam, options),
+  }
+}
+
+/** The same three values given in code: arrays are joined as repeated parameters would be. */
+export function rawFromInput (input: { expand?: PathListInput; fields?: PathListInput; omit?: PathListInput }, options: ResolvedOptions): RawExpansionQuery {
+  const query: Record<string, unknown> = {}
+  if (input.expand !== undefined) query[options.expandParam] = input.expand
+  if (input.fields !== undefined) query[options.fieldsParam] = input.fields
+  if (input.omit !== undefined) query[options.omitParam] = input.omit
+  return readExpansionQuery(query, options)
+}
+
+/**
+ * Splits a comma list of dot paths. Empty items are skipped (`a,,b`), empty
+ * segments are malformed (`a..b`, `.a`, `a.`), and the number of paths is bounded.
+ */
+export function parsePaths (raw: string, name: string, options: ResolvedOptions): string[][] {
+  const paths: string[][] = []
+  if (raw === '') return paths
+  for (const item of raw.split(',')) {
+    const trimmed = item.trim()
+    if (trimmed === '') continue
+    const path = trimmed.split('.')
+    for (const segment of path) {
+      if (segment === '') throw new MalformedError(`'${name}' has an empty segment in '${trimmed}'`)
+    }
+    paths.push(path)
+    if (paths.length > options.maxPaths) {
+      throw new MalformedError(`'${name}' names more than ${options.maxPaths} paths`)
+    }
+  }
+  return paths
+}
+
+/** Paths folded into a tree; `leaf` marks a path that ends at this node. */
+export interface PathNode {
+  leaf: boolean
+  readonly children: Map<string, PathNode>
+}
+
+export function emptyPathNode (): PathNode {
+  return { leaf: false, children: new Map() }
+}
+
+export function toPathTree (paths: readonly (readonly string[])[], into: PathNode = emptyPathNode()): PathNode {
+  for (const path of paths) {
+    let node = into
+    for (const segment of path) {
+      let child = node.children.get(segment)
+      if (child === undefined) {
+        child = emptyPathNode()
+        node.children.set(segment, child)
+      }
+      node = child
+    }
+    node.leaf = true
+  }
+  return into
+}

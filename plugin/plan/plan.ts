@@ -1,0 +1,50 @@
+import type { RelationEdge, ResourceNode } from '../resource-graph.js'
+
+/** One field of the response, decided for one combination of expand/fields/omit. */
+export type PlannedField =
+  | { readonly kind: 'value'; readonly name: string }
+  | { readonly kind: 'id'; readonly name: string; readonly relation: RelationEdge }
+  | { readonly kind: 'expanded'; readonly name: string; readonly relation: RelationEdge; readonly level: LevelPlan }
+
+/** The fields of one resource at one level, in output order. */
+export interface LevelPlan {
+  readonly node: ResourceNode
+  readonly fields: readonly PlannedField[]
+}
+
+/** Where a plan is used: one route, or one standalone serializer. */
+export interface PlanTarget {
+  readonly node: ResourceNode
+  readonly list: boolean
+  /** List payloads wrapped in an object: the property holding the array. */
+  readonly envelope: string | undefined
+  /** Permitted expansion paths and their prefixes; undefined permits every path. */
+  readonly permitted: ReadonlySet<string> | undefined
+  readonly maxDepth: number
+}
+
+/** The validated meaning of one request's expand/fields/omit. Immutable and shared through the cache. */
+export interface ExpansionPlan {
+  readonly target: PlanTarget
+  readonly root: LevelPlan
+  /** Canonical: two requests that mean the same thing have the same key. */
+  readonly key: string
+  /** Dot paths of every expanded relation. */
+  readonly expandedPaths: ReadonlySet<string>
+  /** Dot paths of every written field (relations included, expanded or not). */
+  readonly includedPaths: ReadonlySet<string>
+}
+
+export function levelKey (level: LevelPlan): string {
+  let key = `${level.node.qualifiedName}{`
+  level.fields.forEach((field, index) => {
+    if (index > 0) key += ','
+    key += field.name
+    if (field.kind === 'expanded') key += `(${field.relation.many ? '*' : ''}${levelKey(field.level)})`
+  })
+  return `${key}}`
+}
+
+export function planKey (target: PlanTarget, root: LevelPlan): string {
+  return `${target.list ? `list:${target.envelope ?? ''}` : 'one'}|${levelKey(root)}`
+}

@@ -1,0 +1,204 @@
+import {
+  InvalidDefinitionError,
+  MalformedError,
+  NotPermittedError,
+  RecursiveError,
+  TooDeepError,
+  UnknownFieldError,
+} from '../errors.js'
+import type { ResolvedOptions } from '../options.js'
+import { emptyPathNode, parsePaths, toPathTree, type PathNode, type RawExpansionQuery } from '../parse/query.js'
+import type { ResourceNode } from '../resource-graph.js'
+import { planKey, type ExpansionPlan, type LevelPlan, type PlannedField, type PlanTarget } from './plan.js'
+
+/** Definition-level expansions (nested fields, relation `expand`) deeper than this can only be a cycle. */
+const definitionDepthGuard = 32
+
+/** Requested expansions of one relation: from the query (checked) and from definitions (trusted). */
+interface Requested {
+  query: PathNode | undefined
+  always: PathNode | undefined
+}
+
+/**
+ * Turns the raw query values of one request into a validated plan. Limits
+ * are checked before names: malformed input and depth first, then each
+ * level against the resource graph.
+ */
+export function planExpansion (target: PlanTarget, raw: RawExpansionQuery, options: ResolvedOptions): ExpansionPlan {
+  const expandPaths = parsePaths(raw.expand, options.expandParam, options)
+  const fieldsPaths = parsePaths(raw.fields, options.fieldsParam, options)
+  const omitPaths = parsePaths(raw.omit, options.omitParam, options)
+  for (const path of expandPaths) {
+    if (path.length > target.maxDepth) {
+      throw new TooDeepError(`Cannot expand '${path.join('.')}': the maximum expansion depth is ${target.maxDepth}`)
+    }
+  }
+  const planner = new Planner(target, options)
+  const root = planner.level(
+    target.node,
+    target.node.defaultFields,
+    { query: expandPaths.length > 0 ? toPathTree(expandPaths) : undefined, always: undefined },
+    fieldsPaths.length > 0 ? toPathTree(fieldsPaths) : undefined,
+    omitPaths.length > 0 ? toPathTree(omitPaths) : undefined,
+    [],
+    true
+  )
+  return Object.freeze({
+    target,
+    root,
+    key: planKey(target, root),
+    expandedPaths: planner.expanded,
+    includedPaths: planner.included,
+  })
+}
+
+class Planner {
+  readonly expanded = new Set<string>()
+  readonly included = new Set<string>()
+  private levels = 0
+
+  constructor (private readonly target: PlanTarget, private readonly options: ResolvedOptions) {}
+
+  level (
+    node: ResourceNode,
+    base: readonly string[],
+    requestedHere: Requested,
+    fieldsTree: PathNode | undefined,
+    omitTree: PathNode | undefined,
+    path: readonly string[],
+    emit: boolean
+  ): LevelPlan {
+    if (++this.levels > this.options.maxPaths) {
+      throw new MalformedError(`The request expands more than ${this.options.maxPaths} relations`)
+    }
+    if (path.length > definitionDepthGuard) {
+      throw new InvalidDefinitionError(`The always-applied expansions of ${this.target.node.qualifiedName} (nested fields or relation 'expand' options) form a cycle: ${path.join('.')}`)
+    }
+    if (emit) {
+      this.checkFieldNames(node, fieldsTree, this.options.fieldsParam, path)
+      this.checkFieldNames(node, omitTree, this.options.omitParam, path)
+    }
+    const requested = this.requestedRelations(node, requestedHere, path, emit)
+
+    const baseSet = new Set(base)
+    const candidates = [...base]
+    for (const field of node.expandableFields) {
+      if (!baseSet.has(field) && requested.has(field)) candidates.push(field)
+    }
+    const selected = fieldsTree !== undefined && !this.hasWildcard(fieldsTree) ? fieldsTree.children : undefined
+    const fields: PlannedField[] = []
+    const prefix = path.length > 0 ? `${path.join('.')}.` : ''
+    const shown = new Set<string>()
+    for (const name of candidates) {
+      if (selected !== undefined && !selected.has(name)) continue
+      if (omitTree?.children.get(name)?.leaf === true) continue
+      shown.add(name)
+      if (emit) this.included.add(prefix + name)
+      const relation = node.relations.get(name)
+      const wanted = requested.get(name)
+      if (relation === undefined) {
+        fields.push({ kind: 'value', name })
+      } else if (wanted === undefined) {
+        fields.push({ kind: 'id', name, relation })
+      } else {
+        if (emit) this.expanded.add(prefix + name)
+        const nestedFields = fieldsTree?.children.get(name)
+        const level = this.level(
+          relation.target,
+          relation.baseFields,
+          { query: wanted.query, always: mergeTrees(wanted.always, relation.alwaysExpand) },
+          nestedFields !== undefined && nestedFields.children.size > 0 ? nestedFields : undefined,
+          omitTree?.children.get(name),
+          [...path, name],
+          emit
+        )
+        fields.push({ kind: 'expanded', name, relation, level })
+      }
+    }
+    // fields/omit take precedence over expand, but every requested path is still validated.
+    for (const [name, wanted] of requested) {
+      if (shown.has(name) || wanted.query === undefined || wanted.query.children.size === 0) continue
+      const relation = node.relations.get(name)!
+      this.level(relation.target, relation.baseFields, { query: wanted.query, always: undefined }, undefined, undefined, [...path, name], false)
+    }
+    return Object.freeze({ node, fields: Object.freeze(fields) })
+  }
+
+  /** The relations expanded at this level, each with what is requested below it. */
+  private requestedRelations (node: ResourceNode, here: Requested, path: readonly string[], emit: boolean): Map<string, Requested> {
+    const requested = new Map<string, Requested>()
+    const add = (field: string, source: 'query' | 'always', below: PathNode) => {
+      const entry = requested.get(field) ?? { query: undefined, always: undefined }
+      entry[source] = entry[source] === undefined ? below : mergePathNodes(entry[source], below)
+      requested.set(field, entry)
+    }
+    if (emit) {
+      for (const relation of node.relations.values()) {
+        if (relation.alwaysNested) add(relation.field, 'always', emptyPathNode())
+      }
+      if (here.always !== undefined) {
+        for (const [field, below] of here.always.children) add(field, 'always', below)
+      }
+    }
+    if (here.query === undefined) return requested
+    const prefix = path.length > 0 ? `${path.join('.')}.` : ''
+    for (const [name, below] of here.query.children) {
+      if (this.options.wildcards.has(name)) {
+        for (const field of node.relations.keys()) {
+          if (!this.options.allowRecursive && path.includes(field)) continue
+          if (!this.permits(prefix + field)) continue
+          add(field, 'query', below)
+        }
+        continue
+      }
+      if (!node.relations.has(name)) {
+        if (this.options.onInvalidExpand === 'ignore') continue
+        const expandable = [...node.relations.keys()]
+        throw new UnknownFieldError(`Cannot expand '${prefix + name}' on ${node.name}: ${expandable.length > 0 ? `expandable fields are ${expandable.join(', ')}` : 'it has no expandable fields'}`)
+      }
+      if (!this.options.allowRecursive && path.includes(name)) {
+        throw new RecursiveError(`Cannot expand '${prefix + name}': '${name}' repeats in the path and recursive expansion is disabled`)
+      }
+      if (!this.permits(prefix + name)) {
+        if (this.options.onInvalidExpand === 'ignore') continue
+        throw new NotPermittedError(`Cannot expand '${prefix + name}' on a list of ${this.target.node.name}: permitted expansions are ${[...this.target.permitted ?? []].join(', ') || 'none'}`)
+      }
+      add(name, 'query', below)
+    }
+    return requested
+  }
+
+  private permits (path: string): boolean {
+    return this.target.permitted === undefined || this.target.permitted.has(path)
+  }
+
+  private hasWildcard (tree: PathNode): boolean {
+    for (const name of tree.children.keys()) if (this.options.wildcards.has(name)) return true
+    return false
+  }
+
+  private checkFieldNames (node: ResourceNode, tree: PathNode | undefined, param: string, path: readonly string[]): void {
+    if (tree === undefined || this.options.onInvalidExpand === 'ignore') return
+    for (const name of tree.children.keys()) {
+      if (node.fieldSchemas.has(name) || this.options.wildcards.has(name)) continue
+      const at = path.length > 0 ? `${path.join('.')}.${name}` : name
+      throw new UnknownFieldError(`Unknown field '${at}' in '${param}': ${node.name} has ${[...node.fieldSchemas.keys()].join(', ')}`)
+    }
+  }
+}
+
+function mergeTrees (tree: PathNode | undefined, paths: readonly (readonly string[])[]): PathNode | undefined {
+  if (paths.length === 0) return tree
+  return toPathTree(paths, tree === undefined ? emptyPathNode() : mergePathNodes(emptyPathNode(), tree))
+}
+
+/** A new tree holding both; neither input is changed (query trees are shared through the plan cache). */
+function mergePathNodes (a: PathNode, b: PathNode): PathNode {
+  const merged: PathNode = { leaf: a.leaf || b.leaf, children: new Map(a.children) }
+  for (const [name, child] of b.children) {
+    const existing = merged.children.get(name)
+    merged.children.set(name, existing === undefined ? child : mergePathNodes(existing, child))
+  }
+  return merged
+}

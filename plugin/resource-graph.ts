@@ -1,0 +1,264 @@
+import type { TSchema } from '@sinclair/typebox'
+import { InvalidDefinitionError } from './errors.js'
+import {
+  isResource,
+  type AnyResource,
+  type RelationDefinition,
+  type RelationKeys,
+  type RelationOptions,
+  type ResourceReference,
+} from './resource.js'
+
+/** A JSON schema as fast-json-stringify takes it: plain data, no TypeBox symbols. */
+export type JsonSchema = Record<string, unknown>
+
+/** A resource as one registry sees it: every reference resolved. */
+export interface ResourceNode {
+  readonly resource: AnyResource
+  /** `namespace.Name`, or `Name` without a namespace. */
+  readonly qualifiedName: string
+  readonly name: string
+  /** Every schema field and the JSON schema it is written with. */
+  readonly fieldSchemas: ReadonlyMap<string, JsonSchema>
+  /** The TypeBox schema of each field, for documentation. */
+  readonly sourceSchemas: ReadonlyMap<string, TSchema>
+  readonly defaultFields: readonly string[]
+  /** Expandable relations first (in `expandable` order), then always-nested ones. */
+  readonly relations: ReadonlyMap<string, RelationEdge>
+  readonly expandableFields: readonly string[]
+  readonly maxDepth: number | undefined
+  readonly primaryKey: string
+  readonly table: string | undefined
+  /** The column a field is read from. */
+  column(field: string): string
+}
+
+export interface RelationEdge {
+  readonly field: string
+  readonly owner: ResourceNode
+  readonly target: ResourceNode
+  /** Declared under `nested`: shown as an object whether or not it is expanded. */
+  readonly alwaysNested: boolean
+  readonly many: boolean
+  /** The field set of the nested level: the option's `fields` (or the target's), less `omit`. */
+  readonly baseFields: readonly string[]
+  /** Expansions always applied below this relation, as paths. */
+  readonly alwaysExpand: readonly (readonly string[])[]
+  readonly keys: RelationKeys
+}
+
+interface MutableNode extends ResourceNode {
+  relations: Map<string, RelationEdge>
+}
+
+/**
+ * The resources one plugin instance knows, by name: the registry of lazy
+ * references. Built once, at registration; immutable after.
+ */
+export class ResourceGraph {
+  readonly nodes: readonly ResourceNode[]
+  private readonly byResource = new Map<AnyResource, ResourceNode>()
+  private readonly byQualifiedName = new Map<string, ResourceNode>()
+  private readonly byName = new Map<string, ResourceNode[]>()
+
+  constructor (resources: readonly AnyResource[]) {
+    const all = collectReachable(resources)
+    for (const resource of all) {
+      const node = createNode(resource)
+      const existing = this.byQualifiedName.get(node.qualifiedName)
+      if (existing !== undefined) {
+        throw new InvalidDefinitionError(`Two different resources are named '${node.qualifiedName}': give one a namespace or another name`)
+      }
+      this.byResource.set(resource, node)
+      this.byQualifiedName.set(node.qualifiedName, node)
+      const named = this.byName.get(node.name) ?? []
+      named.push(node)
+      this.byName.set(node.name, named)
+    }
+    this.nodes = [...this.byResource.values()]
+    for (const node of this.nodes) this.resolveRelations(node as MutableNode)
+    for (const node of this.nodes) for (const edge of node.relations.values()) checkRelationOptions(edge)
+  }
+
+  /** The node of a resource or a resource name; throws a definition error naming `context` when absent. */
+  node (reference: AnyResource | string, context = 'reference'): ResourceNode {
+    const node = typeof reference === 'string' ? this.lookup(reference, context) : this.byResource.get(reference)
+    if (node === undefined) {
+      const name = typeof reference === 'string' ? reference : reference.name
+      throw new InvalidDefinitionError(`${context}: resource '${name}' is not registered (registered: ${this.names()})`)
+    }
+    return node
+  }
+
+  has (resource: AnyResource): boolean {
+    return this.byResource.has(resource)
+  }
+
+  private names (): string {
+    return [...this.byQualifiedName.keys()].join(', ') || 'none'
+  }
+
+  private lookup (reference: string, context: string): ResourceNode | undefined {
+    // The older form 'namespace.resources.Name' names the same resource as 'namespace.Name'.
+    const qualified = reference.replace(/\.resources\.(?=[^.]+$)/, '.')
+    if (qualified.includes('.')) return this.byQualifiedName.get(qualified)
+    const named = this.byName.get(qualified) ?? []
+    if (named.length > 1) {
+      throw new InvalidDefinitionError(`${context}: '${reference}' is ambiguous, use one of ${named.map((node) => `'${node.qualifiedName}'`).join(', ')}`)
+    }
+    return named[0]
+  }
+
+  private resolveRelations (node: MutableNode): void {
+    const declare = (definitions: Readonly<Record<string, RelationDefinition | undefined>>, alwaysNested: boolean) => {
+      for (const [field, definition] of Object.entries(definitions)) {
+        if (definition === undefined) continue
+        const [reference, options] = splitDefinition(definition)
+        const context = `Resource '${node.qualifiedName}', field '${field}'`
+        const target = typeof reference === 'string'
+          ? this.node(reference, context)
+          : this.node(resolveThunk(reference, context), context)
+        const omit = new Set(options.omit ?? [])
+        node.relations.set(field, Object.freeze({
+          field,
+          owner: node,
+          target,
+          alwaysNested,
+          many: options.many === true,
+          baseFields: Object.freeze((options.fields ?? target.defaultFields).filter((name) => !omit.has(name))),
+          alwaysExpand: Object.freeze((options.expand ?? []).map((path) => Object.freeze(path.split('.')))),
+          keys: Object.freeze({
+            column: options.column,
+            foreignKey: options.foreignKey,
+            through: options.through,
+            orderBy: options.orderBy,
+          }),
+        }))
+      }
+    }
+    declare(node.resource.expandable ?? {}, false)
+    declare(node.resource.nested ?? {}, true)
+  }
+}
+
+function createNode (resource: AnyResource): MutableNode {
+  const properties = resource.schema.properties as Record<string, TSchema>
+  const fieldSchemas = new Map<string, JsonSchema>()
+  const sourceSchemas = new Map<string, TSchema>()
+  for (const [field, schema] of Object.entries(properties)) {
+    fieldSchemas.set(field, toOutputSchema(schema))
+    sourceSchemas.set(field, schema)
+  }
+  const columns: Readonly<Record<string, string | undefined>> = resource.columns ?? {}
+  return {
+    resource,
+    name: resource.name,
+    qualifiedName: resource.namespace ? `${resource.namespace}.${resource.name}` : resource.name,
+    fieldSchemas,
+    sourceSchemas,
+    defaultFields: resource.fields,
+    relations: new Map(),
+    expandableFields: Object.keys(resource.expandable ?? {}),
+    maxDepth: resource.maxDepth,
+    primaryKey: resource.primaryKey,
+    table: resource.table,
+    column: (field) => columns[field] ?? field,
+  }
+}
+
+function splitDefinition (definition: RelationDefinition): [ResourceReference, RelationOptions] {
+  return Array.isArray(definition) ? [definition[0], definition[1]] : [definition as ResourceReference, {}]
+}
+
+function resolveThunk (reference: AnyResource | (() => AnyResource), context: string): AnyResource {
+  if (isResource(reference)) return reference
+  let resolved: unknown
+  try {
+    resolved = reference()
+  } catch (error) {
+    throw new InvalidDefinitionError(`${context}: the reference function threw: ${(error as Error).message}`)
+  }
+  if (!isResource(resolved)) throw new InvalidDefinitionError(`${context}: the reference function did not return a resource`)
+  return resolved
+}
+
+/** The given resources and every resource they reach through object or function references. */
+function collectReachable (resources: readonly AnyResource[]): AnyResource[] {
+  const found = new Set<AnyResource>()
+  const visit = (resource: unknown, context: string) => {
+    if (!isResource(resource)) throw new InvalidDefinitionError(`${context} is not a resource made by defineResource`)
+    if (found.has(resource)) return
+    found.add(resource)
+    const relations = { ...resource.expandable, ...resource.nested }
+    for (const [field, definition] of Object.entries(relations)) {
+      const [reference] = splitDefinition(definition as RelationDefinition)
+      if (typeof reference === 'string') continue
+      const fieldContext = `Resource '${resource.name}', field '${field}'`
+      visit(resolveThunk(reference, fieldContext), fieldContext)
+    }
+  }
+  resources.forEach((resource, index) => visit(resource, `resources[${index}]`))
+  return [...found]
+}
+
+function checkRelationOptions (edge: RelationEdge): void {
+  const resource = edge.owner.resource
+  const definition = { ...resource.expandable, ...resource.nested }[edge.field] as RelationDefinition
+  const [, options] = splitDefinition(definition)
+  const context = `Resource '${edge.owner.qualifiedName}', field '${edge.field}'`
+  for (const key of ['fields', 'omit'] as const) {
+    for (const field of options[key] ?? []) {
+      if (!edge.target.fieldSchemas.has(field)) {
+        throw new InvalidDefinitionError(`${context}: ${key} names '${field}', which ${edge.target.qualifiedName} does not have`)
+      }
+    }
+  }
+  for (const path of edge.alwaysExpand) {
+    let node = edge.target
+    for (const segment of path) {
+      const next = node.relations.get(segment)
+      if (next === undefined) {
+        throw new InvalidDefinitionError(`${context}: expand '${path.join('.')}' names '${segment}', which is not a relation of ${node.qualifiedName}`)
+      }
+      node = next.target
+    }
+  }
+  if (edge.target.table !== undefined || edge.owner.table !== undefined) {
+    if (edge.keys.through !== undefined || edge.keys.foreignKey !== undefined) return
+    if (edge.many && edge.owner.table !== undefined && edge.target.table !== undefined) {
+      throw new InvalidDefinitionError(`${context}: a to-many relation between tables needs foreignKey or through`)
+    }
+  }
+}
+
+const annotationKeys = new Set(['type', 'format', 'description', 'title', 'examples', 'default'])
+
+/**
+ * The JSON schema a field is written with. TypeBox's symbols are dropped and
+ * unions of plain types become a type list, so fast-json-stringify never
+ * falls back to its slow anyOf path (FINDINGS: anyOf is validated with Ajv at runtime).
+ */
+export function toOutputSchema (schema: TSchema): JsonSchema {
+  return simplify(JSON.parse(JSON.stringify(schema)) as JsonSchema)
+}
+
+function simplify (schema: JsonSchema): JsonSchema {
+  if (schema.type === 'Date') return { type: 'string', format: 'date-time' }
+  const union = (schema.anyOf ?? schema.oneOf) as JsonSchema[] | undefined
+  if (Array.isArray(union) && union.every((member) => typeof member.type === 'string' && Object.keys(member).every((key) => annotationKeys.has(key)))) {
+    const types = [...new Set(union.map((member) => (member.type === 'Date' ? 'string' : member.type) as string))]
+    const formats = [...new Set(union.map((member) => (member.type === 'Date' ? 'date-time' : member.format)).filter(Boolean))]
+    const simple: JsonSchema = { type: types.length === 1 ? types[0] : types }
+    if (formats.length === 1) simple.format = formats[0]
+    return simple
+  }
+  if (schema.type === 'object' && typeof schema.properties === 'object' && schema.properties !== null) {
+    const properties: JsonSchema = {}
+    for (const [key, value] of Object.entries(schema.properties as Record<string, JsonSchema>)) properties[key] = simplify(value)
+    return { ...schema, properties }
+  }
+  if (schema.type === 'array' && typeof schema.items === 'object' && schema.items !== null) {
+    return { ...schema, items: simplify(schema.items as JsonSchema) }
+  }
+  return schema
+}

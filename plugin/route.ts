@@ -1,0 +1,92 @@
+import type {
+  FastifyReply,
+  FastifyRequest,
+  HookHandlerDoneFunction,
+  RouteOptions,
+  preHandlerHookHandler,
+  preSerializationHookHandler,
+} from 'fastify'
+import type { ExpandEngine, RegisteredTarget } from './engine.js'
+import { InvalidOptionError } from './errors.js'
+import { isResource, type AnyResource } from './resource.js'
+
+/** The `expandable` route option (also accepted as `config.expandable`). */
+export interface ExpandableRouteOptions {
+  /** The resource the payload is, or its name in the registry. */
+  resource: AnyResource | string
+  /** The payload is an array of the resource (or, with `envelope`, an object holding one). */
+  list?: boolean
+  /** List payloads: the property of the payload object holding the array; other properties pass through. */
+  envelope?: string
+  /** List routes: the expansion paths a client may request (prefixes included). Absent: every path. */
+  permitListExpands?: readonly string[]
+}
+
+const routeOptionKeys = new Set(['resource', 'list', 'envelope', 'permitListExpands'])
+const jsonContentType = 'application/json; charset=utf-8'
+
+/**
+ * Prepares an `expandable` route at startup: its plan target, a preHandler
+ * that plans the request (so handlers can ask isExpanded), and a
+ * preSerialization hook that picks the compiled serializer for 2xx replies.
+ */
+export function prepareRoute (engine: ExpandEngine, routeOptions: RouteOptions): void {
+  const config = routeOptions.config as { expandable?: ExpandableRouteOptions | false } | undefined
+  const setting = routeOptions.expandable ?? config?.expandable
+  if (setting === undefined || setting === false) return
+  const context = `Route ${String(routeOptions.method)} ${routeOptions.url}`
+  checkRouteSetting(setting, context)
+  const target = engine.target(setting.resource, {
+    list: setting.list,
+    envelope: setting.envelope,
+    permittedExpands: setting.list === true ? setting.permitListExpands : undefined,
+  }, context)
+  routeOptions.config = { ...routeOptions.config, expandable: setting }
+  routeOptions.preHandler = [planRequest(engine, target), ...asArray(routeOptions.preHandler)]
+  routeOptions.preSerialization = [...asArray(routeOptions.preSerialization), useCompiledSerializer(engine)]
+}
+
+function planRequest (engine: ExpandEngine, target: RegisteredTarget): preHandlerHookHandler {
+  return function planExpansionHook (request: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction) {
+    try {
+      request.expansion = engine.planFor(target, request.query)
+    } catch (error) {
+      done(error as Error)
+      return
+    }
+    done()
+  }
+}
+
+function useCompiledSerializer (engine: ExpandEngine): preSerializationHookHandler<unknown> {
+  // Only 2xx payloads are the resource; error bodies keep Fastify's own serializer.
+  return function compiledSerializerHook (request, reply, payload, done) {
+    const plan = request.expansion
+    if (plan !== null && reply.statusCode >= 200 && reply.statusCode < 300) {
+      reply.serializer(engine.serializerFor(plan))
+      if (!reply.hasHeader('content-type')) reply.header('content-type', jsonContentType)
+    }
+    done(null, payload)
+  }
+}
+
+function checkRouteSetting (setting: ExpandableRouteOptions, context: string): void {
+  const fail = (message: string): never => { throw new InvalidOptionError(`${context}: expandable ${message}`) }
+  if (typeof setting !== 'object' || setting === null) fail('must be an object')
+  for (const key of Object.keys(setting)) {
+    if (!routeOptionKeys.has(key)) fail(`has an unknown option '${key}'`)
+  }
+  if (!isResource(setting.resource) && typeof setting.resource !== 'string') fail('.resource must be a resource or a resource name')
+  if (setting.list !== undefined && typeof setting.list !== 'boolean') fail('.list must be a boolean')
+  if (setting.envelope !== undefined && (typeof setting.envelope !== 'string' || setting.envelope === '')) fail('.envelope must be a property name')
+  if (setting.envelope !== undefined && setting.list !== true) fail('.envelope needs list: true')
+  if (setting.permitListExpands !== undefined &&
+    (!Array.isArray(setting.permitListExpands) || !setting.permitListExpands.every((path) => typeof path === 'string'))) {
+    fail('.permitListExpands must be an array of paths')
+  }
+}
+
+function asArray<T> (value: T | T[] | undefined): T[] {
+  if (value === undefined) return []
+  return Array.isArray(value) ? value : [value]
+}

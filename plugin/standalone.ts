@@ -1,0 +1,54 @@
+import { ExpandEngine } from './engine.js'
+import { resolveOptions, type ExpandPluginOptions } from './options.js'
+import type { ExpansionPlan } from './plan/plan.js'
+import { rawFromInput, type PathListInput } from './parse/query.js'
+import { ResourceGraph } from './resource-graph.js'
+import type { AnyResource } from './resource.js'
+
+export interface SerializerOptions {
+  expand?: PathListInput
+  fields?: PathListInput
+  omit?: PathListInput
+  /** Seed section 8's context key: only these paths (and their prefixes) may be expanded. */
+  permittedExpands?: readonly string[]
+  /** The data is an array of the resource. */
+  list?: boolean
+  /** The registry for lazy string references; default: the resources reachable from `resource`. */
+  resources?: readonly AnyResource[]
+  /** Plugin options (limits, wildcards, onInvalidExpand) for this serializer. */
+  options?: Omit<ExpandPluginOptions, 'resources' | 'db'>
+}
+
+export interface Serializer {
+  /** The JSON text of `data`, written by the compiled function of this combination. */
+  stringify(data: unknown): string
+  /** The object that JSON text stands for. */
+  shape(data: unknown): unknown
+  readonly plan: ExpansionPlan
+}
+
+// One engine (registry, plan and serializer caches) per registry, reused across calls.
+const engines = new WeakMap<object, ExpandEngine>()
+
+/**
+ * The serializer role without Fastify (drf-flex-fields' mixin): the same
+ * planning, validation and compiled cache. Invalid options throw here, with
+ * the code the HTTP API would answer 400 with.
+ */
+export function createSerializer (resource: AnyResource, settings: SerializerOptions = {}): Serializer {
+  const registryKey: object = settings.resources ?? resource
+  let engine = settings.options === undefined ? engines.get(registryKey) : undefined
+  if (engine === undefined) {
+    const resources = settings.resources === undefined ? [resource] : [...settings.resources, resource]
+    engine = new ExpandEngine(new ResourceGraph(resources), resolveOptions(settings.options ?? {}))
+    if (settings.options === undefined) engines.set(registryKey, engine)
+  }
+  const target = engine.target(resource, { list: settings.list, permittedExpands: settings.permittedExpands }, `Serializer of ${resource.name}`)
+  const plan = engine.planForRaw(target, rawFromInput(settings, engine.options))
+  const stringify = engine.serializerFor(plan)
+  return {
+    plan,
+    stringify,
+    shape: (data) => JSON.parse(stringify(data)),
+  }
+}
