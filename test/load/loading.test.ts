@@ -1,0 +1,177 @@
+import Fastify, { type FastifyInstance } from 'fastify'
+import t from 'tap'
+import expandPlugin from '../../plugin/index.js'
+import { dialects, type TestDatabase } from '../fixtures/dialects.js'
+import { Company, Person, Pet, createTables, resources, seed } from '../fixtures/tables.js'
+
+async function build (database: TestDatabase): Promise<FastifyInstance> {
+  const app = Fastify()
+  await app.register(expandPlugin, { db: database.db, resources })
+  app.expand.routes('/pets', Pet, { permitListExpands: ['owner.employer.ceo', 'toys', 'sold_from'], maxPageSize: 1000 })
+  app.expand.routes('/people', Person)
+  app.expand.routes('/companies', Company)
+  app.get('/handler-pets', { expandable: { resource: Pet, list: true } }, async (request) => {
+    const rows = await database.db.selectFrom('pets')
+      .select(['id', 'name', 'species', 'owner_id', 'sold_from_id as sold_from'])
+      .orderBy('id').limit(2).execute()
+    return app.expand.load(request, rows)
+  })
+  await app.ready()
+  return app
+}
+
+/** The JSON body and the statements one request ran. */
+async function get (app: FastifyInstance, database: TestDatabase, url: string) {
+  database.reset()
+  const response = await app.inject(url)
+  return { status: response.statusCode, body: response.json(), statements: [...database.statements] }
+}
+
+const garfield = { id: 1, name: 'Garfield', species: 'cat', owner: 1, sold_from: 1, toys: [1, 2] }
+
+for (const dialect of dialects()) {
+  t.test(`loading on ${dialect.name}`, async (t) => {
+    const database = await dialect.open()
+    t.teardown(() => database.close())
+    await createTables(database.db)
+    await seed(database.db)
+    const app = await build(database)
+    t.teardown(() => app.close())
+
+    t.test('default detail: ids for relations, to-many ids in one statement', async (t) => {
+      const { status, body, statements } = await get(app, database, '/pets/1')
+      t.equal(status, 200)
+      t.same(body, garfield)
+      t.equal(statements.length, 2, 'root + toy ids')
+    })
+
+    t.test('to-one, nested to-one, to-one with options and many-to-many', async (t) => {
+      const { body, statements } = await get(app, database, '/pets/1?expand=owner.employer,toys,sold_from')
+      t.same(body, {
+        id: 1,
+        name: 'Garfield',
+        species: 'cat',
+        owner: { id: 1, name: 'Fred', hobbies: 'sailing', employer: { id: 1, name: 'McDonalds', public: true } },
+        sold_from: { id: 1, name: 'Pet Place' },
+        toys: [{ id: 1, name: 'ball' }, { id: 2, name: 'string' }],
+      })
+      t.equal(statements.length, 5, 'root, owner, owner.employer, sold_from, toys')
+    })
+
+    t.test('null key, empty to-many, missing related row', async (t) => {
+      const nemo = await get(app, database, '/pets/3?expand=sold_from,toys')
+      t.same(nemo.body, { id: 3, name: 'Nemo', species: 'fish', owner: 2, sold_from: null, toys: [] })
+      t.equal(nemo.statements.length, 2, 'no statement for a relation whose keys are all null')
+      const rex = await get(app, database, '/pets/4?expand=owner.employer')
+      t.same(rex.body, { id: 4, name: 'Rex', species: 'dog', owner: { id: 4, name: 'Bob', hobbies: 'golf', employer: null }, sold_from: 1, toys: [1] })
+      const ann = await get(app, database, '/people/3?expand=pets,employer')
+      t.same(ann.body, { id: 3, name: 'Ann', hobbies: 'chess', employer: null, pets: [] })
+    })
+
+    t.test('to-many through a foreign key, deferred until expanded', async (t) => {
+      const plain = await get(app, database, '/people/1')
+      t.same(plain.body, { id: 1, name: 'Fred', hobbies: 'sailing', employer: 1 })
+      t.equal(plain.statements.length, 1)
+      const expanded = await get(app, database, '/people/1?expand=pets')
+      t.same(expanded.body, { id: 1, name: 'Fred', hobbies: 'sailing', employer: 1, pets: [{ id: 1, name: 'Garfield' }, { id: 2, name: 'Odie' }] })
+      t.equal(expanded.statements.length, 2)
+    })
+
+    t.test('three levels, through a circular pair of lazy references', async (t) => {
+      const { body, statements } = await get(app, database, '/pets/1?expand=owner.employer.ceo&fields=id,owner')
+      t.same(body, {
+        id: 1,
+        owner: {
+          id: 1,
+          name: 'Fred',
+          hobbies: 'sailing',
+          employer: { id: 1, name: 'McDonalds', public: true, ceo: { id: 2, name: 'Sally', hobbies: 'hiking', employer: 2 } },
+        },
+      })
+      t.equal(statements.length, 4, 'root, owner, employer, ceo; toys left out by fields cost nothing')
+    })
+
+    t.test('list: envelope, pagination, to-one nulls', async (t) => {
+      const { body } = await get(app, database, '/companies?expand=ceo&fields=id,name,ceo.name')
+      t.same(body, {
+        data: [
+          { id: 1, name: 'McDonalds', ceo: { name: 'Sally' } },
+          { id: 2, name: 'Acme', ceo: { name: 'Fred' } },
+          { id: 3, name: 'Initech', ceo: null },
+        ],
+        limit: 20,
+        offset: 0,
+        total: 3,
+      })
+      const page = await get(app, database, '/pets?limit=2&offset=1&fields=id,name')
+      t.same(page.body, { data: [{ id: 2, name: 'Odie' }, { id: 3, name: 'Nemo' }], limit: 2, offset: 1, total: 4 })
+      const clamped = await get(app, database, '/people?limit=5000&fields=id')
+      t.same(clamped.body, { data: [{ id: 1 }, { id: 2 }, { id: 3 }, { id: 4 }], limit: 100, offset: 0, total: 4 })
+    })
+
+    t.test('list restrictions apply to the resource routes', async (t) => {
+      const { status, body } = await get(app, database, '/people?expand=pets')
+      t.equal(status, 200, 'no permitListExpands: every path is permitted')
+      t.same(body.data[0].pets, [{ id: 1, name: 'Garfield' }, { id: 2, name: 'Odie' }])
+      const denied = await get(app, database, '/pets?expand=owner.pets')
+      t.equal(denied.status, 400)
+      t.equal(denied.body.code, 'FST_EXPAND_NOT_PERMITTED')
+      t.equal(denied.statements.length, 0, 'rejected before any statement')
+      const detail = await get(app, database, '/pets/1?expand=owner.pets&fields=owner')
+      t.same(detail.body, { owner: { id: 1, name: 'Fred', hobbies: 'sailing', employer: 1, pets: [{ id: 1, name: 'Garfield' }, { id: 2, name: 'Odie' }] } })
+    })
+
+    t.test('sparse fieldsets prune the selected columns; undeclared columns are never read', async (t) => {
+      const { statements } = await get(app, database, '/pets?fields=id,name')
+      t.equal(statements.length, 2, 'root + count')
+      const root = statements.find((statement) => statement.includes('"pets"."name"'))!
+      const selected = [...root.slice(0, root.indexOf(' from ')).matchAll(/"pets"\."(\w+)"/g)].map((match) => match[1])
+      t.same(selected, ['id', 'name'])
+      const everything = await get(app, database, '/pets?expand=owner.employer.ceo,toys,sold_from&limit=4')
+      for (const statement of everything.statements) {
+        t.notMatch(statement, /password_hash|secret|\*(?!\))/, 'no undeclared or omitted column, no select *')
+      }
+    })
+
+    t.test('detail errors: 404 in Fastify error shape, 400 for an id of the wrong type', async (t) => {
+      const missing = await get(app, database, '/pets/999')
+      t.equal(missing.status, 404)
+      t.same(missing.body, { statusCode: 404, code: 'FST_EXPAND_NOT_FOUND', error: 'Not Found', message: 'Pet 999 not found' })
+      const wrongType = await get(app, database, '/pets/abc')
+      t.equal(wrongType.status, 400)
+      t.equal(wrongType.body.code, 'FST_ERR_VALIDATION')
+      const badLimit = await get(app, database, '/pets?limit=0')
+      t.equal(badLimit.status, 400)
+      t.equal(badLimit.body.code, 'FST_ERR_VALIDATION')
+    })
+
+    t.test('app.expand.load fills rows a handler selected itself (relation ids under their column names)', async (t) => {
+      const { body, statements } = await get(app, database, '/handler-pets?expand=owner,toys&fields=id,owner,toys')
+      t.same(body, [
+        { id: 1, owner: { id: 1, name: 'Fred', hobbies: 'sailing', employer: 1 }, toys: [{ id: 1, name: 'ball' }, { id: 2, name: 'string' }] },
+        { id: 2, owner: { id: 1, name: 'Fred', hobbies: 'sailing', employer: 1 }, toys: [{ id: 3, name: 'bone' }] },
+      ])
+      t.equal(statements.length, 3, 'handler query, owner, toys')
+    })
+  })
+
+  t.test(`statements per request do not grow with rows on ${dialect.name}`, async (t) => {
+    const database = await dialect.open()
+    t.teardown(() => database.close())
+    await createTables(database.db)
+    await seed(database.db, 496)
+    const app = await build(database)
+    t.teardown(() => app.close())
+
+    const small = await get(app, database, '/pets?limit=5&expand=owner.employer,toys')
+    const large = await get(app, database, '/pets?limit=500&expand=owner.employer,toys')
+    t.equal(small.body.data.length, 5)
+    t.equal(large.body.data.length, 500)
+    t.equal(small.statements.length, 5, 'root, count, owner, owner.employer, toys')
+    t.equal(large.statements.length, small.statements.length)
+    t.same(large.body.data[499], { id: 595, name: 'pet595', species: 'bird', owner: { id: 4, name: 'Bob', hobbies: 'golf', employer: null }, sold_from: null, toys: [{ id: 1, name: 'ball' }] })
+    const ids = await get(app, database, '/pets?limit=500')
+    t.equal(ids.statements.length, 3, 'root, count, toy ids')
+    t.same(ids.body.data[4], { id: 100, name: 'pet100', species: 'cat', owner: 1, sold_from: null, toys: [1] })
+  })
+}
