@@ -61,7 +61,11 @@ export interface Resource<S extends TObject = TObject> extends Readonly<Resource
   readonly primaryKey: FieldName<S>
 }
 
-// Relations accept resources of any schema.
+/**
+ * A resource of any schema: what relations, routes and registries accept.
+ * `Resource<TObject>` would not do: TypeBox's phantom `static` type makes a
+ * specific schema unassignable to the general one.
+ */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export type AnyResource = Resource<any>
 
