@@ -1,0 +1,204 @@
+import { Type } from '@sinclair/typebox'
+import fc from 'fast-check'
+import { readFileSync } from 'node:fs'
+import t from 'tap'
+import {
+  defineResource,
+  InvalidDefinitionError,
+  InvalidOptionError,
+  MalformedError,
+  NotPermittedError,
+  RecursiveError,
+  requestErrorCodes,
+  TooDeepError,
+  UnknownFieldError,
+} from '../../plugin/index.js'
+import { resources } from '../fixtures/pets.js'
+import { buildApp, getJson, MemoryStore } from '../helpers/app.js'
+import { buildPetApp, defaults } from '../helpers/pet-world.js'
+
+const { garfield, jon, acme } = defaults
+
+const badRequest = (code: string, message: string) => ({ statusCode: 400, code, error: 'Bad Request', message })
+
+t.test('each request error code with its exact body', async (t) => {
+  const app = await buildPetApp({ maxDepth: 2, maxPaths: 3, maxParamLength: 40 }, { permitListExpands: ['owner'] })
+  const cases: [string, object][] = [
+    ['/pets/1?expand=foo', badRequest('FST_EXPAND_UNKNOWN_FIELD', "Cannot expand 'foo' on Pet: expandable fields are owner, sold_from, toys")],
+    ['/pets/1?expand=owner.foo', badRequest('FST_EXPAND_UNKNOWN_FIELD', "Cannot expand 'owner.foo' on Person: expandable fields are employer")],
+    ['/pets/1?expand=name', badRequest('FST_EXPAND_UNKNOWN_FIELD', "Cannot expand 'name' on Pet: expandable fields are owner, sold_from, toys")],
+    ['/pets/1?expand=sold_from.x', badRequest('FST_EXPAND_UNKNOWN_FIELD', "Cannot expand 'sold_from.x' on PetStore: it has no expandable fields")],
+    ['/pets/1?fields=nope', badRequest('FST_EXPAND_UNKNOWN_FIELD', "Unknown field 'nope' in 'fields': Pet has id, name, species, owner, sold_from, toys")],
+    ['/pets/1?expand=owner&omit=owner.nope', badRequest('FST_EXPAND_UNKNOWN_FIELD', "Unknown field 'owner.nope' in 'omit': Person has id, name, hobbies, employer")],
+    ['/pets?expand=toys', badRequest('FST_EXPAND_NOT_PERMITTED', "Cannot expand 'toys' on a list of Pet: permitted expansions are owner")],
+    ['/pets/1?expand=owner.employer.x', badRequest('FST_EXPAND_TOO_DEEP', "Cannot expand 'owner.employer.x': the maximum expansion depth is 2")],
+    ['/pets/1?expand=owner..employer', badRequest('FST_EXPAND_MALFORMED', "'expand' has an empty segment in 'owner..employer'")],
+    ['/pets/1?fields=.name', badRequest('FST_EXPAND_MALFORMED', "'fields' has an empty segment in '.name'")],
+    ['/pets/1?omit=owner.', badRequest('FST_EXPAND_MALFORMED', "'omit' has an empty segment in 'owner.'")],
+    [`/pets/1?expand=${'x'.repeat(41)}`, badRequest('FST_EXPAND_MALFORMED', "'expand' is 41 characters long; the limit is 40")],
+    ['/pets/1?fields=a,b,c,d', badRequest('FST_EXPAND_MALFORMED', "'fields' names more than 3 paths")],
+  ]
+  for (const [url, body] of cases) {
+    const reply = await getJson(app, url)
+    t.equal(reply.status, 400, url)
+    t.equal(reply.contentType, 'application/json; charset=utf-8', url)
+    t.same(reply.body, body, url)
+    t.equal(reply.text, JSON.stringify(body), `${url}: exactly the four keys`)
+  }
+})
+
+// A resource that refers to itself, for depth and recursion.
+const defineCategory = (maxDepth?: number) => defineResource({
+  name: 'Category',
+  schema: Type.Object({ id: Type.Integer(), name: Type.String(), parent: Type.Integer(), sibling: Type.Integer() }),
+  fields: ['id', 'name', 'parent'],
+  expandable: { parent: 'Category', sibling: 'Category' },
+  ...(maxDepth === undefined ? {} : { maxDepth }),
+})
+const Category = defineCategory()
+const categoryStore = new MemoryStore(
+  { Category: { 1: { id: 1, name: 'a', parent: 1, sibling: 1 } } },
+  { Category: { parent: { type: 'Category' }, sibling: { type: 'Category' } } }
+)
+const categoryApp = (pluginOptions: object = {}, resource = Category) => buildApp({ resources: [resource], ...pluginOptions }, (app) => {
+  app.get('/c', { expandable: { resource } }, async (request) => categoryStore.shape(request, 'Category', categoryStore.get('Category', 1)!))
+})
+
+t.test('recursion: allowed by default, FST_EXPAND_RECURSIVE with allowRecursive: false', async (t) => {
+  const allowed = await categoryApp()
+  t.equal((await getJson(allowed, '/c?expand=parent.parent&fields=parent.parent.name')).text, '{"parent":{"parent":{"name":"a"}}}')
+
+  const app = await categoryApp({ allowRecursive: false })
+  const reply = await getJson(app, '/c?expand=parent.parent')
+  t.same(reply.body, badRequest('FST_EXPAND_RECURSIVE', "Cannot expand 'parent.parent': 'parent' repeats in the path and recursive expansion is disabled"))
+  t.equal((await getJson(app, '/c?expand=parent.sibling&fields=parent.sibling.id')).text, '{"parent":{"sibling":{"id":1}}}', 'a self-referring resource under other names is not recursion')
+  t.equal((await getJson(app, '/c?expand=sibling.parent.sibling')).status, 400)
+  // a wildcard skips the repeated name instead of failing
+  t.equal((await getJson(app, '/c?expand=parent.*&fields=parent.parent,parent.sibling')).text, '{"parent":{"parent":1,"sibling":{"id":1,"name":"a","parent":1}}}')
+})
+
+t.test('maxDepth: plugin default 5, plugin option, per-resource override', async (t) => {
+  const deep = (n: number) => Array.from({ length: n }, () => 'parent').join('.')
+  const byDefault = await categoryApp()
+  t.equal((await getJson(byDefault, `/c?expand=${deep(5)}`)).status, 200)
+  t.same((await getJson(byDefault, `/c?expand=${deep(6)}`)).body,
+    badRequest('FST_EXPAND_TOO_DEEP', `Cannot expand '${deep(6)}': the maximum expansion depth is 5`))
+
+  const plugin = await categoryApp({ maxDepth: 1 })
+  t.equal((await getJson(plugin, '/c?expand=parent')).status, 200)
+  t.match((await getJson(plugin, '/c?expand=parent.parent')).body, { code: 'FST_EXPAND_TOO_DEEP' })
+
+  const Shallow = defineCategory(2)
+  const perResource = await categoryApp({ maxDepth: 4 }, Shallow)
+  t.equal((await getJson(perResource, '/c?expand=parent.parent')).status, 200)
+  t.same((await getJson(perResource, '/c?expand=parent.parent.parent')).body,
+    badRequest('FST_EXPAND_TOO_DEEP', "Cannot expand 'parent.parent.parent': the maximum expansion depth is 2"))
+  const Deeper = defineCategory(3)
+  const raised = await categoryApp({ maxDepth: 1 }, Deeper)
+  t.equal((await getJson(raised, '/c?expand=parent.parent.parent')).status, 200, 'a resource may allow more than the plugin')
+})
+
+t.test("onInvalidExpand: 'ignore' drops only the invalid tail", async (t) => {
+  const app = await buildPetApp({ onInvalidExpand: 'ignore' }, { permitListExpands: ['owner'] })
+  t.equal((await getJson(app, '/pets/1?expand=nope')).text, JSON.stringify(garfield))
+  t.equal((await getJson(app, '/pets/1?expand=owner.nope')).text, JSON.stringify({ ...garfield, owner: jon }))
+  t.equal((await getJson(app, '/pets/1?expand=nope,owner.employer')).text, JSON.stringify({ ...garfield, owner: { ...jon, employer: acme } }))
+  const list = await getJson(app, '/pets?expand=owner,toys,sold_from&fields=id,owner.name,toys')
+  t.equal(list.text, JSON.stringify([{ id: 1, owner: { name: 'Jon' }, toys: [1, 2] }, { id: 2, owner: { name: 'Fred' }, toys: [] }]), 'not-permitted paths dropped')
+})
+
+t.test("onInvalidExpand: 'ignore' still errors on depth, recursion and malformed input", async (t) => {
+  const app = await buildPetApp({ onInvalidExpand: 'ignore', maxDepth: 1 })
+  t.match((await getJson(app, '/pets/1?expand=owner.employer')).body, { statusCode: 400, code: 'FST_EXPAND_TOO_DEEP' })
+  t.match((await getJson(app, '/pets/1?expand=nope.nope')).body, { statusCode: 400, code: 'FST_EXPAND_TOO_DEEP' })
+  t.match((await getJson(app, '/pets/1?expand=owner..x')).body, { statusCode: 400, code: 'FST_EXPAND_MALFORMED' })
+  t.match((await getJson(app, `/pets/1?expand=${'a,'.repeat(1001)}`)).body, { statusCode: 400, code: 'FST_EXPAND_MALFORMED' })
+  const recursive = await categoryApp({ onInvalidExpand: 'ignore', allowRecursive: false })
+  t.match((await getJson(recursive, '/c?expand=parent.parent')).body, { statusCode: 400, code: 'FST_EXPAND_RECURSIVE' })
+})
+
+t.test('limits are checked before names', async (t) => {
+  const app = await buildPetApp()
+  const long = await getJson(app, `/pets/1?expand=${'x'.repeat(2001)}`)
+  t.same(long.body, badRequest('FST_EXPAND_MALFORMED', "'expand' is 2001 characters long; the limit is 2000"))
+  t.equal((await getJson(app, `/pets/1?expand=owner&expand=${'x'.repeat(1994)}`)).status, 400, 'the limit counts all values of one parameter')
+  const many = Array.from({ length: 101 }, (_, i) => `nope${i}`).join(',')
+  t.same((await getJson(app, `/pets/1?expand=${many}`)).body, badRequest('FST_EXPAND_MALFORMED', "'expand' names more than 100 paths"))
+  t.match((await getJson(app, '/pets/1?expand=a.b.c.d.e.f')).body, { code: 'FST_EXPAND_TOO_DEEP' }, 'depth before unknown names')
+  t.match((await getJson(app, '/pets/1?expand=nope,owner..x')).body, { code: 'FST_EXPAND_MALFORMED' }, 'malformed before unknown names')
+  // fields and omit have the same limits
+  t.match((await getJson(app, `/pets/1?fields=${'x'.repeat(2001)}`)).body, { code: 'FST_EXPAND_MALFORMED' })
+  t.match((await getJson(app, `/pets/1?omit=${'x'.repeat(2001)}`)).body, { code: 'FST_EXPAND_MALFORMED' })
+})
+
+t.test('maxPaths also bounds the relations one plan expands', async (t) => {
+  const app = await categoryApp({ maxPaths: 3 })
+  t.equal((await getJson(app, '/c?expand=parent.parent')).status, 200)
+  t.match((await getJson(app, '/c?expand=parent.parent.parent.parent')).body, { statusCode: 400, code: 'FST_EXPAND_MALFORMED' })
+})
+
+t.test("a non-2xx reply keeps Fastify's error body", async (t) => {
+  const app = await buildApp({ resources }, (app) => {
+    app.get('/thrown', { expandable: { resource: 'Pet' } }, async () => {
+      throw Object.assign(new Error('no such pet'), { statusCode: 404 })
+    })
+    app.get('/sent', { expandable: { resource: 'Pet' } }, async (_request, reply) => reply.code(409).send({ reason: 'locked', password: 'visible: not a resource' }))
+    app.get('/crash', { expandable: { resource: 'Pet' } }, async () => { throw new Error('boom') })
+  })
+  const thrown = await getJson(app, '/thrown?expand=owner')
+  t.equal(thrown.status, 404)
+  t.equal(thrown.text, '{"statusCode":404,"error":"Not Found","message":"no such pet"}')
+  const sent = await getJson(app, '/sent?expand=owner')
+  t.equal(sent.status, 409)
+  t.equal(sent.text, '{"reason":"locked","password":"visible: not a resource"}')
+  const crash = await getJson(app, '/crash')
+  t.equal(crash.status, 500)
+  t.equal(crash.text, '{"statusCode":500,"error":"Internal Server Error","message":"boom"}')
+  t.equal((await getJson(app, '/thrown?expand=nope')).status, 400, 'the expansion is checked before the handler runs')
+})
+
+t.test('the error classes carry the codes of the table', async (t) => {
+  const classes = [
+    [UnknownFieldError, 'FST_EXPAND_UNKNOWN_FIELD', 400],
+    [NotPermittedError, 'FST_EXPAND_NOT_PERMITTED', 400],
+    [TooDeepError, 'FST_EXPAND_TOO_DEEP', 400],
+    [RecursiveError, 'FST_EXPAND_RECURSIVE', 400],
+    [MalformedError, 'FST_EXPAND_MALFORMED', 400],
+    [InvalidDefinitionError, 'FST_EXPAND_INVALID_DEFINITION', 500],
+    [InvalidOptionError, 'FST_EXPAND_INVALID_OPTION', 500],
+  ] as const
+  for (const [ErrorClass, code, statusCode] of classes) {
+    const error = new ErrorClass('why')
+    t.equal(error.code, code)
+    t.equal(error.statusCode, statusCode)
+    t.equal(error.message, 'why')
+  }
+  t.same([...requestErrorCodes].sort(), ['FST_EXPAND_MALFORMED', 'FST_EXPAND_NOT_PERMITTED', 'FST_EXPAND_RECURSIVE', 'FST_EXPAND_TOO_DEEP', 'FST_EXPAND_UNKNOWN_FIELD'])
+})
+
+t.test("every error code appears in README.md's error table", async (t) => {
+  const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8')
+  const tableRows = readme.split('\n').filter((line) => line.startsWith('| `FST_EXPAND_'))
+  const documented = new Set(tableRows.map((line) => /`(FST_EXPAND_[A-Z_]+)`/.exec(line)![1]))
+  for (const code of [...requestErrorCodes, 'FST_EXPAND_INVALID_DEFINITION', 'FST_EXPAND_INVALID_OPTION', 'FST_EXPAND_NOT_FOUND']) {
+    t.ok(documented.has(code), code)
+  }
+  for (const code of requestErrorCodes) {
+    t.ok(tableRows.some((line) => line.includes(`\`${code}\``) && /\|\s*400\s*\|/.test(line)), `${code} documented as a 400`)
+  }
+})
+
+t.test('property: any combination of names and separators is a 200 or a 400, never a 500', async (t) => {
+  const app = await buildPetApp({ maxDepth: 3 }, { permitListExpands: ['owner'] })
+  const token = fc.constantFrom('owner', 'employer', 'sold_from', 'toys', 'name', 'id', 'nope', '*', '~all', '', 'hobbies', 'secret')
+  const path = fc.array(token, { minLength: 1, maxLength: 4 }).map((segments) => segments.join('.'))
+  const value = fc.array(path, { maxLength: 4 }).map((paths) => paths.join(','))
+  await fc.assert(fc.asyncProperty(value, value, value, fc.boolean(), async (expand, fields, omit, list) => {
+    const url = `${list ? '/pets' : '/pets/1'}?expand=${encodeURIComponent(expand)}&fields=${encodeURIComponent(fields)}&omit=${encodeURIComponent(omit)}`
+    const reply = await getJson(app, url)
+    if (reply.status === 200) return reply.body !== undefined && !reply.text.includes('password')
+    const body = reply.body as { code?: string }
+    return reply.status === 400 && (requestErrorCodes as readonly string[]).includes(body.code ?? '')
+  }), { numRuns: 300 })
+  t.pass('no 500 in 300 runs')
+})
