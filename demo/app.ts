@@ -1,0 +1,67 @@
+import swagger from '@fastify/swagger'
+import swaggerUi from '@fastify/swagger-ui'
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify'
+import expandPlugin, { expandOpenApi, type ExpandPluginOptions } from '../plugin/index.js'
+import { Company, Person, Pet, PetStore, Toy, Vet, Visit, resources } from '../schemas/index.js'
+import { ping, type DemoDatabase } from './database.js'
+
+export interface DemoAppSettings {
+  db: DemoDatabase
+  /** Fastify's `logger` option: `true` for pino's defaults, `false` (the default) for none. */
+  logger?: FastifyServerOptions['logger']
+}
+
+/** Where the interactive documentation is served (`/docs/json` holds the OpenAPI document). */
+export const docsPath = '/docs'
+
+/**
+ * The demo API: every resource under its own prefix, a list and a detail
+ * route each. List routes permit only the expansions listed here (drf-flex-fields'
+ * `permit_list_expands`): a list of 100 pets may load their owners, but not
+ * every visit of every pet.
+ */
+export async function buildApp ({ db, logger = false }: DemoAppSettings): Promise<FastifyInstance> {
+  const app = Fastify({ logger })
+  const expandOptions: ExpandPluginOptions = { db, resources, maxDepth: 3 }
+  const documentation = expandOpenApi(expandOptions, {
+    envelopeProperties: {
+      limit: { type: 'integer', description: 'Rows per page' },
+      offset: { type: 'integer', description: 'Rows skipped' },
+      total: { type: 'integer', description: 'Rows in the whole list' },
+    },
+  })
+
+  // Registered first, so its onRoute hook sees every route below.
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'fastify-expand demo',
+        version: '1.0.0',
+        description: 'Pets, their owners, toys and vet visits. Try `expand`, `fields` and `omit` on any route.',
+      },
+    },
+    transform: documentation.transform,
+  })
+  await app.register(swaggerUi, { routePrefix: docsPath })
+  await app.register(expandPlugin, expandOptions)
+
+  app.get('/health', {
+    schema: {
+      description: 'Liveness and database check',
+      response: { 200: { type: 'object', properties: { status: { type: 'string' } }, required: ['status'] } },
+    },
+  }, async () => {
+    await ping(db)
+    return { status: 'ok' }
+  })
+
+  app.expand.routes('/companies', Company, { permitListExpands: [] })
+  app.expand.routes('/people', Person, { permitListExpands: ['employer'] })
+  app.expand.routes('/pets', Pet, { permitListExpands: ['owner.employer', 'sold_from', 'toys'] })
+  app.expand.routes('/pet-stores', PetStore)
+  app.expand.routes('/toys', Toy, { permitListExpands: ['maker'] })
+  app.expand.routes('/vets', Vet)
+  app.expand.routes('/visits', Visit, { permitListExpands: ['pet', 'vet'] })
+  return app
+}

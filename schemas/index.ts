@@ -1,0 +1,127 @@
+import { Type } from '@sinclair/typebox'
+import { defineResource, type AnyResource } from '../plugin/index.js'
+
+/*
+ * The demo's domain: a small veterinary network. Every resource is bound to a
+ * table (demo/database.ts creates them) and shows one way of declaring a relation:
+ *
+ *   Company  --employees (to-many, deferred)-->  Person
+ *   Person   --employer (to-one, nullable)----->  Company
+ *   Person   --pets (to-many, deferred)-------->  Pet        } a circular pair,
+ *   Pet      --owner (to-one)------------------>  Person     } Person refers to Pet lazily
+ *   Pet      --sold_from (to-one, nullable)---->  PetStore   (a lazy name)
+ *   Pet      --toys (many-to-many via pet_toys)->  Toy
+ *   Pet      --visits (to-many, deferred)------>  Visit
+ *   Toy      --maker (to-one)------------------>  Company
+ *   Visit    --pet / vet (to-one)-------------->  Pet / Vet
+ *
+ * The people table also holds a `password_hash` column that no schema
+ * declares: it is never selected, so it can never reach a response.
+ */
+
+export const Company = defineResource({
+  name: 'Company',
+  table: 'companies',
+  schema: Type.Object({
+    id: Type.Integer(),
+    name: Type.String(),
+    public: Type.Boolean({ description: 'Listed on a stock exchange' }),
+    founded: Type.Integer({ description: 'Year of foundation' }),
+    employees: Type.Array(Type.Integer()),
+  }),
+  fields: ['id', 'name', 'public', 'founded'],
+  expandable: {
+    // The thunk resolves once Person exists: the two refer to each other. Its return
+    // type is annotated because TypeScript cannot infer types through a cycle.
+    employees: [(): AnyResource => Person, { many: true, foreignKey: 'employer_id', fields: ['id', 'name'] }],
+  },
+})
+
+export const Person = defineResource({
+  name: 'Person',
+  namespace: 'people',
+  table: 'people',
+  schema: Type.Object({
+    id: Type.Integer(),
+    name: Type.String(),
+    email: Type.String(),
+    hobbies: Type.String(),
+    employer: Type.Union([Type.Integer(), Type.Null()]),
+    pets: Type.Array(Type.Integer()),
+  }),
+  fields: ['id', 'name', 'email', 'hobbies', 'employer'],
+  expandable: {
+    employer: [Company, { column: 'employer_id' }],
+    pets: [(): AnyResource => Pet, { many: true, foreignKey: 'owner_id', omit: ['owner'] }],
+  },
+})
+
+export const PetStore = defineResource({
+  name: 'PetStore',
+  table: 'pet_stores',
+  schema: Type.Object({ id: Type.Integer(), name: Type.String(), city: Type.String() }),
+  fields: ['id', 'name', 'city'],
+})
+
+export const Toy = defineResource({
+  name: 'Toy',
+  table: 'toys',
+  schema: Type.Object({
+    id: Type.Integer(),
+    name: Type.String(),
+    price_cents: Type.Integer(),
+    maker: Type.Integer(),
+  }),
+  fields: ['id', 'name', 'price_cents', 'maker'],
+  expandable: { maker: ['Company', { column: 'maker_id' }] },
+})
+
+export const Vet = defineResource({
+  name: 'Vet',
+  table: 'vets',
+  schema: Type.Object({ id: Type.Integer(), name: Type.String(), specialty: Type.String() }),
+  fields: ['id', 'name', 'specialty'],
+})
+
+export const Pet = defineResource({
+  name: 'Pet',
+  table: 'pets',
+  schema: Type.Object({
+    id: Type.Integer(),
+    name: Type.String(),
+    species: Type.String(),
+    born: Type.String({ description: 'Date of birth, YYYY-MM-DD' }),
+    owner: Type.Integer(),
+    sold_from: Type.Union([Type.Integer(), Type.Null()]),
+    toys: Type.Array(Type.Integer()),
+    visits: Type.Array(Type.Integer()),
+  }),
+  columns: { born: 'born_on' },
+  fields: ['id', 'name', 'species', 'born', 'owner', 'sold_from', 'toys'],
+  expandable: {
+    owner: [Person, { column: 'owner_id' }],
+    sold_from: ['PetStore', { column: 'sold_from_id', fields: ['id', 'name'] }],
+    toys: [(): AnyResource => Toy, { many: true, through: { table: 'pet_toys', from: 'pet_id', to: 'toy_id' } }],
+    visits: [(): AnyResource => Visit, { many: true, foreignKey: 'pet_id', omit: ['pet'] }],
+  },
+})
+
+export const Visit = defineResource({
+  name: 'Visit',
+  table: 'visits',
+  schema: Type.Object({
+    id: Type.Integer(),
+    date: Type.String({ description: 'YYYY-MM-DD' }),
+    reason: Type.String(),
+    pet: Type.Integer(),
+    vet: Type.Integer(),
+  }),
+  columns: { date: 'visited_on' },
+  fields: ['id', 'date', 'reason', 'pet', 'vet'],
+  expandable: {
+    pet: [Pet, { column: 'pet_id' }],
+    vet: [Vet, { column: 'vet_id' }],
+  },
+})
+
+export const resources = [Company, Person, PetStore, Toy, Vet, Pet, Visit]
