@@ -2,7 +2,7 @@ import type { FastifyPluginCallback, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { ExpandEngine } from './engine.js'
 import { InvalidOptionError } from './errors.js'
-import { loadLevel, type Row } from './load/batch-loader.js'
+import { loadLevel, plannedStatements, selectLevel, type Row } from './load/batch-loader.js'
 import { registerResourceRoutes, type ResourceRoutesOptions } from './load/resource-routes.js'
 import { resolveOptions, type ExpandPluginOptions } from './options.js'
 import type { ExpansionPlan } from './plan/plan.js'
@@ -23,10 +23,14 @@ export interface ExpandDecorator {
 }
 
 export interface ExpansionExplanation {
+  /** The canonical plan key: requests with the same key share a serializer. */
   key: string
   expanded: string[]
   included: string[]
+  /** The source fast-json-stringify generated for this combination. */
   serializer: string
+  /** With `db` and table-bound resources: the root select and one statement per relation path. */
+  statements: Array<{ path: string; sql: string }>
 }
 
 declare module 'fastify' {
@@ -73,6 +77,9 @@ const expandPluginCallback: FastifyPluginCallback<ExpandPluginOptions> = (app, p
         expanded: [...plan.expandedPaths],
         included: [...plan.includedPaths],
         serializer: engine.serializers.source(plan),
+        statements: db === undefined || plan.root.node.table === undefined
+          ? []
+          : [{ path: '', sql: selectLevel(db, plan.root).compile().sql }, ...plannedStatements(db, plan.root)],
       }
     },
   } satisfies ExpandDecorator)

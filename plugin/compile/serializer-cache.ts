@@ -41,7 +41,9 @@ export class SerializerCache {
 
   /** The generated source, for `explain`. */
   source (plan: ExpansionPlan): string {
-    return fastJson(responseSchema(plan), { mode: 'debug' }).toString()
+    // Debug mode returns the generated code instead of the function.
+    const debug = fastJson(responseSchema(plan), { mode: 'debug' }) as unknown as { code: string }
+    return debug.code
   }
 
   stats (): CacheStats {

@@ -66,7 +66,7 @@ async function loadToOne (db: AnyKysely, field: Extract<PlannedField, { kind: 'e
   const related = new Map<unknown, Row>()
   const children: Row[] = []
   for (const chunk of chunks(ids)) {
-    const found = await selectLevel(db, level).where(`${tableOf(target)}.${target.column(target.primaryKey)}`, 'in', chunk).execute()
+    const found = await toOneQuery(db, level, chunk).execute()
     for (const child of found) {
       related.set(keyOf(child[target.primaryKey]), child)
       children.push(child)
@@ -81,23 +81,10 @@ async function loadToOne (db: AnyKysely, field: Extract<PlannedField, { kind: 'e
 
 async function loadToMany (db: AnyKysely, owner: ResourceNode, field: Extract<PlannedField, { kind: 'expanded' }>, rows: Row[]): Promise<void> {
   const { relation, level } = field
-  const target = level.node
-  const targetTable = tableOf(target)
   const groups = groupByParent(rows, owner)
   const children: Row[] = []
   for (const chunk of chunks([...groups.keys()])) {
-    let query = selectLevel(db, level)
-    const through = relation.keys.through
-    if (through !== undefined) {
-      query = query
-        .innerJoin(through.table, `${through.table}.${through.to}`, `${targetTable}.${target.column(target.primaryKey)}`)
-        .select(`${through.table}.${through.from} as ${parentKey}`)
-        .where(`${through.table}.${through.from}`, 'in', chunk)
-    } else {
-      const foreignKey = foreignKeyOf(relation)
-      query = query.select(`${targetTable}.${foreignKey} as ${parentKey}`).where(`${targetTable}.${foreignKey}`, 'in', chunk)
-    }
-    const found = await query.orderBy(`${targetTable}.${relation.keys.orderBy ?? target.column(target.primaryKey)}`).execute()
+    const found = await toManyQuery(db, relation, level, chunk).execute()
     for (const child of found) {
       groups.get(keyOf(child[parentKey]))?.push(child)
       children.push(child)
@@ -108,22 +95,67 @@ async function loadToMany (db: AnyKysely, owner: ResourceNode, field: Extract<Pl
 }
 
 async function loadIdArrays (db: AnyKysely, owner: ResourceNode, relation: RelationEdge, rows: Row[]): Promise<void> {
-  const target = relation.target
   const groups = groupByParent(rows, owner)
   for (const chunk of chunks([...groups.keys()])) {
-    const through = relation.keys.through
-    const query = through !== undefined
-      ? db.selectFrom(through.table)
-        .select([`${through.to} as id`, `${through.from} as ${parentKey}`])
-        .where(through.from, 'in', chunk)
-        .orderBy(through.to)
-      : db.selectFrom(tableOf(target))
-        .select([`${target.column(target.primaryKey)} as id`, `${foreignKeyOf(relation)} as ${parentKey}`])
-        .where(foreignKeyOf(relation), 'in', chunk)
-        .orderBy(relation.keys.orderBy ?? target.column(target.primaryKey))
-    for (const found of await query.execute()) groups.get(keyOf(found[parentKey]))?.push(found.id)
+    for (const found of await idArrayQuery(db, relation, chunk).execute()) groups.get(keyOf(found[parentKey]))?.push(found.id)
   }
   for (const row of rows) row[relation.field] = groups.get(keyOf(row[owner.primaryKey])) ?? []
+}
+
+/** The statement of one to-one path: related rows by primary key. */
+export function toOneQuery (db: AnyKysely, level: LevelPlan, ids: readonly unknown[]) {
+  const target = level.node
+  return selectLevel(db, level).where(`${tableOf(target)}.${target.column(target.primaryKey)}`, 'in', ids)
+}
+
+/** The statement of one to-many path: related rows of all parents, each tagged with its parent key. */
+export function toManyQuery (db: AnyKysely, relation: RelationEdge, level: LevelPlan, parentKeys: readonly unknown[]) {
+  const target = level.node
+  const targetTable = tableOf(target)
+  const through = relation.keys.through
+  const query = through !== undefined
+    ? selectLevel(db, level)
+      .innerJoin(through.table, `${through.table}.${through.to}`, `${targetTable}.${target.column(target.primaryKey)}`)
+      .select(`${through.table}.${through.from} as ${parentKey}`)
+      .where(`${through.table}.${through.from}`, 'in', parentKeys)
+    : selectLevel(db, level)
+      .select(`${targetTable}.${foreignKeyOf(relation)} as ${parentKey}`)
+      .where(`${targetTable}.${foreignKeyOf(relation)}`, 'in', parentKeys)
+  return query.orderBy(`${targetTable}.${relation.keys.orderBy ?? target.column(target.primaryKey)}`)
+}
+
+/** The statement of a to-many relation shown as ids: the join table alone when there is one. */
+export function idArrayQuery (db: AnyKysely, relation: RelationEdge, parentKeys: readonly unknown[]) {
+  const target = relation.target
+  const through = relation.keys.through
+  return through !== undefined
+    ? db.selectFrom(through.table)
+      .select([`${through.to} as id`, `${through.from} as ${parentKey}`])
+      .where(through.from, 'in', parentKeys)
+      .orderBy(through.to)
+    : db.selectFrom(tableOf(target))
+      .select([`${target.column(target.primaryKey)} as id`, `${foreignKeyOf(relation)} as ${parentKey}`])
+      .where(foreignKeyOf(relation), 'in', parentKeys)
+      .orderBy(relation.keys.orderBy ?? target.column(target.primaryKey))
+}
+
+/**
+ * The statements a plan runs after its root one, in order, compiled with one
+ * placeholder key each: what `explain` shows.
+ */
+export function plannedStatements (db: AnyKysely, level: LevelPlan, path = ''): Array<{ path: string; sql: string }> {
+  const statements: Array<{ path: string; sql: string }> = []
+  for (const field of level.fields) {
+    if (field.kind === 'value' || (field.kind === 'id' && !field.relation.many)) continue
+    const at = path === '' ? field.name : `${path}.${field.name}`
+    if (field.kind === 'id') {
+      statements.push({ path: at, sql: idArrayQuery(db, field.relation, [0]).compile().sql })
+      continue
+    }
+    const query = field.relation.many ? toManyQuery(db, field.relation, field.level, [0]) : toOneQuery(db, field.level, [0])
+    statements.push({ path: at, sql: query.compile().sql }, ...plannedStatements(db, field.level, at))
+  }
+  return statements
 }
 
 function groupByParent (rows: Row[], owner: ResourceNode): Map<unknown, unknown[]> {
