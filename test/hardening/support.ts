@@ -1,0 +1,178 @@
+import { Ajv } from 'ajv'
+import type { Test } from 'tap'
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify'
+import expandPlugin, { isExpanded, requestErrorCodes, type ExpandPluginOptions, type ExpansionPlan, type HasExpansion } from '../../plugin/index.js'
+import { responseSchema } from '../../plugin/compile/response-schema.js'
+import { resources } from '../fixtures/pets.js'
+
+/** The 400 codes a request may be answered with; anything else from bad input is a bug. */
+export const documentedCodes: ReadonlySet<string> = new Set(requestErrorCodes)
+
+type StoredRecord = Record<string, unknown>
+
+/**
+ * The records behind test/fixtures/pets.ts. Each carries a property no
+ * resource declares (`password`, `ssn`, `internal`), which must never be written.
+ */
+export const records: Record<string, Record<number, StoredRecord>> = {
+  Company: {
+    3: { id: 3, name: 'McDonalds', public: false, internal: 'x' },
+    4: { id: 4, name: 'Acme "Ltd" \u2028 \u{1F600}', public: true, internal: 'y' },
+  },
+  Person: {
+    7: { id: 7, name: 'Fred', hobbies: 'sailing', employer: 3, ssn: '123' },
+    8: { id: 8, name: 'Jon', hobbies: 'lasagna', employer: 4, ssn: '456' },
+    9: { id: 9, name: 'Liz', hobbies: '', employer: 99, ssn: '789' },
+  },
+  PetStore: { 5: { id: 5, name: 'PetCo', address: '1 Main St' } },
+  Toy: {
+    1: { id: 1, name: 'paper ball', secret: 's1' },
+    2: { id: 2, name: 'string', secret: 's2' },
+  },
+  Pet: {
+    1: { id: 1, name: 'Garfield', species: 'cat', owner: 8, sold_from: null, toys: [1, 2], password: 'hash1' },
+    2: { id: 2, name: 'Odie', species: 'dog', owner: 7, sold_from: 5, toys: [], password: 'hash2' },
+    3: { id: 3, name: 'Nermal', species: 'cat', owner: 9, sold_from: 5, toys: [2], password: 'hash3' },
+  },
+}
+
+/** Relation field -> stored type, per type. */
+export const relationsOf: Record<string, Record<string, { type: string; many?: boolean }>> = {
+  Pet: { owner: { type: 'Person' }, sold_from: { type: 'PetStore' }, toys: { type: 'Toy', many: true } },
+  Person: { employer: { type: 'Company' } },
+  Company: {},
+  PetStore: {},
+  Toy: {},
+}
+
+/** What a handler that loads exactly what isExpanded says returns: undeclared properties included. */
+export function loadRecord (request: HasExpansion, type: string, record: StoredRecord, prefix = ''): StoredRecord {
+  const loaded: StoredRecord = { ...record }
+  for (const [field, relation] of Object.entries(relationsOf[type])) {
+    const path = prefix + field
+    if (!isExpanded(request, path)) continue
+    const find = (id: unknown) => {
+      const related = records[relation.type][id as number]
+      return related === undefined ? null : loadRecord(request, relation.type, related, `${path}.`)
+    }
+    loaded[field] = relation.many === true ? (record[field] as unknown[]).map(find) : find(record[field])
+  }
+  return loaded
+}
+
+export const listPermits = ['owner.employer', 'toys']
+
+export interface PetApp {
+  app: FastifyInstance
+  /** The plan of the last request that reached a handler. */
+  lastPlan(): ExpansionPlan | null
+}
+
+/**
+ * `GET /pets/:id` (detail) and `GET /pets` (list, permitListExpands
+ * owner.employer and toys) over the plain pets fixture.
+ */
+export async function buildPetApp (options: Omit<ExpandPluginOptions, 'resources'> = {}, server: FastifyServerOptions = {}): Promise<PetApp> {
+  const app = Fastify(server)
+  let plan: ExpansionPlan | null = null
+  await app.register(expandPlugin, { resources, ...options })
+  app.get<{ Params: { id: string } }>('/pets/:id', { expandable: { resource: 'Pet' } }, async (request, reply) => {
+    plan = request.expansion
+    const pet = records.Pet[Number(request.params.id)]
+    if (pet === undefined) return reply.code(404).send({ statusCode: 404, error: 'Not Found', message: 'no such pet' })
+    return loadRecord(request, 'Pet', pet)
+  })
+  app.get('/pets', { expandable: { resource: 'Pet', list: true, permitListExpands: listPermits } }, async (request) => {
+    plan = request.expansion
+    return Object.values(records.Pet).map((pet) => loadRecord(request, 'Pet', pet))
+  })
+  await app.ready()
+  return { app, lastPlan: () => plan }
+}
+
+const ajv = new Ajv({ strict: false, allErrors: true })
+
+/** Whether `body` validates against the JSON schema of `plan`'s combination, made strict: every property required, no other. */
+export function validatesAgainstPlan (plan: ExpansionPlan, body: unknown): { valid: boolean; errors: string } {
+  const validate = ajv.compile(strictSchema(responseSchema(plan)))
+  const valid = validate(body)
+  return { valid, errors: valid ? '' : ajv.errorsText(validate.errors) }
+}
+
+function strictSchema (schema: Record<string, unknown>): Record<string, unknown> {
+  if (schema.type === 'object' && typeof schema.properties === 'object' && schema.properties !== null && schema.additionalProperties === undefined) {
+    const properties: Record<string, unknown> = {}
+    for (const [key, value] of Object.entries(schema.properties as Record<string, Record<string, unknown>>)) properties[key] = strictSchema(value)
+    return { ...schema, properties, required: Object.keys(properties), additionalProperties: false }
+  }
+  if (schema.type === 'array' && typeof schema.items === 'object' && schema.items !== null) {
+    return { ...schema, items: strictSchema(schema.items as Record<string, unknown>) }
+  }
+  return schema
+}
+
+/**
+ * The body a plan stands for, read from the stored records by walking the
+ * plan (an expanded relation's id is looked up in the records of its target):
+ * the serializer's output must equal it exactly.
+ */
+export function shapeByPlan (plan: ExpansionPlan, data: StoredRecord | StoredRecord[]): unknown {
+  const level = (levelPlan: ExpansionPlan['root'], record: StoredRecord | undefined): unknown => {
+    if (record === undefined) return null
+    const shaped: StoredRecord = {}
+    for (const field of levelPlan.fields) {
+      const value = record[field.name]
+      if (field.kind !== 'expanded') {
+        shaped[field.name] = value
+        continue
+      }
+      const related = (id: unknown) => level(field.level, records[field.relation.target.name][id as number])
+      shaped[field.name] = field.relation.many ? (value as unknown[]).map(related) : related(value)
+    }
+    return shaped
+  }
+  return Array.isArray(data) ? data.map((item) => level(plan.root, item)) : level(plan.root, data)
+}
+
+/** Object.prototype as it is now: a snapshot to compare after adversarial input. */
+export function prototypeSnapshot (): string[] {
+  return Object.getOwnPropertyNames(Object.prototype).sort()
+}
+
+export function assertNoPollution (t: Test, before: string[]): void {
+  t.equal((({}) as Record<string, unknown>).polluted, undefined, '({}).polluted is undefined')
+  t.same(prototypeSnapshot(), before, 'Object.prototype has the same own properties')
+  t.equal(Object.getPrototypeOf({}), Object.prototype)
+}
+
+/**
+ * fast-check parameters: modest runs in `npm test`; FC_RUNS=n for a longer
+ * hunt, FC_SEED=n to replay the seed a failure printed.
+ */
+export function propertyParameters (numRuns: number): { numRuns: number; seed?: number } {
+  const runs = process.env.FC_RUNS === undefined ? numRuns : Number(process.env.FC_RUNS)
+  const seed = process.env.FC_SEED === undefined ? undefined : Number(process.env.FC_SEED)
+  return seed === undefined ? { numRuns: runs } : { numRuns: runs, seed }
+}
+
+/** The garbage collector, when this process can obtain it (tests run without --expose-gc). */
+export async function obtainGc (): Promise<(() => void) | undefined> {
+  const exposed = (globalThis as { gc?: () => void }).gc
+  if (typeof exposed === 'function') return exposed
+  try {
+    const v8 = await import('node:v8')
+    const vm = await import('node:vm')
+    v8.setFlagsFromString('--expose-gc')
+    const gc = vm.runInNewContext('gc') as unknown
+    return typeof gc === 'function' ? gc as () => void : undefined
+  } catch {
+    return undefined
+  }
+}
+
+/** Heap used after a full collection, in bytes. */
+export function settledHeap (gc: () => void): number {
+  gc()
+  gc()
+  return process.memoryUsage().heapUsed
+}
