@@ -1,0 +1,141 @@
+import { readFile, writeFile } from 'node:fs/promises'
+import { fileURLToPath } from 'node:url'
+import type { FastifyInstance } from 'fastify'
+import { buildApp, docsPath } from './app.js'
+import { connect } from './database.js'
+import { seedIfEmpty } from './seed.js'
+
+/*
+ * The README's walkthrough, generated from real responses of the demo app
+ * (in-process, on a freshly seeded in-memory database, which `npm start`
+ * seeds identically). `npx tsx demo/readme-examples.ts` rewrites the section;
+ * test/demo/readme.test.ts replays every request in it and fails when a
+ * response changes.
+ */
+
+export const readmePath = fileURLToPath(new URL('../README.md', import.meta.url))
+export const walkthroughStart = '<!-- walkthrough:start -->'
+export const walkthroughEnd = '<!-- walkthrough:end -->'
+/** The address `npm start` listens on by default, as written in the examples. */
+export const exampleBase = 'http://127.0.0.1:3000'
+
+export interface WalkthroughStep {
+  /** Markdown before the request. */
+  text: string
+  /** Path and query; requested with GET. */
+  path?: string
+}
+
+export const walkthroughSteps: readonly WalkthroughStep[] = [
+  {
+    text: `## Walkthrough: the demo API
+
+\`npm start\` serves a veterinary network (companies, people, pets, pet stores,
+toys, vets, visits: about 61,000 rows) from \`demo.db\`, an SQLite file it seeds
+on first start, or from PostgreSQL when \`DATABASE_URL\` is set. \`PORT\` and \`HOST\`
+default to 3000 and 127.0.0.1. Every response below is the real one: the
+README's examples are replayed by \`test/demo/readme.test.ts\`.
+
+A pet as stored: relations are identifiers (\`owner\`, the nullable \`sold_from\`,
+the many-to-many \`toys\`); \`visits\` is deferred, absent unless expanded.`,
+    path: '/pets/10',
+  },
+  {
+    text: 'Expand a relation, and a relation of that relation, with dot notation. `sold_from` shows the two fields its relation options allow:',
+    path: '/pets/10?expand=owner.employer,sold_from',
+  },
+  {
+    text: 'A many-to-many relation (through `pet_toys`) and a deferred to-many one, expanded:',
+    path: '/pets/5?expand=toys,visits',
+  },
+  {
+    text: '`fields` keeps only the fields named, at any level; it also decides what is loaded: `toys` is not shown, so this request runs three statements (pets, people, companies):',
+    path: '/pets/10?expand=owner.employer&fields=name,owner.name,owner.employer.name',
+  },
+  {
+    text: '`omit` leaves fields out, at any level (`Person.pets` itself omits each pet\'s `owner`: it is the person shown). People have a `password_hash` column that no resource declares: it is never selected, so no request can show it.',
+    path: '/people/8768?expand=pets&omit=email,hobbies,pets.born,pets.toys',
+  },
+  {
+    text: 'Lists are paginated (`limit`, `offset`; `total` counts the whole table). Each distinct combination of expand/fields/omit is served by its own compiled serializer:',
+    path: '/pets?limit=2&offset=10&expand=owner&fields=id,name,owner.name',
+  },
+  {
+    text: 'List routes permit only the expansions they list (`/pets` permits `owner.employer`, `sold_from` and `toys`), so a page of pets cannot pull every visit of every pet:',
+    path: '/pets?expand=visits',
+  },
+  {
+    text: 'Detail routes are not restricted (`/pets/5?expand=visits` above). `*` expands every relation of a level that the route permits:',
+    path: '/toys?limit=2&expand=*',
+  },
+  {
+    text: 'Mistakes are 400s with a stable code, never a silently different body:',
+    path: '/pets/10?expand=vet',
+  },
+  {
+    text: 'The demo limits expansion depth to 3 (the plugin\'s `maxDepth` option):',
+    path: '/pets/10?expand=owner.pets.owner.employer',
+  },
+  {
+    text: 'A missing row is a 404 in Fastify\'s error shape:',
+    path: '/pets/999999',
+  },
+  {
+    text: `The OpenAPI documentation, generated from the resource definitions by
+\`expandOpenApi\`, is served at ${exampleBase}${docsPath} (the document itself at
+\`${docsPath}/json\`): each route lists its valid \`expand\` paths (on list routes exactly
+the permitted ones), and each relation's schema admits its identifier or its
+expanded object.`,
+  },
+]
+
+export function curlCommand (path: string): string {
+  return `curl -s '${exampleBase}${path}'`
+}
+
+/** The markdown between the markers, from the app's real answers. */
+export async function renderWalkthrough (app: FastifyInstance): Promise<string> {
+  const parts: string[] = []
+  for (const step of walkthroughSteps) {
+    parts.push(step.text)
+    if (step.path === undefined) continue
+    const response = await app.inject({ method: 'GET', url: step.path })
+    const body = JSON.stringify(JSON.parse(response.body), null, 2)
+    parts.push(`\`\`\`sh\n${curlCommand(step.path)}\n\`\`\`\n\n\`\`\`json\n${body}\n\`\`\``)
+  }
+  return parts.join('\n\n')
+}
+
+export function replaceWalkthrough (readme: string, section: string): string {
+  const start = readme.indexOf(walkthroughStart)
+  const end = readme.indexOf(walkthroughEnd)
+  if (start === -1 || end < start) throw new Error(`README.md needs the markers ${walkthroughStart} and ${walkthroughEnd}`)
+  return `${readme.slice(0, start + walkthroughStart.length)}\n${section}\n${readme.slice(end)}`
+}
+
+export function walkthroughOf (readme: string): string {
+  const start = readme.indexOf(walkthroughStart)
+  const end = readme.indexOf(walkthroughEnd)
+  if (start === -1 || end < start) throw new Error(`README.md needs the markers ${walkthroughStart} and ${walkthroughEnd}`)
+  return readme.slice(start + walkthroughStart.length, end).trim()
+}
+
+/** A seeded in-memory database and the demo app on it, as the tests use them. */
+export async function inMemoryDemo (): Promise<{ app: FastifyInstance; close: () => Promise<void> }> {
+  const db = connect({ sqliteFile: ':memory:' })
+  await seedIfEmpty(db)
+  const app = await buildApp({ db })
+  await app.ready()
+  return { app, close: async () => { await app.close(); await db.destroy() } }
+}
+
+if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === process.argv[1]) {
+  const { app, close } = await inMemoryDemo()
+  try {
+    const readme = await readFile(readmePath, 'utf8')
+    await writeFile(readmePath, replaceWalkthrough(readme, await renderWalkthrough(app)))
+    console.log(`README.md walkthrough: ${walkthroughSteps.filter((step) => step.path !== undefined).length} examples written`)
+  } finally {
+    await close()
+  }
+}

@@ -1,0 +1,52 @@
+import { readFile } from 'node:fs/promises'
+import { test } from 'tap'
+import { buildApp } from '../../demo/app.js'
+import { seedIfEmpty } from '../../demo/seed.js'
+import { exampleBase, readmePath, renderWalkthrough, walkthroughOf } from '../../demo/readme-examples.js'
+import { dialects } from '../fixtures/dialects.js'
+
+interface ReadmeExample { path: string; body: unknown }
+
+/** Every `curl` block of the walkthrough with the JSON block that follows it. */
+function examplesOf (section: string): ReadmeExample[] {
+  const pattern = /```sh\ncurl -s '([^']+)'\n```\s*```json\n([\s\S]*?)\n```/g
+  const found: ReadmeExample[] = []
+  for (const match of section.matchAll(pattern)) {
+    if (!match[1].startsWith(exampleBase)) throw new Error(`example ${match[1]} does not use ${exampleBase}`)
+    found.push({ path: match[1].slice(exampleBase.length), body: JSON.parse(match[2]) })
+  }
+  return found
+}
+
+const readme = await readFile(readmePath, 'utf8')
+const section = walkthroughOf(readme)
+const examples = examplesOf(section)
+
+test('the walkthrough holds the examples it promises', async (t) => {
+  t.equal(examples.length, 11, 'every curl block is followed by its response')
+  t.equal(section.match(/```sh/g)?.length, examples.length, 'no curl block lacks a parsed response')
+  const paths = examples.map((example) => example.path)
+  t.ok(paths.some((path) => path.includes('expand=owner.employer')), 'nested expansion')
+  t.ok(paths.some((path) => path.includes('fields=')), 'sparse fields')
+  t.ok(paths.some((path) => path.includes('omit=')), 'omit')
+  t.ok(examples.some((example) => (example.body as { code?: string }).code === 'FST_EXPAND_NOT_PERMITTED'), 'list restriction')
+  t.match(section, /http:\/\/127\.0\.0\.1:3000\/docs/, 'the documentation URL')
+})
+
+for (const dialect of dialects()) {
+  test(`${dialect.name}: every README response is what the demo answers`, async (t) => {
+    const database = await dialect.open()
+    t.teardown(() => database.close())
+    await seedIfEmpty(database.db)
+    const app = await buildApp({ db: database.db })
+    t.teardown(() => app.close())
+    for (const example of examples) {
+      const response = await app.inject({ method: 'GET', url: example.path })
+      t.same(JSON.parse(response.body), example.body, example.path)
+      t.equal(response.headers['content-type'], 'application/json; charset=utf-8', `${example.path}: content type`)
+    }
+    if (dialect.name === 'sqlite') {
+      t.equal(await renderWalkthrough(app), section, 'the README section is current: regenerate it with `npx tsx demo/readme-examples.ts`')
+    }
+  })
+}
