@@ -207,3 +207,37 @@ t.test('nested: a field always shown as a nested object', async (t) => {
     '{"employer":{"name":"Babbage & Co","country":{"id":44,"code":"GB"}}}')
   t.equal((await getJson(app, '/employees/1?omit=employer.name,past')).text, '{"id":1,"employer":{},"name":"Ada"}')
 })
+
+t.test('relation option expand: nested expansions always applied with the relation', async (t) => {
+  const Country = defineResource({ name: 'Country', schema: Type.Object({ id: Type.Integer(), code: Type.String() }), fields: ['code'] })
+  const City = defineResource({
+    name: 'City',
+    schema: Type.Object({ id: Type.Integer(), name: Type.String(), country: Type.Integer() }),
+    fields: ['name', 'country'],
+    expandable: { country: Country },
+  })
+  const Trip = defineResource({
+    name: 'Trip',
+    schema: Type.Object({ id: Type.Integer(), from: Type.Integer(), to: Type.Integer() }),
+    fields: ['id', 'from', 'to'],
+    expandable: { from: [City, { expand: ['country'] }], to: City },
+  })
+  const store = new MemoryStore(
+    { Trip: { 1: { id: 1, from: 1, to: 1 } }, City: { 1: { id: 1, name: 'Lyon', country: 33 } }, Country: { 33: { id: 33, code: 'FR' } } },
+    { Trip: { from: { type: 'City' }, to: { type: 'City' } }, City: { country: { type: 'Country' } } }
+  )
+  const app = await buildApp({ resources: [Trip] }, (app) => {
+    app.get('/trip', { expandable: { resource: Trip } }, async (request) => store.shape(request, 'Trip', store.get('Trip', 1)!))
+  })
+  t.equal((await getJson(app, '/trip')).text, '{"id":1,"from":1,"to":1}', 'nothing applied while the relation is not expanded')
+  t.equal((await getJson(app, '/trip?expand=from,to')).text, '{"id":1,"from":{"name":"Lyon","country":{"code":"FR"}},"to":{"name":"Lyon","country":33}}')
+  t.equal((await getJson(app, '/trip?expand=from&fields=from.name')).text, '{"from":{"name":"Lyon"}}', 'fields still narrows it')
+})
+
+t.test('HEAD on an expandable route answers like GET without a body', async (t) => {
+  const app = await buildPetApp()
+  const head = await app.inject({ method: 'HEAD', url: '/pets/1?expand=owner' })
+  t.equal(head.statusCode, 200)
+  t.equal(head.body, '')
+  t.equal((await app.inject({ method: 'HEAD', url: '/pets/1?expand=nope' })).statusCode, 400)
+})
