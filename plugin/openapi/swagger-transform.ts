@@ -25,7 +25,7 @@ export interface SwaggerTransformInput {
   schema: FastifySchema
   url: string
   route: RouteOptions
-  openapiObject?: { openapi?: string; components?: { schemas?: Record<string, unknown> } & Record<string, unknown> } & Record<string, unknown>
+  openapiObject?: { openapi?: string; components?: { schemas?: object } }
   swaggerObject?: unknown
 }
 
@@ -128,7 +128,7 @@ export function expandOpenApi (pluginOptions: ExpandPluginOptions, documentation
     }
 
     const components = (document.components ??= {})
-    const schemas = (components.schemas ??= {})
+    const schemas = (components.schemas ??= {}) as Record<string, unknown>
     for (const [name, component] of Object.entries(componentsFor(document.openapi))) {
       if (Object.hasOwn(schemas, name) && !isOurs(schemas[name], component)) {
         throw new TypeError(`expandOpenApi: the document already has a component '${name}'; set componentPrefix to keep the resource schemas apart`)
