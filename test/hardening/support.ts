@@ -176,3 +176,11 @@ export function settledHeap (gc: () => void): number {
   gc()
   return process.memoryUsage().heapUsed
 }
+
+/**
+ * Test options for a test of a known bug: `todo` (tap reports it and does not
+ * run it), or, with RUN_TODO=1, run like any test so a fix can be checked.
+ */
+export function knownBug (reason: string): { todo?: string } {
+  return process.env.RUN_TODO === undefined ? { todo: reason } : {}
+}
