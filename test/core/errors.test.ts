@@ -121,7 +121,10 @@ t.test('limits are checked before names', async (t) => {
   const app = await buildPetApp()
   const long = await getJson(app, `/pets/1?expand=${'x'.repeat(2001)}`)
   t.same(long.body, badRequest('FST_EXPAND_MALFORMED', "'expand' is 2001 characters long; the limit is 2000"))
-  t.equal((await getJson(app, `/pets/1?expand=owner&expand=${'x'.repeat(1994)}`)).status, 400, 'the limit counts all values of one parameter')
+  t.match((await getJson(app, `/pets/1?expand=owner&expand=${'x'.repeat(1996)}`)).body,
+    { code: 'FST_EXPAND_MALFORMED' }, 'the limit counts all values of one parameter: 5 + 1996 characters')
+  t.match((await getJson(app, `/pets/1?expand=owner&expand[]=${'x'.repeat(1996)}`)).body, { code: 'FST_EXPAND_MALFORMED' }, 'bracketed values count too')
+  t.match((await getJson(app, `/pets/1?expand=${'x'.repeat(2000)}`)).body, { code: 'FST_EXPAND_UNKNOWN_FIELD' }, '2,000 characters are within the limit')
   const many = Array.from({ length: 101 }, (_, i) => `nope${i}`).join(',')
   t.same((await getJson(app, `/pets/1?expand=${many}`)).body, badRequest('FST_EXPAND_MALFORMED', "'expand' names more than 100 paths"))
   t.match((await getJson(app, '/pets/1?expand=a.b.c.d.e.f')).body, { code: 'FST_EXPAND_TOO_DEEP' }, 'depth before unknown names')
@@ -129,6 +132,20 @@ t.test('limits are checked before names', async (t) => {
   // fields and omit have the same limits
   t.match((await getJson(app, `/pets/1?fields=${'x'.repeat(2001)}`)).body, { code: 'FST_EXPAND_MALFORMED' })
   t.match((await getJson(app, `/pets/1?omit=${'x'.repeat(2001)}`)).body, { code: 'FST_EXPAND_MALFORMED' })
+})
+
+t.test('maxParamLength counts the characters of the values, not the separators joining repeated parameters', {
+  todo: 'parse/query.ts readParam compares the comma-joined string (values + one comma per repetition) with maxParamLength',
+}, async (t) => {
+  const app = await buildPetApp()
+  // 5 + 1995 = 2000 characters of values: within the limit, so the unknown name is what is wrong
+  t.match((await getJson(app, `/pets/1?expand=owner&expand=${'x'.repeat(1995)}`)).body, { code: 'FST_EXPAND_UNKNOWN_FIELD' })
+})
+
+t.test("onInvalidExpand: 'ignore' also drops unknown fields/omit names", async (t) => {
+  const app = await buildPetApp({ onInvalidExpand: 'ignore' })
+  t.equal((await getJson(app, '/pets/1?fields=nope,name&omit=nope')).text, '{"name":"Garfield"}')
+  t.equal((await getJson(app, '/pets/1?expand=owner&fields=owner.nope,owner.name')).text, '{"owner":{"name":"Jon"}}')
 })
 
 t.test('maxPaths also bounds the relations one plan expands', async (t) => {
