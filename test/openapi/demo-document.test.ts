@@ -1,0 +1,133 @@
+import { Ajv } from 'ajv'
+import t0, { test } from 'tap'
+import type { FastifyInstance } from 'fastify'
+import { inMemoryDemo } from '../../demo/readme-examples.js'
+
+/* The OpenAPI document of the demo app: parameters, response schemas, and real responses validated against them. */
+
+type Json = Record<string, any> // eslint-disable-line @typescript-eslint/no-explicit-any
+
+const { app, close } = await inMemoryDemo()
+t0.teardown(close)
+const document: Json = (await app.inject('/docs/json')).json()
+
+function operation (path: string): Json {
+  const found = document.paths[path]?.get
+  if (found === undefined) throw new Error(`no GET ${path} in the document`)
+  return found
+}
+
+function parameter (path: string, name: string): Json | undefined {
+  return operation(path).parameters?.find((candidate: Json) => candidate.name === name && candidate.in === 'query')
+}
+
+/** A validator of one documented response, its `$ref`s resolved against the document's components. */
+function validatorOf (path: string, status: string) {
+  const schema = operation(path).responses[status].content['application/json'].schema
+  return new Ajv({ strict: false, allErrors: true }).compile({ ...schema, components: document.components })
+}
+
+async function get (target: FastifyInstance, url: string): Promise<unknown> {
+  const response = await target.inject(url)
+  return JSON.parse(response.body)
+}
+
+test('the document is OpenAPI 3.1 and lists every demo route', async (t) => {
+  t.equal(document.openapi, '3.1.0')
+  for (const prefix of ['/companies', '/people', '/pets', '/pet-stores', '/toys', '/vets', '/visits']) {
+    t.ok(document.paths[prefix]?.get, `${prefix}`)
+    t.ok(document.paths[`${prefix}/{id}`]?.get, `${prefix}/{id}`)
+  }
+  t.ok(document.paths['/health']?.get)
+})
+
+test('a list route documents exactly its permitted expansions', async (t) => {
+  t.same(parameter('/pets', 'expand')?.schema, {
+    type: 'array',
+    items: { type: 'string', enum: ['owner', 'owner.employer', 'sold_from', 'toys'] },
+  }, 'permitListExpands owner.employer, sold_from, toys: their prefixes, nothing else')
+  t.same(parameter('/people', 'expand')?.schema.items.enum, ['employer'])
+  t.same(parameter('/companies', 'expand')?.schema.items.enum, [], 'an empty permit list documents no path')
+  t.same(parameter('/visits', 'expand')?.schema.items.enum, ['pet', 'vet'])
+  for (const name of ['fields', 'omit']) {
+    t.same(parameter('/pets', name)?.schema, { type: 'array', items: { type: 'string' } }, name)
+  }
+  t.ok(parameter('/pets', 'limit'), "the route's own parameters are kept")
+})
+
+test('a detail route documents every path up to the depth limit, cycles included', async (t) => {
+  t.same(parameter('/pets/{id}', 'expand')?.schema.items.enum, [
+    'owner', 'owner.employer', 'owner.employer.employees', 'owner.pets',
+    'owner.pets.owner', 'owner.pets.sold_from', 'owner.pets.toys', 'owner.pets.visits',
+    'sold_from', 'toys', 'toys.maker', 'toys.maker.employees',
+    'visits', 'visits.pet', 'visits.pet.owner', 'visits.pet.sold_from', 'visits.pet.toys', 'visits.pet.visits', 'visits.vet',
+  ])
+  t.same(parameter('/pet-stores/{id}', 'expand')?.schema.items.enum, [], 'a resource without relations')
+  t.ok(operation('/pets/{id}').parameters.some((candidate: Json) => candidate.in === 'path' && candidate.name === 'id'))
+})
+
+test('a relation admits its identifier or its expanded object', async (t) => {
+  const detail = operation('/pets/{id}').responses['200'].content['application/json'].schema
+  t.same(detail, { $ref: '#/components/schemas/Pet' })
+  const pet = document.components.schemas.Pet
+  t.equal(pet.additionalProperties, false)
+  t.notOk(pet.required, 'fields and omit may leave any field out')
+  t.same(pet.properties.owner.anyOf, [{ type: 'integer' }, { $ref: '#/components/schemas/Person' }])
+  t.same(pet.properties.sold_from.anyOf, [{ type: ['integer', 'null'] }, { $ref: '#/components/schemas/Pet.sold_from' }])
+  t.same(pet.properties.toys.anyOf, [
+    { type: 'array', items: { type: 'integer' } },
+    { type: 'array', items: { $ref: '#/components/schemas/Toy' } },
+  ], 'many-to-many: id array or object array')
+  t.same(pet.properties.visits.anyOf, [{ type: 'array', items: { $ref: '#/components/schemas/Pet.visits' } }], 'deferred: only the expanded form')
+  t.same(Object.keys(document.components.schemas['Pet.sold_from'].properties), ['id', 'name'], "the relation's field set")
+  // The relation omits `pet`, so it is shown only when expanded, like a deferred field.
+  t.same(document.components.schemas['Pet.visits'].properties.pet.anyOf, [{ $ref: '#/components/schemas/Pet' }], "the relation's omit")
+  t.same(Object.keys((await get(app, '/pets/5?expand=visits')) as Json).includes('visits'), true)
+  t.notOk(((await get(app, '/pets/5?expand=visits')) as Json).visits[0].pet, 'omitted unless expanded')
+  t.equal(((await get(app, '/pets/5?expand=visits.pet')) as Json).visits[0].pet.id, 5, 'and shown when expanded')
+  t.same(Object.keys(document.components.schemas.Person.properties), ['id', 'name', 'email', 'hobbies', 'employer', 'pets'])
+})
+
+test('real detail responses validate against the documented schema', async (t) => {
+  const validate = validatorOf('/pets/{id}', '200')
+  for (const url of [
+    '/pets/10', '/pets/2', '/pets/10?expand=owner.employer,sold_from', '/pets/5?expand=toys.maker,visits.vet',
+    '/pets/10?expand=owner.pets.toys&fields=name,owner.pets', '/pets/14?expand=owner.employer', '/pets/5?expand=*&omit=name',
+  ]) {
+    const body = await get(app, url)
+    t.ok(validate(body), `${url}: ${JSON.stringify(validate.errors)}`)
+  }
+  const pet = await get(app, '/pets/10?expand=owner') as Json
+  t.notOk(validate({ ...pet, password_hash: 'x' }), 'a property the resource does not declare is refused')
+  t.notOk(validate({ ...pet, owner: 'Wen' }), 'an owner that is neither an id nor a Person is refused')
+  t.notOk(validate({ ...pet, owner: { ...pet.owner, employer: { id: 1, name: 'x', secret: true } } }), 'nested levels are checked too')
+  t.notOk(validate({ ...pet, visits: [3, 4] }), 'a deferred relation has no identifier form')
+})
+
+test('real list responses validate against the documented schema, which follows the permitted paths', async (t) => {
+  const validate = validatorOf('/pets', '200')
+  for (const url of ['/pets?limit=3', '/pets?limit=3&expand=owner.employer,sold_from,toys', '/pets?limit=2&expand=*&fields=id,owner']) {
+    const body = await get(app, url)
+    t.ok(validate(body), `${url}: ${JSON.stringify(validate.errors)}`)
+  }
+  const page = await get(app, '/pets?limit=1&expand=owner') as Json
+  t.ok(validate(page))
+  const visits = (await get(app, '/pets/5?expand=visits') as Json).visits
+  t.notOk(validate({ ...page, data: [{ ...page.data[0], visits }] }), 'visits is not permitted on the list: not documented there')
+  t.notOk(validate({ ...page, data: [{ ...page.data[0], toys: [{ id: 1, name: 'x', price_cents: 1, maker: { id: 1 } }] }] }), 'toys.maker is not permitted')
+  t.same(Object.keys(operation('/pets').responses['200'].content['application/json'].schema.properties), ['data', 'limit', 'offset', 'total'])
+})
+
+test('error responses are documented with the FST_EXPAND_* codes, and real ones validate', async (t) => {
+  const error = operation('/pets').responses['400'].content['application/json'].schema
+  t.same(error.properties.code.enum, [
+    'FST_EXPAND_UNKNOWN_FIELD', 'FST_EXPAND_NOT_PERMITTED', 'FST_EXPAND_TOO_DEEP', 'FST_EXPAND_RECURSIVE', 'FST_EXPAND_MALFORMED',
+    'FST_ERR_VALIDATION',
+  ], 'with Fastify validation: the route validates limit and offset')
+  const validate = validatorOf('/pets', '400')
+  for (const url of ['/pets?expand=visits', '/pets?expand=nope', '/pets?expand=owner..x', '/pets?limit=x']) {
+    const response = await app.inject(url)
+    t.equal(response.statusCode, 400, url)
+    t.ok(validate(response.json()), `${url}: ${JSON.stringify(validate.errors)}`)
+  }
+})
