@@ -50,10 +50,16 @@ declare module 'fastify' {
 }
 
 const expandPluginCallback: FastifyPluginCallback<ExpandPluginOptions> = (app, pluginOptions, done) => {
-  const options = resolveOptions(pluginOptions)
-  const engine = new ExpandEngine(new ResourceGraph(pluginOptions.resources ?? []), options)
+  // Startup errors must reject register()/ready(): the plugin loader does not catch a synchronous throw.
+  let engine: ExpandEngine
+  try {
+    if (app.hasDecorator('expand')) throw new InvalidOptionError('fastify-expand is already registered on this instance')
+    engine = new ExpandEngine(new ResourceGraph(pluginOptions.resources ?? []), resolveOptions(pluginOptions))
+  } catch (error) {
+    done(error as Error)
+    return
+  }
   const db = pluginOptions.db
-  if (app.hasDecorator('expand')) throw new InvalidOptionError('fastify-expand is already registered on this instance')
 
   const planOf = (request: FastifyRequest): ExpansionPlan => {
     if (request.expansion === null) throw new InvalidOptionError(`Route ${request.method} ${request.url} is not expandable`)

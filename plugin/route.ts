@@ -36,11 +36,17 @@ export function prepareRoute (engine: ExpandEngine, routeOptions: RouteOptions):
   if (setting === undefined || setting === false) return
   const context = `Route ${String(routeOptions.method)} ${routeOptions.url}`
   checkRouteSetting(setting, context)
-  const target = engine.target(setting.resource, {
-    list: setting.list,
-    envelope: setting.envelope,
-    permittedExpands: setting.list === true ? setting.permitListExpands : undefined,
-  }, context)
+  let target: RegisteredTarget
+  try {
+    target = engine.target(setting.resource, {
+      list: setting.list,
+      envelope: setting.envelope,
+      permittedExpands: setting.list === true ? setting.permitListExpands : undefined,
+    }, context)
+  } catch (error) {
+    // An unknown resource or path here is a mistake in the route's options, not in a definition.
+    throw new InvalidOptionError((error as Error).message)
+  }
   routeOptions.config = { ...routeOptions.config, expandable: setting }
   routeOptions.preHandler = [planRequest(engine, target), ...asArray(routeOptions.preHandler)]
   routeOptions.preSerialization = [...asArray(routeOptions.preSerialization), useCompiledSerializer(engine)]

@@ -19,23 +19,21 @@ export function readParam (query: unknown, name: string, options: ResolvedOption
   if (typeof query !== 'object' || query === null) return ''
   const record = query as Record<string, unknown>
   let joined = ''
+  let length = 0
   for (const key of [name, `${name}[]`]) {
     if (!Object.hasOwn(record, key)) continue
-    const value = record[key]
-    const part = typeof value === 'string' ? value : joinStrings(value, name)
-    joined = joined === '' ? part : `${joined},${part}`
+    const values = record[key]
+    for (const value of Array.isArray(values) ? values : [values]) {
+      if (typeof value !== 'string') throw new MalformedError(`'${name}' must be a comma-separated list of field paths`)
+      // The limit counts the characters of the values, not the commas that join repeated ones.
+      length += value.length
+      joined = joined === '' ? value : `${joined},${value}`
+    }
   }
-  if (joined.length > options.maxParamLength) {
-    throw new MalformedError(`'${name}' is ${joined.length} characters long; the limit is ${options.maxParamLength}`)
+  if (length > options.maxParamLength) {
+    throw new MalformedError(`'${name}' is ${length} characters long; the limit is ${options.maxParamLength}`)
   }
   return joined
-}
-
-function joinStrings (value: unknown, name: string): string {
-  if (!Array.isArray(value) || !value.every((item) => typeof item === 'string')) {
-    throw new MalformedError(`'${name}' must be a comma-separated list of field paths`)
-  }
-  return value.join(',')
 }
 
 export function readExpansionQuery (query: unknown, options: ResolvedOptions): RawExpansionQuery {

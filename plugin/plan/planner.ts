@@ -162,7 +162,7 @@ class Planner {
       }
       if (!this.permits(prefix + name)) {
         if (this.options.onInvalidExpand === 'ignore') continue
-        throw new NotPermittedError(`Cannot expand '${prefix + name}' on a list of ${this.target.node.name}: permitted expansions are ${[...this.target.permitted ?? []].join(', ') || 'none'}`)
+        throw new NotPermittedError(`Cannot expand '${prefix + name}' on ${this.target.list ? 'a list of ' : ''}${this.target.node.name}: permitted expansions are ${[...this.target.permitted ?? []].join(', ') || 'none'}`)
       }
       add(name, 'query', below)
     }

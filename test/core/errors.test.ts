@@ -134,9 +134,7 @@ t.test('limits are checked before names', async (t) => {
   t.match((await getJson(app, `/pets/1?omit=${'x'.repeat(2001)}`)).body, { code: 'FST_EXPAND_MALFORMED' })
 })
 
-t.test('maxParamLength counts the characters of the values, not the separators joining repeated parameters', {
-  todo: 'parse/query.ts readParam compares the comma-joined string (values + one comma per repetition) with maxParamLength',
-}, async (t) => {
+t.test('maxParamLength counts the characters of the values, not the separators joining repeated parameters', async (t) => {
   const app = await buildPetApp()
   // 5 + 1995 = 2000 characters of values: within the limit, so the unknown name is what is wrong
   t.match((await getJson(app, `/pets/1?expand=owner&expand=${'x'.repeat(1995)}`)).body, { code: 'FST_EXPAND_UNKNOWN_FIELD' })
