@@ -1,0 +1,128 @@
+import { Type } from '@sinclair/typebox'
+import Database from 'better-sqlite3'
+import { Kysely, SqliteDialect } from 'kysely'
+import { defineResource } from '../../plugin/index.js'
+import { seededRandom } from './random.js'
+
+// The API.md domain bound to tables: pets -> people -> companies, and toys through pet_toys.
+export const Company = defineResource({
+  name: 'Company',
+  table: 'companies',
+  schema: Type.Object({ id: Type.Integer(), name: Type.String(), public: Type.Boolean() }),
+  fields: ['name', 'public'],
+})
+
+export const Person = defineResource({
+  name: 'Person',
+  table: 'people',
+  schema: Type.Object({ id: Type.Integer(), name: Type.String(), hobbies: Type.String(), employer: Type.Integer() }),
+  fields: ['id', 'name', 'hobbies'],
+  expandable: { employer: [Company, { column: 'employer_id' }] },
+})
+
+export const PetStore = defineResource({
+  name: 'PetStore',
+  table: 'pet_stores',
+  schema: Type.Object({ id: Type.Integer(), name: Type.String(), address: Type.String() }),
+  fields: ['id', 'name', 'address'],
+})
+
+export const Toy = defineResource({
+  name: 'Toy',
+  table: 'toys',
+  schema: Type.Object({ id: Type.Integer(), name: Type.String(), secret: Type.String() }),
+  fields: ['id', 'name', 'secret'],
+})
+
+export const Pet = defineResource({
+  name: 'Pet',
+  table: 'pets',
+  schema: Type.Object({
+    id: Type.Integer(),
+    name: Type.String(),
+    species: Type.String(),
+    owner: Type.Integer(),
+    sold_from: Type.Union([Type.Integer(), Type.Null()]),
+    toys: Type.Array(Type.Integer()),
+  }),
+  fields: ['id', 'name', 'species', 'owner', 'sold_from', 'toys'],
+  expandable: {
+    owner: [Person, { column: 'owner_id' }],
+    sold_from: [PetStore, { column: 'sold_from_id', fields: ['id', 'name'] }],
+    toys: [Toy, { many: true, omit: ['secret'], through: { table: 'pet_toys', from: 'pet_id', to: 'toy_id' } }],
+  },
+})
+
+export const petResources = [Company, Person, PetStore, Toy, Pet]
+
+export interface PetsDatabaseSize {
+  pets: number
+  people: number
+  companies: number
+  stores: number
+  toys: number
+  toysPerPet: number
+}
+
+export const defaultSize: PetsDatabaseSize = { pets: 2_000, people: 400, companies: 40, stores: 12, toys: 300, toysPerPet: 3 }
+
+const schemaSql = `
+  CREATE TABLE companies (id INTEGER PRIMARY KEY, name TEXT NOT NULL, public INTEGER NOT NULL);
+  CREATE TABLE people (id INTEGER PRIMARY KEY, name TEXT NOT NULL, hobbies TEXT NOT NULL, employer_id INTEGER NOT NULL REFERENCES companies(id), email TEXT NOT NULL);
+  CREATE TABLE pet_stores (id INTEGER PRIMARY KEY, name TEXT NOT NULL, address TEXT NOT NULL);
+  CREATE TABLE toys (id INTEGER PRIMARY KEY, name TEXT NOT NULL, secret TEXT NOT NULL);
+  CREATE TABLE pets (id INTEGER PRIMARY KEY, name TEXT NOT NULL, species TEXT NOT NULL,
+    owner_id INTEGER NOT NULL REFERENCES people(id), sold_from_id INTEGER REFERENCES pet_stores(id));
+  CREATE TABLE pet_toys (pet_id INTEGER NOT NULL REFERENCES pets(id), toy_id INTEGER NOT NULL REFERENCES toys(id), PRIMARY KEY (pet_id, toy_id));
+  CREATE INDEX people_employer ON people(employer_id);
+  CREATE INDEX pets_owner ON pets(owner_id);
+  CREATE INDEX pet_toys_toy ON pet_toys(toy_id, pet_id);
+`
+
+const species = ['dog', 'cat', 'rabbit', 'parrot', 'hamster', 'ferret', 'turtle']
+const hobbies = ['chess', 'climbing', 'baking', 'birdwatching', 'cycling', 'pottery', 'sailing']
+
+/** An in-memory SQLite database with deterministic data (the same on every run). */
+export function createPetsDatabase (size: PetsDatabaseSize = defaultSize): Database.Database {
+  const db = new Database(':memory:')
+  db.pragma('journal_mode = MEMORY')
+  db.exec(schemaSql)
+  const random = seededRandom(42)
+  const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)]!
+  db.transaction(() => {
+    const company = db.prepare('INSERT INTO companies (id, name, public) VALUES (?, ?, ?)')
+    for (let id = 1; id <= size.companies; id++) company.run(id, `Company ${id} "Holdings"`, random() < 0.5 ? 1 : 0)
+    const person = db.prepare('INSERT INTO people (id, name, hobbies, employer_id, email) VALUES (?, ?, ?, ?, ?)')
+    for (let id = 1; id <= size.people; id++) {
+      person.run(id, `Person ${id} Müller`, `${pick(hobbies)}, ${pick(hobbies)}`, 1 + Math.floor(random() * size.companies), `p${id}@example.com`)
+    }
+    const store = db.prepare('INSERT INTO pet_stores (id, name, address) VALUES (?, ?, ?)')
+    for (let id = 1; id <= size.stores; id++) store.run(id, `Store ${id}`, `${id} Market Street`)
+    const toy = db.prepare('INSERT INTO toys (id, name, secret) VALUES (?, ?, ?)')
+    for (let id = 1; id <= size.toys; id++) toy.run(id, `Toy ${id}`, `secret ${id}`)
+    const pet = db.prepare('INSERT INTO pets (id, name, species, owner_id, sold_from_id) VALUES (?, ?, ?, ?, ?)')
+    const petToy = db.prepare('INSERT INTO pet_toys (pet_id, toy_id) VALUES (?, ?)')
+    for (let id = 1; id <= size.pets; id++) {
+      pet.run(id, `Pet ${id}`, pick(species), 1 + Math.floor(random() * size.people), random() < 0.3 ? null : 1 + Math.floor(random() * size.stores))
+      const toys = new Set<number>()
+      const count = Math.floor(random() * (size.toysPerPet * 2 + 1))
+      while (toys.size < count) toys.add(1 + Math.floor(random() * size.toys))
+      for (const toyId of toys) petToy.run(id, toyId)
+    }
+  })()
+  return db
+}
+
+/** Counts the statements a Kysely instance runs, for the statements-per-request figures. */
+export interface StatementCounter {
+  count: number
+}
+
+// Tables are named at runtime in the benchmarks.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export function kyselyOver (database: Database.Database, counter?: StatementCounter): Kysely<any> {
+  return new Kysely({
+    dialect: new SqliteDialect({ database }),
+    log: counter === undefined ? undefined : (event) => { if (event.level === 'query') counter.count++ },
+  })
+}

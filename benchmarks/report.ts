@@ -1,0 +1,91 @@
+import os from 'node:os'
+import type { GoalOutcome } from './goals.js'
+import { formatFigure, type ContenderResult, type Suite } from './runner.js'
+
+export interface Machine {
+  cpu: string
+  cores: number
+  memoryGiB: number
+  node: string
+  platform: string
+}
+
+export interface BenchReport {
+  generatedAt: string
+  mode: 'full' | 'quick'
+  durationSeconds: number
+  machine: Machine
+  suites: Array<{ id: string; title: string; description: string }>
+  results: ContenderResult[]
+  goals: GoalOutcome[]
+}
+
+export function machine (): Machine {
+  const cpus = os.cpus()
+  return {
+    cpu: cpus[0]?.model.trim() ?? 'unknown',
+    cores: cpus.length,
+    memoryGiB: Math.round((os.totalmem() / 2 ** 30) * 10) / 10,
+    node: process.version,
+    platform: `${process.platform} ${process.arch}`,
+  }
+}
+
+export function describeSuites (suites: readonly Suite[]): BenchReport['suites'] {
+  return suites.map(({ id, title, description }) => ({ id, title, description }))
+}
+
+const status = (met: boolean | undefined) => (met === undefined ? 'not measured' : met ? '**met**' : '**missed**')
+const cell = (text: string) => text.replace(/\|/g, '\\|')
+
+function formatFacts (facts: Record<string, number>): string {
+  return Object.entries(facts)
+    .map(([key, value]) => `${key}: ${Number.isInteger(value) ? value : value.toFixed(1)}`)
+    .join(', ')
+}
+
+/** RESULTS.md: the machine, the goals read against the figures, one table per suite, then the stress results if any. */
+export function renderMarkdown (report: BenchReport, profileNotes: string, stress: string | undefined): string {
+  const { machine: host } = report
+  const lines: string[] = [
+    '# Benchmark results',
+    '',
+    `Written by \`npm run bench${report.mode === 'quick' ? ' -- --quick' : ''}\` on ${report.generatedAt} (${report.mode} mode, ${Math.round(report.durationSeconds)} s).` +
+      (report.mode === 'quick' ? ' Quick mode measures briefly: its figures only show that the suite runs.' : ''),
+    '',
+    '| machine | |',
+    '|---|---|',
+    `| CPU | ${host.cpu} |`,
+    `| cores | ${host.cores} |`,
+    `| memory | ${host.memoryGiB} GiB |`,
+    `| Node | ${host.node} |`,
+    `| platform | ${host.platform} |`,
+    '',
+    'Every figure is a median: of mitata samples (time per operation), of autocannon rounds (requests per second),',
+    'or of repeated runs (cache overflow). "x baseline" is the speed relative to the baseline of the same case,',
+    'measured in the same run: above 1 is faster than the baseline. The machine is shared, so absolute figures',
+    'move between runs more than the ratios do.',
+    '',
+    '## Goals',
+    '',
+    '| goal | result | status |',
+    '|---|---|---|',
+    ...report.goals.map((goal) => `| ${cell(goal.goal)} | ${cell(goal.figure)} | ${status(goal.met)} |`),
+    '',
+  ]
+  for (const goal of report.goals) {
+    if (goal.note !== '') lines.push(`- ${goal.goal} (${goal.met === true ? 'met' : 'missed'}): ${goal.note}`)
+  }
+  if (profileNotes.trim() !== '') lines.push('', profileNotes.trim())
+  for (const suite of report.suites) {
+    const rows = report.results.filter((result) => result.suite === suite.id)
+    if (rows.length === 0) continue
+    lines.push('', `## ${suite.title}`, '', suite.description, '', '| case | contender | median | x baseline | baseline | other figures |', '|---|---|---|---|---|---|')
+    for (const row of rows) {
+      const isBaseline = row.contender === row.baseline
+      lines.push(`| ${cell(row.case)} | ${cell(row.contender)} | ${formatFigure(row.median, row.unit)} | ${isBaseline ? '1 (baseline)' : `${row.speedup.toFixed(2)}x`} | ${cell(row.baseline)} | ${cell(formatFacts(row.facts))} |`)
+    }
+  }
+  if (stress !== undefined) lines.push('', '## Stress', '', stress.trimEnd())
+  return `${lines.join('\n')}\n`
+}

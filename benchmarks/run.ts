@@ -1,0 +1,72 @@
+import { existsSync } from 'node:fs'
+import { mkdir, readFile, writeFile } from 'node:fs/promises'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { parseArgs } from 'node:util'
+import { evaluateGoals } from './goals.js'
+import { describeSuites, machine, renderMarkdown, type BenchReport } from './report.js'
+import { fullMode, quickMode, runSuite, type ContenderResult, type Suite } from './runner.js'
+import { databaseSuite } from './suites/database.js'
+import { endToEndSuite } from './suites/end-to-end.js'
+import { httpSuite } from './suites/http.js'
+import { requestOverheadSuite } from './suites/request-overhead.js'
+import { serializationSuite } from './suites/serialization.js'
+
+export const suites: readonly Suite[] = [serializationSuite, requestOverheadSuite, httpSuite, databaseSuite, endToEndSuite]
+
+const benchmarksDir = path.dirname(fileURLToPath(import.meta.url))
+const usage = `Usage: npm run bench -- [--quick] [--out <dir>] [--only <suite,...>]
+  --quick   a short version of every suite (under a minute), to check that the suite runs
+  --out     where RESULTS.md and results.json are written (default: benchmarks/)
+  --only    run only these suites: ${suites.map((suite) => suite.id).join(', ')}`
+
+async function main (): Promise<void> {
+  const { values } = parseArgs({
+    options: {
+      quick: { type: 'boolean', default: false },
+      out: { type: 'string', default: benchmarksDir },
+      only: { type: 'string' },
+      help: { type: 'boolean', default: false },
+    },
+  })
+  if (values.help) {
+    console.log(usage)
+    return
+  }
+  const only = values.only?.split(',').map((id) => id.trim())
+  const unknown = only?.filter((id) => !suites.some((suite) => suite.id === id)) ?? []
+  if (unknown.length > 0) throw new Error(`unknown suite ${unknown.join(', ')}\n${usage}`)
+  const selected = suites.filter((suite) => only === undefined || only.includes(suite.id))
+  const mode = values.quick ? quickMode : fullMode
+
+  const started = performance.now()
+  const results: ContenderResult[] = []
+  for (const suite of selected) {
+    console.log(`# ${suite.title}`)
+    results.push(...await runSuite(suite, mode, (line) => console.log(line)))
+  }
+
+  const report: BenchReport = {
+    generatedAt: new Date().toISOString(),
+    mode: values.quick ? 'quick' : 'full',
+    durationSeconds: (performance.now() - started) / 1000,
+    machine: machine(),
+    suites: describeSuites(selected),
+    results,
+    goals: evaluateGoals(results),
+  }
+  const stressFile = path.join(benchmarksDir, 'stress-results.md')
+  const stress = existsSync(stressFile) ? await readFile(stressFile, 'utf8') : undefined
+  const profileFile = path.join(benchmarksDir, 'profile-notes.md')
+  const profileNotes = existsSync(profileFile) && !values.quick ? await readFile(profileFile, 'utf8') : ''
+  await mkdir(values.out, { recursive: true })
+  await writeFile(path.join(values.out, 'results.json'), `${JSON.stringify(report, null, 2)}\n`)
+  await writeFile(path.join(values.out, 'RESULTS.md'), renderMarkdown(report, profileNotes, stress))
+  console.log(`\n${report.goals.map((goal) => `${goal.met === undefined ? '-' : goal.met ? 'met   ' : 'missed'} ${goal.goal}: ${goal.figure}`).join('\n')}`)
+  console.log(`\nWrote ${path.join(values.out, 'RESULTS.md')} and results.json in ${report.durationSeconds.toFixed(0)} s`)
+}
+
+main().catch((error: unknown) => {
+  console.error(error)
+  process.exitCode = 1
+})

@@ -1,0 +1,110 @@
+import type Database from 'better-sqlite3'
+import Fastify, { type FastifyInstance, type InjectOptions } from 'fastify'
+import expandPlugin from '../../plugin/index.js'
+import { graphqlApp, petsPageQuery } from '../baselines/graphql-app.js'
+import { handWrittenPageLoader } from '../baselines/hand-written.js'
+import { createPetsDatabase, kyselyOver, Pet, petResources } from '../domain/pets-db.js'
+import { assertSameText, type BenchCase, type Suite } from '../runner.js'
+
+export const routesName = 'app.expand.routes'
+export const handName = 'hand-written JOIN + JSON.stringify'
+export const mercuriusName = 'mercurius (loaders)'
+export const mercuriusJitName = 'mercurius + graphql-jit (loaders)'
+export const pageRows = 100
+const expand = 'owner.employer,toys'
+
+/** A page route written by hand: the best single statement, shaped by hand, Fastify's default JSON.stringify. */
+async function handWrittenApp (database: Database.Database): Promise<FastifyInstance> {
+  const page = handWrittenPageLoader(database, 2)
+  const count = database.prepare('SELECT count(*) FROM pets').pluck()
+  const app = Fastify()
+  app.get('/pets', {
+    schema: {
+      querystring: {
+        type: 'object',
+        properties: { limit: { type: 'integer', minimum: 1, maximum: 100, default: 20 }, offset: { type: 'integer', minimum: 0, default: 0 } },
+      },
+    },
+  }, async (request) => {
+    const { limit, offset } = request.query as { limit: number; offset: number }
+    return { data: page(limit, offset), limit, offset, total: count.get() as number }
+  })
+  await app.ready()
+  return app
+}
+
+function envelopeRecords (body: string, contender: string): string {
+  const end = body.lastIndexOf('],"limit":')
+  if (!body.startsWith('{"data":[') || end < 0) throw new Error(`${contender}: unexpected body ${body.slice(0, 120)}`)
+  return body.slice('{"data":'.length, end + 1)
+}
+
+function graphqlRecords (body: string, contender: string): string {
+  if (!body.startsWith('{"data":{"pets":[') || !body.endsWith(']}}')) throw new Error(`${contender}: unexpected body ${body.slice(0, 120)}`)
+  return body.slice('{"data":{"pets":'.length, -2)
+}
+
+export const endToEndSuite: Suite = {
+  id: 'end-to-end',
+  title: 'End to end (in process)',
+  description: [
+    `A ${pageRows}-row page of pets with \`expand=${expand}\` (pets, people, companies, toys through pet_toys) on in-memory SQLite,`,
+    'requested through app.inject one after another; figure: requests per second (1 / median latency).',
+    `${routesName} is the plugin's list route (4 statements + 1 count); ${handName} is one prepared statement shaped by hand plus the count (the baseline);`,
+    'mercurius answers the equivalent GraphQL query with per-request loaders, with and without graphql-jit (`jit: 1`).',
+    'The JSON of the records is checked byte-identical across all four before timing.',
+  ].join(' '),
+  async setup () {
+    const database = createPetsDatabase()
+    const db = kyselyOver(database)
+    const expandApp = Fastify()
+    await expandApp.register(expandPlugin, { db, resources: petResources })
+    expandApp.expand.routes('/pets', Pet, { maxPageSize: pageRows })
+    await expandApp.ready()
+    const handApp = await handWrittenApp(database)
+    const mercuriusApp = await graphqlApp(database, 0)
+    const mercuriusJitApp = await graphqlApp(database, 1)
+
+    const graphqlRequest: InjectOptions = {
+      method: 'POST',
+      url: '/graphql',
+      headers: { 'content-type': 'application/json' },
+      payload: JSON.stringify({ query: petsPageQuery, variables: { limit: pageRows, offset: 0 } }),
+    }
+    const contenders = [
+      { name: routesName, app: expandApp, request: { url: `/pets?limit=${pageRows}&offset=0&expand=${expand}` } as InjectOptions, records: envelopeRecords },
+      { name: handName, app: handApp, request: { url: `/pets?limit=${pageRows}&offset=0` } as InjectOptions, records: envelopeRecords },
+      { name: mercuriusName, app: mercuriusApp, request: graphqlRequest, records: graphqlRecords },
+      { name: mercuriusJitName, app: mercuriusJitApp, request: graphqlRequest, records: graphqlRecords },
+    ]
+    const body = async (contender: typeof contenders[number]) => {
+      const response = await contender.app.inject(contender.request)
+      if (response.statusCode !== 200) throw new Error(`${contender.name}: status ${response.statusCode}: ${response.body.slice(0, 300)}`)
+      return response.body
+    }
+
+    const benchCase: BenchCase = {
+      name: `${pageRows} rows, expand=${expand}`,
+      baseline: handName,
+      asRate: true,
+      contenders: contenders.map((contender) => ({ name: contender.name, op: () => contender.app.inject(contender.request) })),
+      async check () {
+        const expected = envelopeRecords(await body(contenders[1]!), handName)
+        if (JSON.parse(expected).length !== pageRows) throw new Error(`${handName}: expected ${pageRows} records`)
+        // Twice: the second graphql-jit request runs the compiled query.
+        for (let round = 0; round < 2; round++) {
+          for (const contender of contenders) {
+            assertSameText('end-to-end records', expected, contender.records(await body(contender), contender.name), handName, contender.name)
+          }
+        }
+      },
+    }
+    return {
+      cases: [benchCase],
+      async teardown () {
+        for (const app of [expandApp, handApp, mercuriusApp, mercuriusJitApp]) await app.close()
+        await db.destroy()
+      },
+    }
+  },
+}

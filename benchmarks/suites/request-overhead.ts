@@ -1,0 +1,145 @@
+import fastJson from 'fast-json-stringify'
+import { responseSchema } from '../../plugin/compile/response-schema.js'
+import { ExpandEngine, type RegisteredTarget } from '../../plugin/engine.js'
+import { resolveOptions } from '../../plugin/options.js'
+import { ResourceGraph } from '../../plugin/resource-graph.js'
+import { Pet, petResources } from '../domain/pets-db.js'
+import { seededRandom } from '../domain/random.js'
+import type { BenchCase, Suite } from '../runner.js'
+
+type Query = Record<string, string>
+
+export const hitName = 'planFor + serializerFor (hit)'
+export const missName = 'planFor + serializerFor (miss)'
+export const floorName = 'Map.get by raw parameters (floor)'
+export const compileName = 'fast-json-stringify compile alone'
+export const overflowCacheSize = 100
+export const overflowBaselineName = `${overflowCacheSize / 2} combinations (all fit)`
+
+function engineOf (cacheSize: number): ExpandEngine {
+  return new ExpandEngine(new ResourceGraph(petResources), resolveOptions({ cacheSize }))
+}
+
+function listTarget (engine: ExpandEngine): RegisteredTarget {
+  return engine.target(Pet, { list: true, permittedExpands: ['owner.employer', 'sold_from', 'toys'] }, 'request overhead')
+}
+
+/** The lookup the plugin could not do with less: one Map hit keyed by the three raw strings. */
+function floorLookup (query: Query): () => unknown {
+  const table = new Map<string, object>([[`${query.expand ?? ''}\u0000${query.fields ?? ''}\u0000${query.omit ?? ''}`, {}]])
+  return () => table.get(`${query.expand ?? ''}\u0000${query.fields ?? ''}\u0000${query.omit ?? ''}`)
+}
+
+/**
+ * Distinct combinations (distinct canonical plan keys, so distinct compiled
+ * serializers) of a Pet list: field subsets x expansions x owner field subsets.
+ */
+export function distinctCombinations (count: number): Query[] {
+  const engine = engineOf(100_000)
+  const target = listTarget(engine)
+  const petFields = ['id', 'name', 'species', 'owner', 'sold_from', 'toys']
+  const ownerFields = ['id', 'name', 'hobbies']
+  const found = new Map<string, Query>()
+  for (let ownerMask = 0; ownerMask < 8; ownerMask++) {
+    for (let expandMode = 0; expandMode < 12; expandMode++) {
+      for (let fieldMask = 1; fieldMask < 64; fieldMask++) {
+        const expand = [['', 'owner', 'owner.employer'][expandMode % 3], expandMode & 4 ? 'sold_from' : '', expandMode & 8 ? 'toys' : '']
+        const fields = petFields.filter((_, bit) => fieldMask & (1 << bit))
+        if (ownerMask > 0) fields.push(...ownerFields.filter((_, bit) => ownerMask & (1 << bit)).map((field) => `owner.${field}`))
+        const query: Query = { expand: expand.filter(Boolean).join(','), fields: fields.join(',') }
+        const key = engine.planFor(target, query).key
+        if (!found.has(key)) found.set(key, query)
+        if (found.size === count) return [...found.values()]
+      }
+    }
+  }
+  throw new Error(`only ${found.size} distinct combinations, ${count} asked`)
+}
+
+/** A stream of requests picking combinations uniformly at random: the worst realistic case for an LRU after a cycle. */
+function overflowSample (distinct: number, streamLength: number, seed: { value: number }) {
+  const combinations = distinctCombinations(distinct)
+  return () => {
+    const engine = engineOf(overflowCacheSize)
+    const target = listTarget(engine)
+    const random = seededRandom(seed.value++)
+    // Warm the cache with one pass, as a server that has been up a while.
+    for (const query of combinations.slice(0, overflowCacheSize)) engine.serializerFor(engine.planFor(target, query))
+    const before = engine.serializers.stats()
+    const stream = Array.from({ length: streamLength }, () => combinations[Math.floor(random() * combinations.length)]!)
+    const started = process.hrtime.bigint()
+    for (const query of stream) engine.serializerFor(engine.planFor(target, query))
+    const elapsed = Number(process.hrtime.bigint() - started)
+    const after = engine.serializers.stats()
+    const hits = after.hits - before.hits
+    return { value: elapsed / streamLength, facts: { 'hit rate %': (100 * hits) / streamLength, compiles: after.compiles - before.compiles } }
+  }
+}
+
+export const requestOverheadSuite: Suite = {
+  id: 'request-overhead',
+  title: 'Request overhead',
+  description: [
+    'What each request pays before serializing: read expand/fields/omit from the parsed query, find the plan and the compiled serializer.',
+    `A hit is compared with ${floorName}, the least any cache keyed by the raw parameters can cost;`,
+    `a miss (parse, validate, plan, build the schema, compile) with ${compileName} of the same schema.`,
+    `Cache overflow: cacheSize ${overflowCacheSize}, a stream of requests over more distinct combinations than fit, picked uniformly at random; figure: mean time per request.`,
+  ].join(' '),
+  async setup (mode) {
+    const cases: BenchCase[] = []
+    const engine = engineOf(1000)
+    const target = listTarget(engine)
+    const hitQueries: Array<[string, Query]> = [
+      ['cache hit, no parameters', {}],
+      ['cache hit, expand=owner.employer,toys', { expand: 'owner.employer,toys' }],
+      ['cache hit, expand + fields + omit', { expand: 'owner.employer,toys,sold_from', fields: 'id,name,owner,toys,sold_from', omit: 'owner.hobbies' }],
+    ]
+    for (const [name, query] of hitQueries) {
+      engine.serializerFor(engine.planFor(target, query))
+      cases.push({
+        name,
+        baseline: floorName,
+        contenders: [
+          { name: hitName, op: () => engine.serializerFor(engine.planFor(target, query)) },
+          { name: floorName, op: floorLookup(query) },
+        ],
+      })
+    }
+
+    // cacheSize 1 and two alternating queries: every call misses both the plan and the serializer cache.
+    const missEngine = engineOf(1)
+    const missTarget = listTarget(missEngine)
+    const missQueries: Query[] = [{ expand: 'owner.employer,toys' }, { expand: 'owner.employer,toys', omit: 'name' }]
+    const schemas = missQueries.map((query) => responseSchema(engine.planFor(target, query)))
+    let missTurn = 0
+    let compileTurn = 0
+    cases.push({
+      name: 'cache miss (compile), expand=owner.employer,toys',
+      baseline: compileName,
+      contenders: [
+        { name: missName, op: () => missEngine.serializerFor(missEngine.planFor(missTarget, missQueries[missTurn++ & 1]!)) },
+        { name: compileName, op: () => fastJson(schemas[compileTurn++ & 1]!) },
+      ],
+      check () {
+        const before = missEngine.serializers.stats().compiles
+        missEngine.serializerFor(missEngine.planFor(missTarget, missQueries[missTurn++ & 1]!))
+        missEngine.serializerFor(missEngine.planFor(missTarget, missQueries[missTurn++ & 1]!))
+        if (missEngine.serializers.stats().compiles !== before + 2) throw new Error('the cache-miss case does not miss')
+      },
+    })
+
+    const streamLength = mode.quick ? 300 : 3_000
+    const seed = { value: 1 }
+    const distinctCounts = mode.quick ? [overflowCacheSize / 2, overflowCacheSize * 2] : [overflowCacheSize / 2, overflowCacheSize, overflowCacheSize * 2, overflowCacheSize * 10]
+    cases.push({
+      name: `cache overflow, cacheSize ${overflowCacheSize}`,
+      baseline: overflowBaselineName,
+      unit: 'ns',
+      contenders: distinctCounts.map((distinct) => ({
+        name: distinct === overflowCacheSize / 2 ? overflowBaselineName : `${distinct} combinations`,
+        sample: overflowSample(distinct, streamLength, seed),
+      })),
+    })
+    return { cases }
+  },
+}

@@ -1,0 +1,58 @@
+import { ExpandEngine } from '../../plugin/engine.js'
+import { resolveOptions } from '../../plugin/options.js'
+import { ResourceGraph } from '../../plugin/resource-graph.js'
+import { genericStringify } from '../baselines/generic-walk.js'
+import { payloadOf, shapes } from '../domain/shapes.js'
+import { assertSameText, type BenchCase, type Suite } from '../runner.js'
+
+const sizes = [
+  { label: '1 object', rows: 1, list: false },
+  { label: '100 rows', rows: 100, list: true },
+  { label: '1,000 rows', rows: 1_000, list: true },
+] as const
+
+export const compiledName = 'compiled (fastify-expand)'
+export const stringifyName = 'JSON.stringify (pre-shaped)'
+export const genericName = 'generic walk + JSON.stringify'
+
+export const serializationSuite: Suite = {
+  id: 'serialization',
+  title: 'Serialization',
+  description: [
+    `Per request: ${compiledName} looks up the plan and serializer of the query (a cache hit) and runs the compiled function;`,
+    `${genericName} is a drf-flex-fields port that walks the declarations per request, builds the output objects and stringifies them;`,
+    `${stringifyName} stringifies objects that already have exactly the output shape (work a handler would have to do first).`,
+    'All three receive the same objects and must write the same bytes (checked before timing). Baseline: the generic walk.',
+  ].join(' '),
+  async setup () {
+    const cases: BenchCase[] = []
+    for (const shape of shapes) {
+      const engine = new ExpandEngine(new ResourceGraph([shape.resource]), resolveOptions({}))
+      for (const size of sizes) {
+        const target = engine.target(shape.resource, { list: size.list }, `serialization ${shape.name}`)
+        shape.expandByDepth.forEach((expand, depth) => {
+          const data = payloadOf(shape, size.rows, size.list, depth)
+          const query = expand === '' ? {} : { expand }
+          const compiled = () => engine.serializerFor(engine.planFor(target, query))(data)
+          const stringify = () => JSON.stringify(data)
+          const generic = () => genericStringify(shape.resource, query, data, size.list)
+          cases.push({
+            name: `${shape.name}, ${size.label}, depth ${depth}`,
+            baseline: genericName,
+            contenders: [
+              { name: compiledName, op: compiled },
+              { name: stringifyName, op: stringify },
+              { name: genericName, op: generic },
+            ],
+            check () {
+              const expected = stringify()
+              assertSameText(`${shape.name} ${size.label} depth ${depth}`, expected, compiled(), stringifyName, compiledName)
+              assertSameText(`${shape.name} ${size.label} depth ${depth}`, expected, generic(), stringifyName, genericName)
+            },
+          })
+        })
+      }
+    }
+    return { cases }
+  },
+}

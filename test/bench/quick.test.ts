@@ -1,0 +1,85 @@
+import { spawnSync } from 'node:child_process'
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+import t from 'tap'
+
+// The quick benchmark run, so the suite cannot rot: every suite runs, checks
+// its contenders' outputs, and writes results that parse.
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
+const committedResults = path.join(root, 'benchmarks', 'RESULTS.md')
+
+interface Result {
+  suite: string
+  case: string
+  contender: string
+  baseline: string
+  unit: string
+  median: number
+  speedup: number
+  facts: Record<string, number>
+}
+
+t.test('npm run bench -- --quick completes and writes valid results', async (t) => {
+  const out = mkdtempSync(path.join(os.tmpdir(), 'fastify-expand-bench-'))
+  t.teardown(() => rmSync(out, { recursive: true, force: true }))
+  const committedBefore = existsSync(committedResults) ? readFileSync(committedResults, 'utf8') : undefined
+
+  const run = spawnSync(process.execPath, ['--import', 'tsx', 'benchmarks/run.ts', '--quick', '--out', out], {
+    cwd: root,
+    encoding: 'utf8',
+    timeout: 110_000,
+  })
+  t.equal(run.status, 0, `exit code (stderr: ${run.stderr.slice(-2000)})`)
+
+  const report = JSON.parse(readFileSync(path.join(out, 'results.json'), 'utf8'))
+  t.equal(report.mode, 'quick')
+  t.equal(report.machine.node, process.version)
+  t.equal(report.machine.cores, os.cpus().length)
+  t.type(report.machine.cpu, 'string')
+  t.ok(report.machine.memoryGiB > 0, 'memory is reported')
+  t.same(report.suites.map((suite: { id: string }) => suite.id), ['serialization', 'request-overhead', 'http', 'database', 'end-to-end'])
+
+  const results = report.results as Result[]
+  for (const suite of report.suites) t.ok(results.some((result) => result.suite === suite.id), `${suite.id} has results`)
+  for (const result of results) {
+    const label = `${result.suite} / ${result.case} / ${result.contender}`
+    t.ok(Number.isFinite(result.median) && result.median > 0, `${label}: median ${result.median}`)
+    t.ok(Number.isFinite(result.speedup) && result.speedup > 0, `${label}: ratio ${result.speedup}`)
+    t.ok(['ns', 'req/s'].includes(result.unit), `${label}: unit ${result.unit}`)
+    const baseline = results.find((other) => other.suite === result.suite && other.case === result.case && other.contender === result.baseline)
+    t.ok(baseline, `${label}: its baseline was measured in the same run`)
+    if (result.contender === result.baseline) t.equal(result.speedup, 1, `${label}: the baseline is 1x itself`)
+  }
+  t.equal(results.filter((result) => result.suite === 'serialization').length, 2 * 3 * 3 * 3, 'every shape, size, depth and contender')
+
+  // Statement counts are exact, whatever the machine's speed.
+  const statements = (contender: string, depth: number) => {
+    const result = results.find((r) => r.suite === 'database' && r.contender === contender && r.case.includes(`depth ${depth}`))!
+    return [10, 100, 1000].map((rows) => result.facts[`statements @${rows} rows`])
+  }
+  t.same(statements('app.expand.load (batched)', 1), [3, 3, 3], 'depth 1: pets, owners, toys')
+  t.same(statements('app.expand.load (batched)', 2), [4, 4, 4], 'depth 2: pets, owners, employers, toys')
+  t.same(statements('per-row loader (N+1)', 2), [31, 301, 3001])
+  t.same(statements('hand-written JOIN', 2), [1, 1, 1])
+
+  t.equal(report.goals.length, 7)
+  for (const goal of report.goals) t.type(goal.met, 'boolean', `${goal.goal} is evaluated`)
+  t.equal(report.goals.find((goal: { goal: string }) => goal.goal.startsWith('Statements per request')).met, true)
+
+  const markdown = readFileSync(path.join(out, 'RESULTS.md'), 'utf8')
+  t.match(markdown, /^# Benchmark results\n/)
+  t.match(markdown, `| cores | ${os.cpus().length} |`)
+  t.match(markdown, `| Node | ${process.version} |`)
+  for (const heading of ['## Goals', '## Serialization', '## Request overhead', '## HTTP (autocannon)', '## Database loading', '## End to end (in process)']) {
+    t.match(markdown, `\n${heading}\n`)
+  }
+  const stressFile = path.join(root, 'benchmarks', 'stress-results.md')
+  if (existsSync(stressFile)) {
+    t.ok(markdown.endsWith(`## Stress\n\n${readFileSync(stressFile, 'utf8').trimEnd()}\n`), 'the stress results close the report, verbatim')
+  } else {
+    t.notMatch(markdown, '## Stress')
+  }
+  t.equal(existsSync(committedResults) ? readFileSync(committedResults, 'utf8') : undefined, committedBefore, 'the committed RESULTS.md is not touched')
+})
