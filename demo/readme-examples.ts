@@ -85,7 +85,20 @@ the many-to-many \`toys\`); \`visits\` is deferred, absent unless expanded.`,
 \`expandOpenApi\`, is served at ${exampleBase}${docsPath} (the document itself at
 \`${docsPath}/json\`): each route lists its valid \`expand\` paths (on list routes exactly
 the permitted ones), and each relation's schema admits its identifier or its
-expanded object.`,
+expanded object. Any application gets the same from the options it registers
+the plugin with (demo/app.ts does this):
+
+\`\`\`ts
+import swagger from '@fastify/swagger'
+import expandPlugin, { openApiTransform } from 'fastify-expand'
+
+const expandOptions = { db, resources }
+await app.register(swagger, { openapi: { openapi: '3.1.0', info }, transform: openApiTransform(expandOptions) })
+await app.register(expandPlugin, expandOptions)
+\`\`\`
+
+The generated schemas only document: responses are still written by the
+compiled serializer of each request's combination.`,
   },
 ]
 
