@@ -5,6 +5,7 @@ import Fastify, { type FastifyInstance, type FastifyRequest, type RouteOptions }
 import { test } from 'tap'
 import expandPlugin, { defineResource, expandOpenApi, isExpanded, openApiTransform, type ExpandOpenApiOptions, type ExpandPluginOptions } from '../../plugin/index.js'
 import { enumerateExpansionPaths } from '../../plugin/openapi/expansion-paths.js'
+import { toOpenApi30 } from '../../plugin/openapi/openapi-version.js'
 import { ResourceGraph } from '../../plugin/resource-graph.js'
 import { Company, Person, Pet, PetStore, Toy, resources } from '../fixtures/pets.js'
 
@@ -216,4 +217,26 @@ test('always-nested relations and relation expand options', async (t) => {
   const list: Json = documentation.describeRoute({ resource: Book, list: true, permitListExpands: [] })
   t.same(list.response[200].items.properties.author.anyOf[0].properties.team.anyOf[0].properties.name, { type: 'string' }, 'always nested even where nothing is permitted')
   t.same(list.response[200].items.properties.store, { type: ['integer', 'null'] })
+})
+
+test('toOpenApi30 rewrites every null form, at any depth', async (t) => {
+  t.same(toOpenApi30({
+    type: 'object',
+    properties: {
+      a: { type: ['integer', 'null'], description: 'd' },
+      b: { type: ['string', 'integer', 'null'] },
+      c: { anyOf: [{ $ref: '#/components/schemas/X' }, { type: 'null' }] },
+      d: { type: 'array', items: { type: ['boolean', 'null'] } },
+      e: { type: 'string', enum: ['x'] },
+    },
+  }), {
+    type: 'object',
+    properties: {
+      a: { type: 'integer', nullable: true, description: 'd' },
+      b: { anyOf: [{ type: 'string' }, { type: 'integer' }, { type: 'object', nullable: true, enum: [null] }] },
+      c: { anyOf: [{ $ref: '#/components/schemas/X' }, { type: 'object', nullable: true, enum: [null] }] },
+      d: { type: 'array', items: { type: 'boolean', nullable: true } },
+      e: { type: 'string', enum: ['x'] },
+    },
+  })
 })
