@@ -50,8 +50,8 @@ export function mixCases (): MixCase[] {
   for (const list of [false, true]) {
     for (const query of queries) {
       const params = new URLSearchParams(query)
-      const joined = (name: string) => [...params.getAll(name), ...params.getAll(`${name}[]`)].join(',')
-      const expected = referenceAnswer(list, { expand: joined('expand'), fields: joined('fields'), omit: joined('omit') })
+      const values = (name: string) => [...params.getAll(name), ...params.getAll(`${name}[]`)]
+      const expected = referenceAnswer(list, { expand: values('expand'), fields: values('fields'), omit: values('omit') })
       const path = `${list ? '/pets' : '/pets/1'}${query === '' ? '' : '?'}${query}`
       cases.push(expected.status === 200 ? { path, status: 200, body: expected.body } : { path, status: 400, codes: expected.codes })
     }

@@ -61,7 +61,7 @@ function queryString (query: Record<string, SentParam>): string {
   return pairs.join('&')
 }
 
-const joined = (sent: SentParam) => [...sent.plain, ...sent.bracketed].join(',')
+const values = (sent: SentParam) => [...sent.plain, ...sent.bracketed]
 
 interface Answer { statusCode: number; body: string }
 
@@ -95,7 +95,7 @@ t.test('structured queries through app.inject answer exactly what the reference 
   let answered400 = 0
   await fc.assert(fc.asyncProperty(sentQuery, fc.boolean(), async (query, list) => {
     const url = `${list ? '/pets' : '/pets/1'}?${queryString(query)}`
-    const reference: ReferenceQuery = { expand: joined(query.expand), fields: joined(query.fields), omit: joined(query.omit) }
+    const reference: ReferenceQuery = { expand: values(query.expand), fields: values(query.fields), omit: values(query.omit) }
     const expected = referenceAnswer(list, reference)
     const answer = await app.inject(url)
     if (expected.status === 400) {
@@ -150,12 +150,13 @@ t.test('arbitrary raw query strings: a valid 200 or a documented 400, never anyt
   assertNoPollution(t, prototypeBefore)
 })
 
-t.test('thousands of repeated parameters and very long values are a 400 FST_EXPAND_MALFORMED', async (t) => {
+t.test('thousands of repeated parameters and very long values: bounded, and over the limits a 400 FST_EXPAND_MALFORMED', async (t) => {
   const { app } = await buildPetApp()
   t.teardown(() => app.close())
   const cases: [string, number, string?][] = [
     [Array.from({ length: 5000 }, () => 'expand=owner').join('&'), 400, 'FST_EXPAND_MALFORMED'],
-    [Array.from({ length: 3000 }, () => 'expand=').join('&'), 400, 'FST_EXPAND_MALFORMED'],
+    // Empty values add no characters: the limit counts values, not the commas joining them.
+    [Array.from({ length: 3000 }, () => 'expand=').join('&'), 200],
     [Array.from({ length: 3000 }, () => 'expand[]=toys').join('&'), 400, 'FST_EXPAND_MALFORMED'],
     [Array.from({ length: 101 }, () => 'fields=id').join('&'), 400, 'FST_EXPAND_MALFORMED'],
     [Array.from({ length: 100 }, () => 'fields=id').join('&'), 200],
@@ -190,7 +191,6 @@ const parsedKey = fc.constantFrom('expand', 'fields', 'omit', 'expand[]', 'omit[
 const parsedEntries = fc.uniqueArray(fc.tuple(parsedKey, parsedValue), { maxLength: 5, selector: ([key]) => key })
 
 const isPathList = (input: unknown) => typeof input === 'string' || (Array.isArray(input) && input.every((item) => typeof item === 'string'))
-const joinInput = (input: unknown) => (Array.isArray(input) ? input.join(',') : input as string)
 
 /**
  * What the reference predicts for parameters given as parsed values: any
@@ -198,15 +198,15 @@ const joinInput = (input: unknown) => (Array.isArray(input) ? input.join(',') : 
  */
 function expectationFor (list: boolean, entries: ReadonlyArray<readonly [string, unknown]>) {
   const given = new Map(entries)
-  const param = (name: string): string | null => {
+  const param = (name: string): string[] | null => {
     const parts: string[] = []
     for (const key of [name, `${name}[]`]) {
       if (!given.has(key)) continue
       const input = given.get(key)
       if (!isPathList(input)) return null
-      parts.push(joinInput(input))
+      parts.push(...(Array.isArray(input) ? input as string[] : [input as string]))
     }
-    return parts.filter((part) => part !== '').join(',')
+    return parts
   }
   const expand = param('expand')
   const fields = param('fields')

@@ -50,10 +50,10 @@ export interface ReferenceLimits {
 export const defaultLimits: ReferenceLimits = { maxParamLength: 2000, maxPaths: 100, maxDepth: 5 }
 
 export interface ReferenceQuery {
-  /** Each parameter joined as the plugin joins it: plain values, then bracketed ones, with commas. */
-  expand: string
-  fields: string
-  omit: string
+  /** The values of each parameter as received: plain ones, then bracketed ones. */
+  expand: string[]
+  fields: string[]
+  omit: string[]
 }
 
 export type ReferenceAnswer =
@@ -65,10 +65,12 @@ const hasOwn = (object: object, key: string) => Object.prototype.hasOwnProperty.
 
 export function referenceAnswer (list: boolean, query: ReferenceQuery, limits: ReferenceLimits = defaultLimits): ReferenceAnswer {
   const malformed = (): ReferenceAnswer => ({ status: 400, codes: new Set(['FST_EXPAND_MALFORMED']) })
-  if ([query.expand, query.fields, query.omit].some((raw) => raw.length > limits.maxParamLength)) return malformed()
+  // The limit counts the characters of the values, not the commas that join them.
+  const length = (values: string[]) => values.reduce((sum, value) => sum + value.length, 0)
+  if ([query.expand, query.fields, query.omit].some((values) => length(values) > limits.maxParamLength)) return malformed()
   const parsed: string[][][] = []
-  for (const raw of [query.expand, query.fields, query.omit]) {
-    const items = raw === '' ? [] : raw.split(',').map((item) => item.trim()).filter((item) => item !== '')
+  for (const values of [query.expand, query.fields, query.omit]) {
+    const items = values.flatMap((value) => value.split(',')).map((item) => item.trim()).filter((item) => item !== '')
     const paths = items.map((item) => item.split('.'))
     if (paths.some((path) => path.includes(''))) return malformed()
     if (paths.length > limits.maxPaths) return malformed()
