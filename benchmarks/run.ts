@@ -18,7 +18,8 @@ const benchmarksDir = path.dirname(fileURLToPath(import.meta.url))
 const usage = `Usage: npm run bench -- [--quick] [--out <dir>] [--only <suite,...>]
   --quick   a short version of every suite (under a minute), to check that the suite runs
   --out     where RESULTS.md and results.json are written (default: benchmarks/)
-  --only    run only these suites: ${suites.map((suite) => suite.id).join(', ')}`
+  --only    run only these suites: ${suites.map((suite) => suite.id).join(', ')}
+  --render  measure nothing: rewrite RESULTS.md from the results.json in --out (after editing notes)`
 
 async function main (): Promise<void> {
   const { values } = parseArgs({
@@ -26,11 +27,18 @@ async function main (): Promise<void> {
       quick: { type: 'boolean', default: false },
       out: { type: 'string', default: benchmarksDir },
       only: { type: 'string' },
+      render: { type: 'boolean', default: false },
       help: { type: 'boolean', default: false },
     },
   })
   if (values.help) {
     console.log(usage)
+    return
+  }
+  if (values.render) {
+    const report = JSON.parse(await readFile(path.join(values.out, 'results.json'), 'utf8')) as BenchReport
+    report.goals = evaluateGoals(report.results)
+    await writeReport(report, values.out)
     return
   }
   const only = values.only?.split(',').map((id) => id.trim())
@@ -55,15 +63,20 @@ async function main (): Promise<void> {
     results,
     goals: evaluateGoals(results),
   }
-  const stressFile = path.join(benchmarksDir, 'stress-results.md')
-  const stress = existsSync(stressFile) ? await readFile(stressFile, 'utf8') : undefined
-  const profileFile = path.join(benchmarksDir, 'profile-notes.md')
-  const profileNotes = existsSync(profileFile) && !values.quick ? await readFile(profileFile, 'utf8') : ''
-  await mkdir(values.out, { recursive: true })
-  await writeFile(path.join(values.out, 'results.json'), `${JSON.stringify(report, null, 2)}\n`)
-  await writeFile(path.join(values.out, 'RESULTS.md'), renderMarkdown(report, profileNotes, stress))
+  await writeReport(report, values.out)
   console.log(`\n${report.goals.map((goal) => `${goal.met === undefined ? '-' : goal.met ? 'met   ' : 'missed'} ${goal.goal}: ${goal.figure}`).join('\n')}`)
   console.log(`\nWrote ${path.join(values.out, 'RESULTS.md')} and results.json in ${report.durationSeconds.toFixed(0)} s`)
+}
+
+async function writeReport (report: BenchReport, out: string): Promise<void> {
+  const stressFile = path.join(benchmarksDir, 'stress-results.md')
+  const stress = existsSync(stressFile) ? await readFile(stressFile, 'utf8') : undefined
+  // Profile notes explain the full run's figures; a quick run's figures are too brief to be explained.
+  const profileFile = path.join(benchmarksDir, 'profile-notes.md')
+  const profileNotes = existsSync(profileFile) && report.mode === 'full' ? await readFile(profileFile, 'utf8') : ''
+  await mkdir(out, { recursive: true })
+  await writeFile(path.join(out, 'results.json'), `${JSON.stringify(report, null, 2)}\n`)
+  await writeFile(path.join(out, 'RESULTS.md'), renderMarkdown(report, profileNotes, stress))
 }
 
 main().catch((error: unknown) => {
