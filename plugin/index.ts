@@ -2,7 +2,7 @@ import type { FastifyPluginCallback, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { ExpandEngine } from './engine.js'
 import { InvalidOptionError } from './errors.js'
-import { loadLevel, plannedStatements, selectLevel, type Row } from './load/batch-loader.js'
+import { loadRows, plannedStatements, selectLevel, type Row } from './load/batch-loader.js'
 import { registerResourceRoutes, type ResourceRoutesOptions } from './load/resource-routes.js'
 import { resolveOptions, type ExpandPluginOptions } from './options.js'
 import type { ExpansionPlan } from './plan/plan.js'
@@ -70,7 +70,7 @@ const expandPluginCallback: FastifyPluginCallback<ExpandPluginOptions> = (app, p
     cacheStats: () => engine.serializers.stats(),
     async load (request, rows) {
       if (db === undefined) throw new InvalidOptionError("fastify-expand: load needs the plugin's 'db' option")
-      await loadLevel(db, planOf(request).root, rows)
+      await loadRows(db, planOf(request).root, rows, engine.options.maxObjects)
       return rows
     },
     routes (prefix, resource, routesOptions) {
@@ -121,9 +121,11 @@ export {
   TooDeepError,
   RecursiveError,
   MalformedError,
+  TooLargeError,
   InvalidDefinitionError,
   InvalidOptionError,
   requestErrorCodes,
+  loadingErrorCodes,
 } from './errors.js'
 export { NotFoundError } from './load/resource-routes.js'
 export * from './openapi/index.js'

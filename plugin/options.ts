@@ -23,6 +23,8 @@ export interface ExpandPluginOptions {
   maxPaths?: number
   /** Compiled serializers kept (LRU); plans are cached with the same bound. */
   cacheSize?: number
+  /** Objects one loaded response may hold, counting each time a shared row is written. */
+  maxObjects?: number
 }
 
 export interface ResolvedOptions {
@@ -36,6 +38,7 @@ export interface ResolvedOptions {
   readonly maxParamLength: number
   readonly maxPaths: number
   readonly cacheSize: number
+  readonly maxObjects: number
 }
 
 export const defaultOptions: ResolvedOptions = Object.freeze({
@@ -49,11 +52,12 @@ export const defaultOptions: ResolvedOptions = Object.freeze({
   maxParamLength: 2000,
   maxPaths: 100,
   cacheSize: 1000,
+  maxObjects: 10_000,
 })
 
 const knownOptions = new Set([
   'resources', 'db', 'expandParam', 'fieldsParam', 'omitParam', 'wildcards', 'onInvalidExpand',
-  'maxDepth', 'allowRecursive', 'maxParamLength', 'maxPaths', 'cacheSize',
+  'maxDepth', 'allowRecursive', 'maxParamLength', 'maxPaths', 'cacheSize', 'maxObjects',
 ])
 
 /** Checks the plugin options once, at registration; a bad option names itself. */
@@ -68,7 +72,7 @@ export function resolveOptions (options: ExpandPluginOptions = {}): ResolvedOpti
     if (typeof value !== 'string' || !/^[A-Za-z_][A-Za-z0-9_.-]*$/.test(value)) fail(`${key} must be a query parameter name`)
     return value
   }
-  const positive = (key: 'maxDepth' | 'maxParamLength' | 'maxPaths' | 'cacheSize'): number => {
+  const positive = (key: 'maxDepth' | 'maxParamLength' | 'maxPaths' | 'cacheSize' | 'maxObjects'): number => {
     const value = options[key] ?? defaultOptions[key]
     if (!Number.isInteger(value) || value < 1) fail(`${key} must be a positive integer`)
     return value
@@ -97,6 +101,7 @@ export function resolveOptions (options: ExpandPluginOptions = {}): ResolvedOpti
     maxParamLength: positive('maxParamLength'),
     maxPaths: positive('maxPaths'),
     cacheSize: positive('cacheSize'),
+    maxObjects: positive('maxObjects'),
   })
   if (new Set([resolved.expandParam, resolved.fieldsParam, resolved.omitParam]).size !== 3) {
     fail('expandParam, fieldsParam and omitParam must differ')

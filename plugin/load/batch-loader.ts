@@ -1,5 +1,5 @@
 import type { Kysely, SelectQueryBuilder } from 'kysely'
-import { InvalidDefinitionError } from '../errors.js'
+import { InvalidDefinitionError, TooLargeError } from '../errors.js'
 import type { LevelPlan, PlannedField } from '../plan/plan.js'
 import type { RelationEdge, ResourceNode } from '../resource-graph.js'
 
@@ -33,11 +33,35 @@ export function selectLevel (db: AnyKysely, level: LevelPlan, table = tableOf(le
 }
 
 /**
+ * Bounds the objects one response holds. Each row carries a weight: how many
+ * times it will be written (a person shared by 50 pets is written 50 times,
+ * and so is everything below it), so to-many levels that multiply are caught
+ * before their rows are even fetched further down.
+ */
+export class ObjectBudget {
+  private used = 0
+  constructor (readonly limit: number) {}
+
+  charge (objects: number): void {
+    this.used += objects
+    if (this.used > this.limit) {
+      throw new TooLargeError(`The response would hold more than ${this.limit} objects: expand fewer relations or ask for a smaller page`)
+    }
+  }
+}
+
+/**
  * Fills the relations of `rows` that the level expands (and to-many id
  * arrays), one statement per relation path at every depth: the rows of a
  * path are loaded for all parents at once (`WHERE key IN (...)`), never per row.
  */
-export async function loadLevel (db: AnyKysely, level: LevelPlan, rows: Row[]): Promise<void> {
+export async function loadRows (db: AnyKysely, level: LevelPlan, rows: Row[], maxObjects: number): Promise<void> {
+  const budget = new ObjectBudget(maxObjects)
+  budget.charge(rows.length)
+  await loadLevel(db, level, rows, rows.map(() => 1), budget)
+}
+
+async function loadLevel (db: AnyKysely, level: LevelPlan, rows: Row[], weights: number[], budget: ObjectBudget): Promise<void> {
   if (rows.length === 0) return
   for (const field of level.fields) {
     if (field.kind === 'value') continue
@@ -46,8 +70,8 @@ export async function loadLevel (db: AnyKysely, level: LevelPlan, rows: Row[]): 
       else copyToOneIds(field.relation, rows)
       continue
     }
-    if (field.relation.many) await loadToMany(db, level.node, field, rows)
-    else await loadToOne(db, field, rows)
+    if (field.relation.many) await loadToMany(db, level.node, field, rows, weights, budget)
+    else await loadToOne(db, field, rows, weights, budget)
   }
 }
 
@@ -58,40 +82,55 @@ function copyToOneIds (relation: RelationEdge, rows: Row[]): void {
   for (const row of rows) if (row[relation.field] === undefined) row[relation.field] = row[column] ?? null
 }
 
-async function loadToOne (db: AnyKysely, field: Extract<PlannedField, { kind: 'expanded' }>, rows: Row[]): Promise<void> {
+async function loadToOne (db: AnyKysely, field: Extract<PlannedField, { kind: 'expanded' }>, rows: Row[], weights: number[], budget: ObjectBudget): Promise<void> {
   const { relation, level } = field
   copyToOneIds(relation, rows)
   const ids = distinct(rows.map((row) => row[relation.field]))
   const target = level.node
   const related = new Map<unknown, Row>()
-  const children: Row[] = []
   for (const chunk of chunks(ids)) {
-    const found = await toOneQuery(db, level, chunk).execute()
-    for (const child of found) {
-      related.set(keyOf(child[target.primaryKey]), child)
-      children.push(child)
-    }
+    for (const child of await toOneQuery(db, level, chunk).execute()) related.set(keyOf(child[target.primaryKey]), child)
   }
-  await loadLevel(db, level, children)
-  for (const row of rows) {
+  const childWeights = new Map<Row, number>()
+  let written = 0
+  rows.forEach((row, index) => {
     const id = row[relation.field]
-    row[relation.field] = id === null || id === undefined ? null : related.get(keyOf(id)) ?? null
-  }
+    const child = id === null || id === undefined ? undefined : related.get(keyOf(id))
+    row[relation.field] = child ?? null
+    if (child === undefined) return
+    childWeights.set(child, (childWeights.get(child) ?? 0) + weights[index])
+    written += weights[index]
+  })
+  budget.charge(written)
+  await loadLevel(db, level, [...childWeights.keys()], [...childWeights.values()], budget)
 }
 
-async function loadToMany (db: AnyKysely, owner: ResourceNode, field: Extract<PlannedField, { kind: 'expanded' }>, rows: Row[]): Promise<void> {
+async function loadToMany (db: AnyKysely, owner: ResourceNode, field: Extract<PlannedField, { kind: 'expanded' }>, rows: Row[], weights: number[], budget: ObjectBudget): Promise<void> {
   const { relation, level } = field
   const groups = groupByParent(rows, owner)
-  const children: Row[] = []
   for (const chunk of chunks([...groups.keys()])) {
-    const found = await toManyQuery(db, relation, level, chunk).execute()
-    for (const child of found) {
-      groups.get(keyOf(child[parentKey]))?.push(child)
-      children.push(child)
-    }
+    for (const child of await toManyQuery(db, relation, level, chunk).execute()) groups.get(keyOf(child[parentKey]))?.push(child)
   }
-  await loadLevel(db, level, children)
-  for (const row of rows) row[relation.field] = groups.get(keyOf(row[owner.primaryKey])) ?? []
+  // Rows sharing a key share one array, so a child's weight is the sum of theirs.
+  const groupWeights = new Map<unknown, number>()
+  rows.forEach((row, index) => {
+    const key = keyOf(row[owner.primaryKey])
+    row[relation.field] = groups.get(key) ?? []
+    groupWeights.set(key, (groupWeights.get(key) ?? 0) + weights[index])
+  })
+  const children: Row[] = []
+  const childWeights: number[] = []
+  let written = 0
+  for (const [key, group] of groups) {
+    const weight = groupWeights.get(key) ?? 0
+    for (const child of group as Row[]) {
+      children.push(child)
+      childWeights.push(weight)
+    }
+    written += weight * group.length
+  }
+  budget.charge(written)
+  await loadLevel(db, level, children, childWeights, budget)
 }
 
 async function loadIdArrays (db: AnyKysely, owner: ResourceNode, relation: RelationEdge, rows: Row[]): Promise<void> {

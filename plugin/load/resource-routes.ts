@@ -3,7 +3,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { InvalidOptionError } from '../errors.js'
 import type { ExpandEngine } from '../engine.js'
 import type { AnyResource } from '../resource.js'
-import { loadLevel, selectLevel, tableOf, type AnyKysely, type Row } from './batch-loader.js'
+import { loadRows, selectLevel, tableOf, type AnyKysely, type Row } from './batch-loader.js'
 
 export const NotFoundError = createError<'FST_EXPAND_NOT_FOUND', 404, [string]>('FST_EXPAND_NOT_FOUND', '%s', 404)
 
@@ -70,7 +70,7 @@ export function registerResourceRoutes (
       selectLevel(database, plan.root).orderBy(primaryKeyColumn).limit(limit).offset(offset).execute(),
       database.selectFrom(table).select((eb) => eb.fn.countAll().as('total')).executeTakeFirstOrThrow(),
     ])
-    await loadLevel(database, plan.root, rows)
+    await loadRows(database, plan.root, rows, engine.options.maxObjects)
     return { data: rows, limit, offset, total: Number(count.total) } satisfies ListPage
   })
 
@@ -81,7 +81,7 @@ export function registerResourceRoutes (
     const plan = request.expansion!
     const row = await selectLevel(database, plan.root).where(primaryKeyColumn, '=', request.params.id).executeTakeFirst()
     if (row === undefined) throw new NotFoundError(`${node.name} ${String(request.params.id)} not found`)
-    await loadLevel(database, plan.root, [row])
+    await loadRows(database, plan.root, [row], engine.options.maxObjects)
     return row
   })
 }

@@ -1,5 +1,5 @@
 import type { FastifySchema, RouteOptions } from 'fastify'
-import { requestErrorCodes } from '../errors.js'
+import { loadingErrorCodes, requestErrorCodes } from '../errors.js'
 import { resolveOptions, type ExpandPluginOptions, type ResolvedOptions } from '../options.js'
 import { permittedPaths } from '../plan/permitted.js'
 import { ResourceGraph, type JsonSchema, type ResourceNode } from '../resource-graph.js'
@@ -212,10 +212,11 @@ function responseSchema (
 }
 
 function errorSchema (validated: boolean): JsonSchema {
-  const codes: string[] = [...requestErrorCodes]
+  // Any expandable route may load through app.expand.load, which bounds the response size.
+  const codes: string[] = [...requestErrorCodes, ...loadingErrorCodes]
   if (validated) codes.push('FST_ERR_VALIDATION')
   return {
-    description: 'Invalid expand, fields or omit (or another invalid parameter)',
+    description: 'Invalid expand, fields or omit, a response over maxObjects, or another invalid parameter',
     type: 'object',
     properties: {
       statusCode: { type: 'integer', enum: [400] },

@@ -175,3 +175,31 @@ for (const dialect of dialects()) {
     t.same(ids.body.data[4], { id: 100, name: 'pet100', species: 'cat', owner: 1, sold_from: null, toys: [1] })
   })
 }
+
+t.test('maxObjects bounds the objects one loaded response holds, counting shared rows each time they are written', async (t) => {
+  const database = await dialects()[0].open()
+  t.teardown(() => database.close())
+  await createTables(database.db)
+  await seed(database.db)
+  const app = Fastify()
+  await app.register(expandPlugin, { db: database.db, resources, maxObjects: 10 })
+  app.expand.routes('/pets', Pet)
+  app.expand.routes('/people', Person)
+  await app.ready()
+  t.teardown(() => app.close())
+
+  // 4 pets + 4 owners (Fred written twice) = 8; with their employers (3 non-null) = 11.
+  t.equal((await app.inject('/pets?expand=owner')).statusCode, 200)
+  const tooLarge = await app.inject('/pets?expand=owner.employer')
+  t.equal(tooLarge.statusCode, 400)
+  t.same(tooLarge.json(), {
+    statusCode: 400,
+    code: 'FST_EXPAND_TOO_LARGE',
+    error: 'Bad Request',
+    message: 'The response would hold more than 10 objects: expand fewer relations or ask for a smaller page',
+  })
+  // Fred (1) + his 2 pets + their owner Fred twice + his 2 pets twice = 9.
+  t.equal((await app.inject('/people/1?expand=pets.owner.pets')).statusCode, 200)
+  t.equal((await app.inject('/people?expand=pets.owner')).statusCode, 400, '4 people + 4 pets + 4 owners = 12')
+  t.equal((await app.inject('/pets?limit=3&expand=owner.employer')).statusCode, 200, '3 + 3 + 3 = 9')
+})
