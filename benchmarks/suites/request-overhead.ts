@@ -40,16 +40,21 @@ export function distinctCombinations (count: number): Query[] {
   const petFields = ['id', 'name', 'species', 'owner', 'sold_from', 'toys']
   const ownerFields = ['id', 'name', 'hobbies']
   const found = new Map<string, Query>()
-  for (let ownerMask = 0; ownerMask < 8; ownerMask++) {
-    for (let expandMode = 0; expandMode < 12; expandMode++) {
-      for (let fieldMask = 1; fieldMask < 64; fieldMask++) {
-        const expand = [['', 'owner', 'owner.employer'][expandMode % 3], expandMode & 4 ? 'sold_from' : '', expandMode & 8 ? 'toys' : '']
-        const fields = petFields.filter((_, bit) => fieldMask & (1 << bit))
-        if (ownerMask > 0) fields.push(...ownerFields.filter((_, bit) => ownerMask & (1 << bit)).map((field) => `owner.${field}`))
-        const query: Query = { expand: expand.filter(Boolean).join(','), fields: fields.join(',') }
-        const key = engine.planFor(target, query).key
-        if (!found.has(key)) found.set(key, query)
-        if (found.size === count) return [...found.values()]
+  for (let nestedMask = 0; nestedMask < 8; nestedMask++) {
+    for (let ownerMask = 0; ownerMask < 8; ownerMask++) {
+      for (let expandMode = 0; expandMode < 12; expandMode++) {
+        for (let fieldMask = 1; fieldMask < 64; fieldMask++) {
+          const expand = [['', 'owner', 'owner.employer'][expandMode % 3], expandMode & 4 ? 'sold_from' : '', expandMode & 8 ? 'toys' : '']
+          const fields = petFields.filter((_, bit) => fieldMask & (1 << bit))
+          if (ownerMask > 0) fields.push(...ownerFields.filter((_, bit) => ownerMask & (1 << bit)).map((field) => `owner.${field}`))
+          if (nestedMask & 1) fields.push('toys.id')
+          if (nestedMask & 4) fields.push('sold_from.name')
+          const query: Query = { expand: expand.filter(Boolean).join(','), fields: fields.join(',') }
+          if (nestedMask & 2) query.omit = 'owner.employer.public'
+          const key = engine.planFor(target, query).key
+          if (!found.has(key)) found.set(key, query)
+          if (found.size === count) return [...found.values()]
+        }
       }
     }
   }
