@@ -25,5 +25,8 @@ export function levelSchema (level: LevelPlan): JsonSchema {
       properties[field.name] = level.node.fieldSchemas.get(field.name)!
     }
   }
-  return { type: 'object', properties }
+  // Every planned field is required: the generated code then writes each key
+  // unconditionally (no comma bookkeeping), and data that misses a planned
+  // field fails loudly (a 500) instead of yielding a silently incomplete body.
+  return { type: 'object', properties, required: Object.keys(properties) }
 }
