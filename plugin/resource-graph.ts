@@ -118,6 +118,13 @@ export class ResourceGraph {
         const target = typeof reference === 'string'
           ? this.node(reference, context)
           : this.node(resolveThunk(reference, context), context)
+        for (const key of ['fields', 'omit'] as const) {
+          for (const name of options[key] ?? []) {
+            if (!target.fieldSchemas.has(name)) {
+              throw new InvalidDefinitionError(`${context}: ${key} names '${name}', which ${target.qualifiedName} does not have`)
+            }
+          }
+        }
         const omit = new Set(options.omit ?? [])
         node.relations.set(field, Object.freeze({
           field,
@@ -201,18 +208,9 @@ function collectReachable (resources: readonly AnyResource[]): AnyResource[] {
   return [...found]
 }
 
+/** What needs every relation resolved first: `expand` paths, and keys for loading. */
 function checkRelationOptions (edge: RelationEdge): void {
-  const resource = edge.owner.resource
-  const definition = { ...resource.expandable, ...resource.nested }[edge.field] as RelationDefinition
-  const [, options] = splitDefinition(definition)
   const context = `Resource '${edge.owner.qualifiedName}', field '${edge.field}'`
-  for (const key of ['fields', 'omit'] as const) {
-    for (const field of options[key] ?? []) {
-      if (!edge.target.fieldSchemas.has(field)) {
-        throw new InvalidDefinitionError(`${context}: ${key} names '${field}', which ${edge.target.qualifiedName} does not have`)
-      }
-    }
-  }
   for (const path of edge.alwaysExpand) {
     let node = edge.target
     for (const segment of path) {
@@ -223,11 +221,9 @@ function checkRelationOptions (edge: RelationEdge): void {
       node = next.target
     }
   }
-  if (edge.target.table !== undefined || edge.owner.table !== undefined) {
-    if (edge.keys.through !== undefined || edge.keys.foreignKey !== undefined) return
-    if (edge.many && edge.owner.table !== undefined && edge.target.table !== undefined) {
-      throw new InvalidDefinitionError(`${context}: a to-many relation between tables needs foreignKey or through`)
-    }
+  if (edge.many && edge.owner.table !== undefined && edge.target.table !== undefined &&
+    edge.keys.through === undefined && edge.keys.foreignKey === undefined) {
+    throw new InvalidDefinitionError(`${context}: a to-many relation between tables needs foreignKey or through`)
   }
 }
 

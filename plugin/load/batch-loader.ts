@@ -38,7 +38,7 @@ export function selectLevel (db: AnyKysely, level: LevelPlan, table = tableOf(le
  * and so is everything below it), so to-many levels that multiply are caught
  * before their rows are even fetched further down.
  */
-export class ObjectBudget {
+class ObjectBudget {
   private used = 0
   constructor (readonly limit: number) {}
 
@@ -152,15 +152,14 @@ export function toManyQuery (db: AnyKysely, relation: RelationEdge, level: Level
   const target = level.node
   const targetTable = tableOf(target)
   const through = relation.keys.through
-  const query = through !== undefined
+  const rows = through === undefined
     ? selectLevel(db, level)
-      .innerJoin(through.table, `${through.table}.${through.to}`, `${targetTable}.${target.column(target.primaryKey)}`)
-      .select(`${through.table}.${through.from} as ${parentKey}`)
-      .where(`${through.table}.${through.from}`, 'in', parentKeys)
-    : selectLevel(db, level)
-      .select(`${targetTable}.${foreignKeyOf(relation)} as ${parentKey}`)
-      .where(`${targetTable}.${foreignKeyOf(relation)}`, 'in', parentKeys)
-  return query.orderBy(`${targetTable}.${relation.keys.orderBy ?? target.column(target.primaryKey)}`)
+    : selectLevel(db, level).innerJoin(through.table, `${through.table}.${through.to}`, `${targetTable}.${target.column(target.primaryKey)}`)
+  const parentColumn = through === undefined ? `${targetTable}.${foreignKeyOf(relation)}` : `${through.table}.${through.from}`
+  return rows
+    .select(`${parentColumn} as ${parentKey}`)
+    .where(parentColumn, 'in', parentKeys)
+    .orderBy(`${targetTable}.${relation.keys.orderBy ?? target.column(target.primaryKey)}`)
 }
 
 /** The statement of a to-many relation shown as ids: the join table alone when there is one. */
