@@ -1,4 +1,5 @@
-import { ExpandEngine } from './engine.js'
+import { LruMap } from 'toad-cache'
+import { ExpandEngine, type RegisteredTarget } from './engine.js'
 import { resolveOptions, type ExpandPluginOptions } from './options.js'
 import type { ExpansionPlan } from './plan/plan.js'
 import { rawFromInput, type PathListInput } from './parse/query.js'
@@ -29,6 +30,8 @@ export interface Serializer {
 
 // One engine (registry, plan and serializer caches) per registry, reused across calls.
 const engines = new WeakMap<object, ExpandEngine>()
+// Targets reused across calls, so a repeated combination is one plan-cache lookup, not a new parse.
+const targetsByEngine = new WeakMap<ExpandEngine, LruMap<RegisteredTarget>>()
 
 /**
  * The serializer role without Fastify (drf-flex-fields' mixin): the same
@@ -43,7 +46,7 @@ export function createSerializer (resource: AnyResource, settings: SerializerOpt
     engine = new ExpandEngine(new ResourceGraph(resources), resolveOptions(settings.options ?? {}))
     if (settings.options === undefined) engines.set(registryKey, engine)
   }
-  const target = engine.target(resource, { list: settings.list, permittedExpands: settings.permittedExpands }, `Serializer of ${resource.name}`)
+  const target = targetFor(engine, resource, settings)
   const plan = engine.planForRaw(target, rawFromInput(settings, engine.options))
   const stringify = engine.serializerFor(plan)
   return {
@@ -51,4 +54,19 @@ export function createSerializer (resource: AnyResource, settings: SerializerOpt
     stringify,
     shape: (data) => JSON.parse(stringify(data)),
   }
+}
+
+function targetFor (engine: ExpandEngine, resource: AnyResource, settings: SerializerOptions): RegisteredTarget {
+  let targets = targetsByEngine.get(engine)
+  if (targets === undefined) {
+    targets = new LruMap<RegisteredTarget>(engine.options.cacheSize)
+    targetsByEngine.set(engine, targets)
+  }
+  const key = JSON.stringify([resource.namespace, resource.name, settings.list === true, settings.permittedExpands ?? null])
+  let target = targets.get(key)
+  if (target === undefined) {
+    target = engine.target(resource, { list: settings.list, permittedExpands: settings.permittedExpands }, `Serializer of ${resource.name}`)
+    targets.set(key, target)
+  }
+  return target
 }

@@ -1,0 +1,16 @@
+import t from 'tap'
+import { createSerializer } from '../../plugin/index.js'
+import { Pet, resources } from '../fixtures/pets.js'
+
+t.test('createSerializer reuses the plan of a repeated combination instead of planning it again', async (t) => {
+  const first = createSerializer(Pet, { expand: 'owner', resources })
+  const again = createSerializer(Pet, { expand: ['owner'], resources })
+  const asList = createSerializer(Pet, { expand: 'owner', resources, list: true })
+  const permitted = createSerializer(Pet, { expand: 'owner', resources, permittedExpands: ['owner'] })
+  t.equal(again.plan, first.plan, 'same resource, options and query: the same plan object')
+  t.equal(again.stringify, first.stringify)
+  t.not(asList.plan, first.plan, 'a list is another target')
+  t.not(permitted.plan, first.plan, 'permitted expansions are another target')
+  t.equal(permitted.plan.key, first.plan.key, 'but they mean the same response: one compiled function')
+  t.equal(permitted.stringify, first.stringify)
+})
