@@ -115,6 +115,7 @@ export type { ExpansionPlan, LevelPlan, PlannedField } from './plan/plan.js'
 export type { CacheStats } from './compile/serializer-cache.js'
 export type { ResourceRoutesOptions, ListPage } from './load/resource-routes.js'
 export type { Row } from './load/batch-loader.js'
+export { cachePreparedStatements, type StatementCacheOptions } from './load/statement-cache.js'
 export {
   UnknownFieldError,
   NotPermittedError,

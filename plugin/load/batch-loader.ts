@@ -2,6 +2,7 @@ import type { Kysely, SelectQueryBuilder } from 'kysely'
 import { InvalidDefinitionError, TooLargeError } from '../errors.js'
 import type { LevelPlan, PlannedField } from '../plan/plan.js'
 import type { RelationEdge, ResourceNode } from '../resource-graph.js'
+import { keysPerStatement, templatesFor } from './statement-templates.js'
 
 export type Row = Record<string, unknown>
 // Tables are named at runtime by the resource definitions.
@@ -10,8 +11,6 @@ export type AnyKysely = Kysely<any>
 
 /** Property of loaded child rows holding the parent key they belong to; never serialized. */
 const parentKey = '__expand_parent'
-/** Keys per statement: under SQLite's 32,766 and PostgreSQL's 65,535 bound parameters. */
-const keysPerStatement = 10_000
 
 /**
  * The columns a level needs, as `column as field`: its primary key, every
@@ -66,7 +65,7 @@ async function loadLevel (db: AnyKysely, level: LevelPlan, rows: Row[], weights:
   for (const field of level.fields) {
     if (field.kind === 'value') continue
     if (field.kind === 'id') {
-      if (field.relation.many) await loadIdArrays(db, level.node, field.relation, rows)
+      if (field.relation.many) await loadIdArrays(db, level.node, field, rows)
       else copyToOneIds(field.relation, rows)
       continue
     }
@@ -89,7 +88,7 @@ async function loadToOne (db: AnyKysely, field: Extract<PlannedField, { kind: 'e
   const target = level.node
   const related = new Map<unknown, Row>()
   for (const chunk of chunks(ids)) {
-    for (const child of await toOneQuery(db, level, chunk).execute()) related.set(keyOf(child[target.primaryKey]), child)
+    for (const child of await templatesFor(db).rowsByKeys(field, chunk, (keys) => toOneQuery(db, level, keys))) related.set(keyOf(child[target.primaryKey]), child)
   }
   const childWeights = new Map<Row, number>()
   let written = 0
@@ -109,7 +108,7 @@ async function loadToMany (db: AnyKysely, owner: ResourceNode, field: Extract<Pl
   const { relation, level } = field
   const groups = groupByParent(rows, owner)
   for (const chunk of chunks([...groups.keys()])) {
-    for (const child of await toManyQuery(db, relation, level, chunk).execute()) groups.get(keyOf(child[parentKey]))?.push(child)
+    for (const child of await templatesFor(db).rowsByKeys(field, chunk, (keys) => toManyQuery(db, relation, level, keys))) groups.get(keyOf(child[parentKey]))?.push(child)
   }
   // Rows sharing a key share one array, so a child's weight is the sum of theirs.
   const groupWeights = new Map<unknown, number>()
@@ -133,10 +132,11 @@ async function loadToMany (db: AnyKysely, owner: ResourceNode, field: Extract<Pl
   await loadLevel(db, level, children, childWeights, budget)
 }
 
-async function loadIdArrays (db: AnyKysely, owner: ResourceNode, relation: RelationEdge, rows: Row[]): Promise<void> {
+async function loadIdArrays (db: AnyKysely, owner: ResourceNode, field: Extract<PlannedField, { kind: 'id' }>, rows: Row[]): Promise<void> {
+  const { relation } = field
   const groups = groupByParent(rows, owner)
   for (const chunk of chunks([...groups.keys()])) {
-    for (const found of await idArrayQuery(db, relation, chunk).execute()) groups.get(keyOf(found[parentKey]))?.push(found.id)
+    for (const found of await templatesFor(db).rowsByKeys(field, chunk, (keys) => idArrayQuery(db, relation, keys))) groups.get(keyOf(found[parentKey]))?.push(found.id)
   }
   for (const row of rows) row[relation.field] = groups.get(keyOf(row[owner.primaryKey])) ?? []
 }
@@ -156,10 +156,15 @@ export function toManyQuery (db: AnyKysely, relation: RelationEdge, level: Level
     ? selectLevel(db, level)
     : selectLevel(db, level).innerJoin(through.table, `${through.table}.${through.to}`, `${targetTable}.${target.column(target.primaryKey)}`)
   const parentColumn = through === undefined ? `${targetTable}.${foreignKeyOf(relation)}` : `${through.table}.${through.from}`
-  return rows
+  const selected = rows
     .select(`${parentColumn} as ${parentKey}`)
     .where(parentColumn, 'in', parentKeys)
-    .orderBy(`${targetTable}.${relation.keys.orderBy ?? target.column(target.primaryKey)}`)
+  if (relation.keys.orderBy !== undefined) return selected.orderBy(`${targetTable}.${relation.keys.orderBy}`)
+  // Each parent's rows come in ascending related key either way; ordering by the
+  // parent key first lets the database read them in the order of its index on
+  // (parent, related key) instead of sorting them.
+  const relatedKey = through === undefined ? `${targetTable}.${target.column(target.primaryKey)}` : `${through.table}.${through.to}`
+  return selected.orderBy(parentColumn).orderBy(relatedKey)
 }
 
 /** The statement of a to-many relation shown as ids: the join table alone when there is one. */
@@ -170,11 +175,12 @@ export function idArrayQuery (db: AnyKysely, relation: RelationEdge, parentKeys:
     ? db.selectFrom(through.table)
       .select([`${through.to} as id`, `${through.from} as ${parentKey}`])
       .where(through.from, 'in', parentKeys)
+      .orderBy(through.from)
       .orderBy(through.to)
     : db.selectFrom(tableOf(target))
       .select([`${target.column(target.primaryKey)} as id`, `${foreignKeyOf(relation)} as ${parentKey}`])
       .where(foreignKeyOf(relation), 'in', parentKeys)
-      .orderBy(relation.keys.orderBy ?? target.column(target.primaryKey))
+      .orderBy(relation.keys.orderBy === undefined ? [foreignKeyOf(relation), target.column(target.primaryKey)] : [relation.keys.orderBy])
 }
 
 /**

@@ -4,6 +4,7 @@ import { InvalidOptionError } from '../errors.js'
 import type { ExpandEngine } from '../engine.js'
 import type { AnyResource } from '../resource.js'
 import { loadRows, selectLevel, tableOf, type AnyKysely, type Row } from './batch-loader.js'
+import { templatesFor } from './statement-templates.js'
 
 export const NotFoundError = createError<'FST_EXPAND_NOT_FOUND', 404, [string]>('FST_EXPAND_NOT_FOUND', '%s', 404)
 
@@ -50,6 +51,8 @@ export function registerResourceRoutes (
   const database = db as AnyKysely
   const primaryKeyColumn = `${table}.${node.column(node.primaryKey)}`
   const primaryKeySchema = node.sourceSchemas.get(node.primaryKey)
+  const templates = templatesFor(database)
+  const countSite = {}
 
   app.get(prefix, {
     expandable: { resource: node.resource, list: true, envelope: 'data', permitListExpands: options.permitListExpands },
@@ -66,12 +69,13 @@ export function registerResourceRoutes (
     const limit = Math.min(request.query.limit ?? pageSize, maxPageSize)
     const offset = request.query.offset ?? 0
     const plan = request.expansion!
-    const [rows, count] = await Promise.all([
-      selectLevel(database, plan.root).orderBy(primaryKeyColumn).limit(limit).offset(offset).execute(),
-      database.selectFrom(table).select((eb) => eb.fn.countAll().as('total')).executeTakeFirstOrThrow(),
+    const [rows, [count]] = await Promise.all([
+      templates.rows(plan.root, 'page', [limit, offset], ([limit, offset]) =>
+        selectLevel(database, plan.root).orderBy(primaryKeyColumn).limit(limit as number).offset(offset as number)),
+      templates.rows(countSite, 'count', [], () => database.selectFrom(table).select((eb) => eb.fn.countAll().as('total'))),
     ])
     await loadRows(database, plan.root, rows, engine.options.maxObjects)
-    return { data: rows, limit, offset, total: Number(count.total) } satisfies ListPage
+    return { data: rows, limit, offset, total: Number(count!.total) } satisfies ListPage
   })
 
   app.get(`${prefix}/:id`, {
@@ -79,7 +83,7 @@ export function registerResourceRoutes (
     schema: primaryKeySchema === undefined ? undefined : { params: { type: 'object', properties: { id: primaryKeySchema }, required: ['id'] } },
   }, async (request: FastifyRequest<{ Params: { id: unknown } }>) => {
     const plan = request.expansion!
-    const row = await selectLevel(database, plan.root).where(primaryKeyColumn, '=', request.params.id).executeTakeFirst()
+    const [row] = await templates.rows(plan.root, 'one', [request.params.id], ([id]) => selectLevel(database, plan.root).where(primaryKeyColumn, '=', id))
     if (row === undefined) throw new NotFoundError(`${node.name} ${String(request.params.id)} not found`)
     await loadRows(database, plan.root, [row], engine.options.maxObjects)
     return row

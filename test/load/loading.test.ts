@@ -174,6 +174,29 @@ for (const dialect of dialects()) {
     t.equal(ids.statements.length, 3, 'root, count, toy ids')
     t.same(ids.body.data[4], { id: 100, name: 'pet100', species: 'cat', owner: 1, sold_from: null, toys: [1] })
   })
+
+  t.test(`pages of 5 to 8 rows run the same SQL texts on ${dialect.name}`, async (t) => {
+    const database = await dialect.open()
+    t.teardown(() => database.close())
+    await createTables(database.db)
+    await seed(database.db, 96)
+    const app = await build(database)
+    t.teardown(() => app.close())
+
+    const toysTexts = new Set<string>()
+    const ids: number[] = []
+    for (const [limit, offset] of [[5, 0], [6, 5], [7, 11], [8, 18]]) {
+      const page = await get(app, database, `/pets?limit=${limit}&offset=${offset}&expand=owner.employer,toys`)
+      t.equal(page.body.data.length, limit)
+      ids.push(...page.body.data.map((pet: { id: number }) => pet.id))
+      t.equal(page.statements.length, 5)
+      for (const statement of page.statements) if (statement.includes('"pet_toys"."pet_id" in')) toysTexts.add(statement)
+    }
+    t.equal(new Set(ids).size, 26, 'consecutive pages, no pet twice')
+    // The pets of each page are padded to 8 keys, the last repeated: one SQL text for all four pages.
+    t.equal(toysTexts.size, 1, 'one text for the toys of 5, 6, 7 and 8 pets')
+    t.equal([...toysTexts][0]!.match(/\?|\$\d+/g)?.length, 8, 'with eight placeholders')
+  })
 }
 
 t.test('maxObjects bounds the objects one loaded response holds, counting shared rows each time they are written', async (t) => {

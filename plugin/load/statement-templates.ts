@@ -1,0 +1,104 @@
+import type { Compilable, CompiledQuery, Kysely } from 'kysely'
+
+// Tables are named at runtime by the resource definitions.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type AnyKysely = Kysely<any>
+type Rows = Array<Record<string, unknown>>
+
+/**
+ * Keys per statement: a power of two, under SQLite's 32,766 and PostgreSQL's
+ * 65,535 bound parameters.
+ */
+export const keysPerStatement = 8_192
+
+/**
+ * Statements of a cached plan are built and compiled by Kysely once, then run
+ * again with other values. Key lists are padded to a power of two by
+ * repeating the last key (as Hibernate's `in_clause_parameter_padding` does),
+ * so a relation path has a handful of SQL texts instead of one per key
+ * count: compiled statements stay few, and a statement cache on the driver
+ * (see `cachePreparedStatements`) keeps hitting across pages.
+ *
+ * A compiled statement is reused only when its parameters are exactly the
+ * values it was built with, each in a position of its own; a Kysely plugin
+ * that rewrites or inlines values makes the statement compile every time.
+ */
+export class StatementTemplates {
+  private readonly sites = new WeakMap<object, Map<string, CompiledQuery<unknown> | null>>()
+
+  constructor (private readonly db: AnyKysely) {}
+
+  /**
+   * Rows of the statement `build` makes for the keys of an `IN` list, where
+   * their order and repeats do not matter.
+   */
+  async rowsByKeys (site: object, keys: readonly unknown[], build: (keys: readonly unknown[]) => Compilable<unknown>): Promise<Rows> {
+    if (keys.length > keysPerStatement) return await this.run(build(keys).compile())
+    return await this.rows(site, 'keys', padKeys(keys), build, true)
+  }
+
+  /**
+   * Rows of the statement `build` makes for `values`. `site` (an object that
+   * lives as long as the plan, such as a planned field) and `purpose` name the
+   * statement; the number of values tells its variants apart.
+   */
+  async rows (
+    site: object,
+    purpose: string,
+    values: readonly unknown[],
+    build: (values: readonly unknown[]) => Compilable<unknown>,
+    valuesAreKeys = false
+  ): Promise<Rows> {
+    let templates = this.sites.get(site)
+    if (templates === undefined) {
+      templates = new Map()
+      this.sites.set(site, templates)
+    }
+    const variant = `${purpose}/${values.length}`
+    const template = templates.get(variant)
+    if (template) return await this.run({ ...template, parameters: values })
+    const compiled = build(values).compile()
+    if (template === undefined) {
+      if (!sameValues(compiled.parameters, values)) templates.set(variant, null)
+      // Equal values in several positions would not tell which parameter is which:
+      // keep the template of a later run. Repeated keys of an IN list are interchangeable.
+      else if (valuesAreKeys || new Set(values).size === values.length) templates.set(variant, compiled)
+    }
+    return await this.run(compiled)
+  }
+
+  private async run (compiled: CompiledQuery<unknown>): Promise<Rows> {
+    return (await this.db.executeQuery(compiled)).rows as Rows
+  }
+}
+
+const templatesOfDatabase = new WeakMap<AnyKysely, StatementTemplates>()
+
+/** The statement templates of a Kysely instance, kept as long as it is. */
+export function templatesFor (db: AnyKysely): StatementTemplates {
+  let templates = templatesOfDatabase.get(db)
+  if (templates === undefined) {
+    templates = new StatementTemplates(db)
+    templatesOfDatabase.set(db, templates)
+  }
+  return templates
+}
+
+/** `keys` with the last repeated up to the next power of two. */
+export function padKeys (keys: readonly unknown[]): readonly unknown[] {
+  const count = keys.length
+  if (count === 0) return keys
+  let size = 1
+  while (size < count) size *= 2
+  if (size === count) return keys
+  const padded = keys.slice()
+  const last = keys[count - 1]
+  for (let index = count; index < size; index++) padded.push(last)
+  return padded
+}
+
+function sameValues (parameters: readonly unknown[], keys: readonly unknown[]): boolean {
+  if (parameters.length !== keys.length) return false
+  for (let index = 0; index < keys.length; index++) if (parameters[index] !== keys[index]) return false
+  return true
+}

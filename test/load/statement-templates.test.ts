@@ -1,0 +1,93 @@
+import SQLite from 'better-sqlite3'
+import { Kysely, OperationNodeTransformer, PrimitiveValueListNode, SqliteDialect, ValueNode, type KyselyPlugin, type PluginTransformResultArgs, type QueryResult, type RootOperationNode, type UnknownRow } from 'kysely'
+import t from 'tap'
+import { padKeys, StatementTemplates } from '../../plugin/load/statement-templates.js'
+
+interface Tables { pets: { id: number; name: string } }
+
+async function petsDatabase (plugins: KyselyPlugin[] = []): Promise<Kysely<Tables>> {
+  const db = new Kysely<Tables>({ dialect: new SqliteDialect({ database: new SQLite(':memory:') }), plugins })
+  await db.schema.createTable('pets').addColumn('id', 'integer', (column) => column.primaryKey()).addColumn('name', 'text').execute()
+  await db.insertInto('pets').values(Array.from({ length: 20 }, (_, index) => ({ id: index + 1, name: `Pet ${index + 1}` }))).execute()
+  return db
+}
+
+t.test('padKeys repeats the last key up to a power of two', async (t) => {
+  t.same(padKeys([]), [])
+  t.same(padKeys([7]), [7])
+  t.same(padKeys([1, 2]), [1, 2])
+  t.same(padKeys([1, 2, 3]), [1, 2, 3, 3])
+  t.same(padKeys([5, 4, 3, 2, 1]), [5, 4, 3, 2, 1, 1, 1, 1])
+  t.equal(padKeys(Array.from({ length: 100 }, (_, index) => index)).length, 128)
+  const exact = [1, 2, 3, 4]
+  t.equal(padKeys(exact), exact, 'a power of two is used as it is')
+})
+
+t.test('key lists: one Kysely build per site and padded length, the right rows every time', async (t) => {
+  const db = await petsDatabase()
+  t.teardown(() => db.destroy())
+  const templates = new StatementTemplates(db)
+  const site = {}
+  let builds = 0
+  const byIds = (ids: readonly unknown[]) => templates.rowsByKeys(site, ids, (keys) => {
+    builds++
+    return db.selectFrom('pets').select(['id', 'name']).where('id', 'in', keys as number[]).orderBy('id')
+  })
+  t.same(await byIds([3, 1, 2]), [{ id: 1, name: 'Pet 1' }, { id: 2, name: 'Pet 2' }, { id: 3, name: 'Pet 3' }])
+  t.same(await byIds([9, 10, 11, 12]), [9, 10, 11, 12].map((id) => ({ id, name: `Pet ${id}` })), 'four keys: the same padded length')
+  t.equal(builds, 1)
+  t.same(await byIds([5, 6, 7, 8, 20]), [5, 6, 7, 8, 20].map((id) => ({ id, name: `Pet ${id}` })), 'five keys: padded to eight')
+  t.equal(builds, 2)
+  t.same(await byIds([99]), [], 'a key with no row')
+  t.same(await templates.rowsByKeys({}, [4], (keys) => db.selectFrom('pets').select('name').where('id', 'in', keys as number[])), [{ name: 'Pet 4' }], 'another site has statements of its own')
+})
+
+t.test('positional values: a template only from values that tell their positions apart', async (t) => {
+  const db = await petsDatabase()
+  t.teardown(() => db.destroy())
+  const templates = new StatementTemplates(db)
+  const site = {}
+  let builds = 0
+  const page = (limit: number, offset: number) => templates.rows(site, 'page', [limit, offset], ([limit, offset]) => {
+    builds++
+    return db.selectFrom('pets').select('id').orderBy('id').limit(limit as number).offset(offset as number)
+  })
+  const ids = async (limit: number, offset: number) => (await page(limit, offset)).map((row) => row.id)
+  t.same(await ids(2, 2), [3, 4])
+  t.same(await ids(3, 3), [4, 5, 6])
+  t.equal(builds, 2, 'limit equal to offset: built every time')
+  t.same(await ids(2, 5), [6, 7])
+  t.same(await ids(4, 1), [2, 3, 4, 5], 'the template keeps limit and offset apart')
+  t.same(await ids(1, 1), [2])
+  t.equal(builds, 3, 'built once more, for the template')
+})
+
+/** Rewrites every value, as a plugin that encodes values would: compiled parameters are not the values given. */
+class NumbersAsText extends OperationNodeTransformer {
+  protected override transformValue (node: ValueNode): ValueNode {
+    return typeof node.value === 'number' ? ValueNode.create(String(node.value)) : node
+  }
+
+  protected override transformPrimitiveValueList (node: PrimitiveValueListNode): PrimitiveValueListNode {
+    return PrimitiveValueListNode.create(node.values.map((value) => typeof value === 'number' ? String(value) : value))
+  }
+}
+const numbersAsText: KyselyPlugin = {
+  transformQuery: (args: { node: RootOperationNode }) => new NumbersAsText().transformNode(args.node),
+  transformResult: async (args: PluginTransformResultArgs): Promise<QueryResult<UnknownRow>> => args.result,
+}
+
+t.test('a plugin that rewrites values: compiled every time, never reused with the wrong parameters', async (t) => {
+  const db = await petsDatabase([numbersAsText])
+  t.teardown(() => db.destroy())
+  const templates = new StatementTemplates(db)
+  const site = {}
+  let builds = 0
+  const byIds = (ids: number[]) => templates.rowsByKeys(site, ids, (keys) => {
+    builds++
+    return db.selectFrom('pets').select('name').where('id', 'in', keys as number[]).orderBy('id')
+  })
+  t.same(await byIds([1, 2]), [{ name: 'Pet 1' }, { name: 'Pet 2' }])
+  t.same(await byIds([3, 4]), [{ name: 'Pet 3' }, { name: 'Pet 4' }])
+  t.equal(builds, 2)
+})
