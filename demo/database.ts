@@ -1,6 +1,7 @@
 import SQLite from 'better-sqlite3'
 import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely'
 import pg from 'pg'
+import { cachePreparedStatements } from '../plugin/index.js'
 
 /** The demo's tables, as Kysely sees them. */
 export interface DemoTables {
@@ -30,7 +31,8 @@ export function connect (settings: DatabaseSettings = {}): DemoDatabase {
   const file = settings.sqliteFile ?? 'demo.db'
   const database = new SQLite(file)
   if (file !== ':memory:') database.pragma('journal_mode = WAL')
-  return new Kysely<DemoTables>({ dialect: new SqliteDialect({ database }) })
+  // Each SQL text prepared once, rows built by a compiled function: see README, Loading.
+  return new Kysely<DemoTables>({ dialect: new SqliteDialect({ database: cachePreparedStatements(database) }) })
 }
 
 /** Creates the tables when they do not exist, with the schema builder so both dialects get the same DDL. */

@@ -24,7 +24,7 @@ export const databaseSuite: Suite = {
   async setup () {
     const database = createPetsDatabase()
     const counter: StatementCounter = { count: 0 }
-    const db = kyselyOver(database, counter)
+    const db = kyselyOver(database, { counter })
     const app = Fastify()
     await app.register(expandPlugin, { db, resources: petResources })
     // The request is captured once per depth: app.expand.load reads the validated plan it carries.

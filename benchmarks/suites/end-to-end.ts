@@ -8,11 +8,20 @@ import { createPetsDatabase, kyselyOver, Pet, petResources } from '../domain/pet
 import { assertSameText, type BenchCase, type Suite } from '../runner.js'
 
 export const routesName = 'app.expand.routes'
+export const routesUncachedName = "app.expand.routes (Kysely's own SQLite driver)"
 export const handName = 'hand-written JOIN + JSON.stringify'
 export const mercuriusName = 'mercurius (loaders)'
 export const mercuriusJitName = 'mercurius + graphql-jit (loaders)'
 export const pageRows = 100
 const expand = 'owner.employer,toys'
+
+async function routesApp (db: ReturnType<typeof kyselyOver>): Promise<FastifyInstance> {
+  const app = Fastify()
+  await app.register(expandPlugin, { db, resources: petResources })
+  app.expand.routes('/pets', Pet, { maxPageSize: pageRows })
+  await app.ready()
+  return app
+}
 
 /** A page route written by hand: the best single statement, shaped by hand, Fastify's default JSON.stringify. */
 async function handWrittenApp (database: Database.Database): Promise<FastifyInstance> {
@@ -51,17 +60,18 @@ export const endToEndSuite: Suite = {
   description: [
     `A ${pageRows}-row page of pets with \`expand=${expand}\` (pets, people, companies, toys through pet_toys) on in-memory SQLite,`,
     'requested through app.inject one after another; figure: requests per second (1 / median latency).',
-    `${routesName} is the plugin's list route (4 statements + 1 count); ${handName} is one prepared statement shaped by hand plus the count (the baseline);`,
+    `${routesName} is the plugin's list route (4 statements + 1 count) on a Kysely instance over \`cachePreparedStatements\`, as the README recommends;`,
+    `${routesUncachedName} is the same route on Kysely's SqliteDialect given the database itself, which prepares every statement again;`,
+    `${handName} is one prepared statement shaped by hand plus the count (the baseline);`,
     'mercurius answers the equivalent GraphQL query with per-request loaders, with and without graphql-jit (`jit: 1`).',
-    'The JSON of the records is checked byte-identical across all four before timing.',
+    'The JSON of the records is checked byte-identical across all of them before timing.',
   ].join(' '),
   async setup () {
     const database = createPetsDatabase()
     const db = kyselyOver(database)
-    const expandApp = Fastify()
-    await expandApp.register(expandPlugin, { db, resources: petResources })
-    expandApp.expand.routes('/pets', Pet, { maxPageSize: pageRows })
-    await expandApp.ready()
+    const uncachedDb = kyselyOver(database, { uncached: true })
+    const expandApp = await routesApp(db)
+    const uncachedApp = await routesApp(uncachedDb)
     const handApp = await handWrittenApp(database)
     const mercuriusApp = await graphqlApp(database, 0)
     const mercuriusJitApp = await graphqlApp(database, 1)
@@ -74,6 +84,7 @@ export const endToEndSuite: Suite = {
     }
     const contenders = [
       { name: routesName, app: expandApp, request: { url: `/pets?limit=${pageRows}&offset=0&expand=${expand}` } as InjectOptions, records: envelopeRecords },
+      { name: routesUncachedName, app: uncachedApp, request: { url: `/pets?limit=${pageRows}&offset=0&expand=${expand}` } as InjectOptions, records: envelopeRecords },
       { name: handName, app: handApp, request: { url: `/pets?limit=${pageRows}&offset=0` } as InjectOptions, records: envelopeRecords },
       { name: mercuriusName, app: mercuriusApp, request: graphqlRequest, records: graphqlRecords },
       { name: mercuriusJitName, app: mercuriusJitApp, request: graphqlRequest, records: graphqlRecords },
@@ -112,7 +123,8 @@ export const endToEndSuite: Suite = {
     return {
       cases: [benchCase],
       async teardown () {
-        for (const app of [expandApp, handApp, mercuriusApp, mercuriusJitApp]) await app.close()
+        for (const app of [expandApp, uncachedApp, handApp, mercuriusApp, mercuriusJitApp]) await app.close()
+        await uncachedDb.destroy()
         await db.destroy()
       },
     }
