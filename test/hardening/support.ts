@@ -157,10 +157,14 @@ export function propertyParameters (numRuns: number): { numRuns: number; seed?: 
 
 /** The garbage collector, when this process can obtain it (tests run without --expose-gc). */
 export async function obtainGc (): Promise<(() => void) | undefined> {
+  // From V8 14 (Node 25+), the compilation cache keeps every distinct compiled source
+  // (each serializer's) until the heap nears its limit, then lets it go: heap readings
+  // would show V8's cache, not what the plugin keeps. Without it they show the plugin's.
+  const v8 = await import('node:v8')
+  v8.setFlagsFromString('--no-compilation-cache')
   const exposed = (globalThis as { gc?: () => void }).gc
   if (typeof exposed === 'function') return exposed
   try {
-    const v8 = await import('node:v8')
     const vm = await import('node:vm')
     v8.setFlagsFromString('--expose-gc')
     const gc = vm.runInNewContext('gc') as unknown
