@@ -44,8 +44,8 @@ function formatFacts (facts: Record<string, number>): string {
     .join(', ')
 }
 
-/** RESULTS.md: the machine, the goals read against the figures, one table per suite, then the stress results if any. */
-export function renderMarkdown (report: BenchReport, profileNotes: string, stress: string | undefined): string {
+/** RESULTS.md: the machine, the goals read against the figures, one table per suite, then other runtimes and the stress results if any. */
+export function renderMarkdown (report: BenchReport, profileNotes: string, stress: string | undefined, otherRuntimes: readonly BenchReport[] = []): string {
   const { machine: host } = report
   const lines: string[] = [
     '# Benchmark results',
@@ -86,6 +86,39 @@ export function renderMarkdown (report: BenchReport, profileNotes: string, stres
       lines.push(`| ${cell(row.case)} | ${cell(row.contender)} | ${formatFigure(row.median, row.unit)} | ${isBaseline ? '1 (baseline)' : `${row.speedup.toFixed(2)}x`} | ${cell(row.baseline)} | ${cell(formatFacts(row.facts))} |`)
     }
   }
+  if (otherRuntimes.length > 0) lines.push('', ...renderOtherRuntimes(report, otherRuntimes))
   if (stress !== undefined) lines.push('', '## Stress', '', stress.trimEnd())
   return `${lines.join('\n')}\n`
+}
+
+/**
+ * The same suite run on other Node versions (benchmarks/runtimes/*.json, each
+ * the results.json of a full run there): their goals, and every ratio beside
+ * this run's.
+ */
+function renderOtherRuntimes (report: BenchReport, others: readonly BenchReport[]): string[] {
+  const lines = [
+    '## Other runtimes',
+    '',
+    'The full suite run on other Node versions on the same machine (`node --import tsx benchmarks/run.ts --out DIR` with that',
+    'node, better-sqlite3 built for it; its results.json kept in benchmarks/runtimes/). Notes above are read against',
+    `${report.machine.node}; ratios are always against a baseline measured in the same run.`,
+  ]
+  for (const other of others) {
+    lines.push('', `### Node ${other.machine.node}`, '', `Run on ${other.generatedAt} (${Math.round(other.durationSeconds)} s).`, '',
+      '| goal | result | status |', '|---|---|---|',
+      ...other.goals.map((goal) => `| ${cell(goal.goal)} | ${cell(goal.figure)} | ${status(goal.met)} |`))
+  }
+  const runtimes = [report, ...others]
+  lines.push('', '### Every ratio, side by side', '', `| suite | case | contender | baseline | ${runtimes.map((run) => `x baseline, ${run.machine.node}`).join(' | ')} |`,
+    `|---|---|---|---|${runtimes.map(() => '---|').join('')}`)
+  for (const row of report.results) {
+    if (row.contender === row.baseline) continue
+    const ratios = runtimes.map((run) => {
+      const same = run.results.find((result) => result.suite === row.suite && result.case === row.case && result.contender === row.contender)
+      return same === undefined ? '' : `${same.speedup.toFixed(2)}x`
+    })
+    lines.push(`| ${row.suite} | ${cell(row.case)} | ${cell(row.contender)} | ${cell(row.baseline)} | ${ratios.join(' | ')} |`)
+  }
+  return lines
 }

@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs'
-import { mkdir, readFile, writeFile } from 'node:fs/promises'
+import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
@@ -76,7 +76,16 @@ async function writeReport (report: BenchReport, out: string): Promise<void> {
   const profileNotes = existsSync(profileFile) && report.mode === 'full' ? await readFile(profileFile, 'utf8') : ''
   await mkdir(out, { recursive: true })
   await writeFile(path.join(out, 'results.json'), `${JSON.stringify(report, null, 2)}\n`)
-  await writeFile(path.join(out, 'RESULTS.md'), renderMarkdown(report, profileNotes, stress))
+  await writeFile(path.join(out, 'RESULTS.md'), renderMarkdown(report, profileNotes, stress, report.mode === 'full' ? await otherRuntimes(report) : []))
+}
+
+/** Full runs on other Node versions kept in benchmarks/runtimes/, for RESULTS.md to set beside this one. */
+async function otherRuntimes (report: BenchReport): Promise<BenchReport[]> {
+  const folder = path.join(benchmarksDir, 'runtimes')
+  if (!existsSync(folder)) return []
+  const files = (await readdir(folder)).filter((file) => file.endsWith('.json')).sort()
+  const reports = await Promise.all(files.map(async (file) => JSON.parse(await readFile(path.join(folder, file), 'utf8')) as BenchReport))
+  return reports.filter((other) => other.mode === 'full' && other.machine.node !== report.machine.node)
 }
 
 main().catch((error: unknown) => {
