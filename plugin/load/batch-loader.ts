@@ -156,31 +156,47 @@ export function toManyQuery (db: AnyKysely, relation: RelationEdge, level: Level
     ? selectLevel(db, level)
     : selectLevel(db, level).innerJoin(through.table, `${through.table}.${through.to}`, `${targetTable}.${target.column(target.primaryKey)}`)
   const parentColumn = through === undefined ? `${targetTable}.${foreignKeyOf(relation)}` : `${through.table}.${through.from}`
-  const selected = rows
+  // The parent key first: an index on it (a foreign key's, a join table's primary
+  // key) hands over each parent's rows together and in order, without a sort. The
+  // related key as the join table holds it orders them as the id array does; it
+  // also ends an orderBy, so ties come out the same on every run.
+  const relatedKey = through === undefined ? `${targetTable}.${target.column(target.primaryKey)}` : `${through.table}.${through.to}`
+  const ordered = rows
     .select(`${parentColumn} as ${parentKey}`)
     .where(parentColumn, 'in', parentKeys)
-  if (relation.keys.orderBy !== undefined) return selected.orderBy(`${targetTable}.${relation.keys.orderBy}`)
-  // Each parent's rows come in ascending related key either way; ordering by the
-  // parent key first lets the database read them in the order of its index on
-  // (parent, related key) instead of sorting them.
-  const relatedKey = through === undefined ? `${targetTable}.${target.column(target.primaryKey)}` : `${through.table}.${through.to}`
-  return selected.orderBy(parentColumn).orderBy(relatedKey)
+    .orderBy(parentColumn)
+  return relation.keys.orderBy === undefined
+    ? ordered.orderBy(relatedKey)
+    : ordered.orderBy(`${targetTable}.${relation.keys.orderBy}`).orderBy(relatedKey)
 }
 
-/** The statement of a to-many relation shown as ids: the join table alone when there is one. */
+/**
+ * The statement of a to-many relation shown as ids: the join table alone when
+ * there is one, joined to the related table only to follow the relation's orderBy.
+ */
 export function idArrayQuery (db: AnyKysely, relation: RelationEdge, parentKeys: readonly unknown[]) {
   const target = relation.target
+  const targetTable = tableOf(target)
+  const relatedKey = `${targetTable}.${target.column(target.primaryKey)}`
   const through = relation.keys.through
-  return through !== undefined
-    ? db.selectFrom(through.table)
-      .select([`${through.to} as id`, `${through.from} as ${parentKey}`])
-      .where(through.from, 'in', parentKeys)
-      .orderBy(through.from)
-      .orderBy(through.to)
-    : db.selectFrom(tableOf(target))
-      .select([`${target.column(target.primaryKey)} as id`, `${foreignKeyOf(relation)} as ${parentKey}`])
-      .where(foreignKeyOf(relation), 'in', parentKeys)
-      .orderBy(relation.keys.orderBy === undefined ? [foreignKeyOf(relation), target.column(target.primaryKey)] : [relation.keys.orderBy])
+  const orderBy = relation.keys.orderBy
+  if (through !== undefined) {
+    const parentColumn = `${through.table}.${through.from}`
+    const idColumn = `${through.table}.${through.to}`
+    const ids = db.selectFrom(through.table)
+      .select([`${idColumn} as id`, `${parentColumn} as ${parentKey}`])
+      .where(parentColumn, 'in', parentKeys)
+      .orderBy(parentColumn)
+    return orderBy === undefined
+      ? ids.orderBy(idColumn)
+      : ids.leftJoin(targetTable, relatedKey, idColumn).orderBy(`${targetTable}.${orderBy}`).orderBy(idColumn)
+  }
+  const parentColumn = `${targetTable}.${foreignKeyOf(relation)}`
+  const ids = db.selectFrom(targetTable)
+    .select([`${relatedKey} as id`, `${parentColumn} as ${parentKey}`])
+    .where(parentColumn, 'in', parentKeys)
+    .orderBy(parentColumn)
+  return orderBy === undefined ? ids.orderBy(relatedKey) : ids.orderBy(`${targetTable}.${orderBy}`).orderBy(relatedKey)
 }
 
 /**

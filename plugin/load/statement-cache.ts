@@ -3,15 +3,15 @@ import { LruMap } from 'toad-cache'
 import { InvalidOptionError } from '../errors.js'
 
 export interface StatementCacheOptions {
-  /** Prepared statements kept, least recently used evicted first (default 500). */
+  /** Prepared statements kept, least recently used evicted first (default 256). */
   maxStatements?: number
+  /** Longer SQL texts are prepared on every run, as without the cache (default 2,048 characters). */
+  maxStatementLength?: number
 }
 
 /** The part of a better-sqlite3 statement used here, beyond what Kysely needs. */
 interface BetterSqliteStatement extends SqliteStatement {
   raw(toggle?: boolean): this
-  pluck(toggle?: boolean): this
-  get(...parameters: unknown[]): unknown
   columns(): Array<{ name: string }>
 }
 
@@ -21,35 +21,32 @@ interface BetterSqliteStatement extends SqliteStatement {
  *
  * - each SQL text is prepared once (Kysely's SQLite driver prepares every
  *   statement it runs, 10-20 µs each);
- * - result rows are read as arrays and turned into objects by a function
- *   compiled for the statement's columns, which is about 25% faster than
- *   better-sqlite3 building each object itself, and gives every row of a
- *   statement the same shape.
+ * - the rows of a statement that names its columns (no `*`, so its column
+ *   names cannot change with the schema) are read as arrays and turned into
+ *   objects by a function compiled for those columns, about 25% faster than
+ *   better-sqlite3 building each object, and every row gets the same shape.
  *
- * Rows are the same objects, with the same keys in the same order, also
- * after the schema changes under a cached statement (a column added, dropped
- * or renamed, by this connection or another). One difference, on purpose: a
- * column named `__proto__` is an own property, where better-sqlite3 would
- * try to set the row's prototype with it. A database that is not
- * better-sqlite3 keeps the driver's own rows.
+ * Rows are the objects better-sqlite3 gives, with the same keys in the same
+ * order; a column named `__proto__` is always an own property. Memory is
+ * bounded: a prepared statement costs SQLite about 165 bytes per parameter,
+ * so at most `maxStatements` texts of at most `maxStatementLength`
+ * characters are kept (by default about 30 MB at worst, a few MB in use).
  *
  * ```ts
  * new Kysely({ dialect: new SqliteDialect({ database: cachePreparedStatements(new SQLite('app.db')) }) })
  * ```
  */
 export function cachePreparedStatements (database: SqliteDatabase, options: StatementCacheOptions = {}): SqliteDatabase {
-  const maxStatements = options.maxStatements ?? 500
-  if (!Number.isInteger(maxStatements) || maxStatements < 1) {
-    throw new InvalidOptionError(`maxStatements must be a positive integer, got ${String(options.maxStatements)}`)
-  }
+  const maxStatements = positiveInteger('maxStatements', options.maxStatements, 256)
+  const maxStatementLength = positiveInteger('maxStatementLength', options.maxStatementLength, 2_048)
   const statements = new LruMap<SqliteStatement>(maxStatements)
-  const schemaVersion = schemaVersionReader(database)
   return {
     close: () => database.close(),
     prepare (sql) {
+      if (sql.length > maxStatementLength) return database.prepare(sql)
       let statement = statements.get(sql)
       if (statement === undefined) {
-        statement = shareable(database, sql, schemaVersion)
+        statement = shareable(database, sql)
         statements.set(sql, statement)
       }
       return statement
@@ -57,12 +54,10 @@ export function cachePreparedStatements (database: SqliteDatabase, options: Stat
   }
 }
 
-/** better-sqlite3's cheapest way to tell that the schema changed (about 0.1 µs); undefined for other drivers. */
-function schemaVersionReader (database: SqliteDatabase): (() => unknown) | undefined {
-  const statement = database.prepare('pragma schema_version')
-  if (!isBetterSqlite(statement)) return undefined
-  statement.pluck(true)
-  return () => statement.get()
+function positiveInteger (name: string, value: number | undefined, fallback: number): number {
+  if (value === undefined) return fallback
+  if (!Number.isInteger(value) || value < 1) throw new InvalidOptionError(`${name} must be a positive integer, got ${String(value)}`)
+  return value
 }
 
 /**
@@ -70,44 +65,27 @@ function schemaVersionReader (database: SqliteDatabase): (() => unknown) | undef
  * before they return, but an iterator keeps its statement busy until it is
  * done, so each iteration gets a statement of its own.
  */
-function shareable (database: SqliteDatabase, sql: string, schemaVersion: (() => unknown) | undefined): SqliteStatement {
+function shareable (database: SqliteDatabase, sql: string): SqliteStatement {
   const statement = database.prepare(sql)
-  const all = statement.reader && schemaVersion !== undefined && isBetterSqlite(statement)
-    ? arrayRowReader(statement, schemaVersion)
-    : (parameters: readonly unknown[]) => statement.all(parameters)
   return {
     reader: statement.reader,
-    all,
+    all: statement.reader && !sql.includes('*') && isBetterSqlite(statement)
+      ? arrayRowReader(statement)
+      : (parameters) => statement.all(parameters),
     run: (parameters) => statement.run(parameters),
     iterate: (parameters) => database.prepare(sql).iterate(parameters),
   }
 }
 
-/** Reads rows as arrays and builds the objects with a function compiled for the statement's columns. */
-function arrayRowReader (statement: BetterSqliteStatement, schemaVersion: () => unknown): (parameters: readonly unknown[]) => unknown[] {
-  let version = schemaVersion()
-  let rowsOf = rowBuilderOf(statement)
+function arrayRowReader (statement: BetterSqliteStatement): (parameters: readonly unknown[]) => unknown[] {
+  const rowsOf = compileRowBuilder(statement.columns().map((column) => column.name))
   statement.raw(true)
-  return (parameters) => {
-    const rows = statement.all(parameters) as unknown[][]
-    // Read after the rows: if the schema changed, SQLite prepared the statement again
-    // before running it, and its columns now are those of these rows.
-    const current = schemaVersion()
-    if (current !== version) {
-      version = current
-      rowsOf = rowBuilderOf(statement)
-    }
-    return rowsOf(rows)
-  }
+  return (parameters) => rowsOf(statement.all(parameters) as unknown[][])
 }
 
 function isBetterSqlite (statement: SqliteStatement): statement is BetterSqliteStatement {
   const candidate = statement as Partial<BetterSqliteStatement>
-  return ['raw', 'pluck', 'get', 'columns'].every((method) => typeof candidate[method as keyof BetterSqliteStatement] === 'function')
-}
-
-function rowBuilderOf (statement: BetterSqliteStatement): RowBuilder {
-  return compileRowBuilder(statement.columns().map((column) => column.name))
+  return typeof candidate.raw === 'function' && typeof candidate.columns === 'function'
 }
 
 type RowBuilder = (rows: unknown[][]) => Array<Record<string, unknown>>

@@ -1,4 +1,5 @@
-import type { Compilable, CompiledQuery, Kysely } from 'kysely'
+import { createQueryId, type Compilable, type CompiledQuery, type Kysely } from 'kysely'
+import { LruMap } from 'toad-cache'
 
 // Tables are named at runtime by the resource definitions.
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -10,6 +11,10 @@ type Rows = Array<Record<string, unknown>>
  * 65,535 bound parameters.
  */
 export const keysPerStatement = 8_192
+/** Longer key lists are neither padded nor kept as templates: a statement costs memory per parameter. */
+export const largestTemplateKeys = 512
+/** Compiled statements kept per Kysely instance, least recently used evicted first. */
+const templatesPerDatabase = 500
 
 /**
  * Statements of a cached plan are built and compiled by Kysely once, then run
@@ -19,21 +24,28 @@ export const keysPerStatement = 8_192
  * count: compiled statements stay few, and a statement cache on the driver
  * (see `cachePreparedStatements`) keeps hitting across pages.
  *
- * A compiled statement is reused only when its parameters are exactly the
- * values it was built with, each in a position of its own; a Kysely plugin
- * that rewrites or inlines values makes the statement compile every time.
+ * Only on a Kysely instance without plugins: a plugin may write the SQL from
+ * more than the query (a tenant's schema, say) or change values one by one,
+ * so with plugins every statement is built and compiled, as Kysely does. A
+ * compiled statement is kept only when its parameters are exactly the values
+ * it was built with, each in a position of its own.
  */
 export class StatementTemplates {
-  private readonly sites = new WeakMap<object, Map<string, CompiledQuery<unknown> | null>>()
+  private readonly templates = new LruMap<CompiledQuery<unknown> | null>(templatesPerDatabase)
+  private readonly siteIds = new WeakMap<object, number>()
+  private nextSiteId = 0
+  private readonly reusable: boolean
 
-  constructor (private readonly db: AnyKysely) {}
+  constructor (private readonly db: AnyKysely) {
+    this.reusable = db.getExecutor().plugins.length === 0
+  }
 
   /**
    * Rows of the statement `build` makes for the keys of an `IN` list, where
    * their order and repeats do not matter.
    */
   async rowsByKeys (site: object, keys: readonly unknown[], build: (keys: readonly unknown[]) => Compilable<unknown>): Promise<Rows> {
-    if (keys.length > keysPerStatement) return await this.run(build(keys).compile())
+    if (!this.reusable || keys.length > largestTemplateKeys) return await this.run(build(keys).compile())
     return await this.rows(site, 'keys', padKeys(keys), build, true)
   }
 
@@ -49,22 +61,27 @@ export class StatementTemplates {
     build: (values: readonly unknown[]) => Compilable<unknown>,
     valuesAreKeys = false
   ): Promise<Rows> {
-    let templates = this.sites.get(site)
-    if (templates === undefined) {
-      templates = new Map()
-      this.sites.set(site, templates)
-    }
-    const variant = `${purpose}/${values.length}`
-    const template = templates.get(variant)
-    if (template) return await this.run({ ...template, parameters: values })
+    if (!this.reusable) return await this.run(build(values).compile())
+    const variant = `${this.siteId(site)}/${purpose}/${values.length}`
+    const template = this.templates.get(variant)
+    if (template) return await this.run({ ...template, queryId: createQueryId(), parameters: values })
     const compiled = build(values).compile()
     if (template === undefined) {
-      if (!sameValues(compiled.parameters, values)) templates.set(variant, null)
+      if (!sameValues(compiled.parameters, values)) this.templates.set(variant, null)
       // Equal values in several positions would not tell which parameter is which:
       // keep the template of a later run. Repeated keys of an IN list are interchangeable.
-      else if (valuesAreKeys || new Set(values).size === values.length) templates.set(variant, compiled)
+      else if (valuesAreKeys || new Set(values).size === values.length) this.templates.set(variant, compiled)
     }
     return await this.run(compiled)
+  }
+
+  private siteId (site: object): number {
+    let id = this.siteIds.get(site)
+    if (id === undefined) {
+      id = this.nextSiteId++
+      this.siteIds.set(site, id)
+    }
+    return id
   }
 
   private async run (compiled: CompiledQuery<unknown>): Promise<Rows> {

@@ -1,7 +1,7 @@
 import SQLite from 'better-sqlite3'
-import { Kysely, OperationNodeTransformer, PrimitiveValueListNode, SqliteDialect, ValueNode, type KyselyPlugin, type PluginTransformResultArgs, type QueryResult, type RootOperationNode, type UnknownRow } from 'kysely'
+import { Kysely, OperationNodeTransformer, PrimitiveValueListNode, SqliteDialect, ValueNode, WithSchemaPlugin, type KyselyPlugin, type PluginTransformResultArgs, type QueryResult, type RootOperationNode, type UnknownRow } from 'kysely'
 import t from 'tap'
-import { padKeys, StatementTemplates } from '../../plugin/load/statement-templates.js'
+import { largestTemplateKeys, padKeys, StatementTemplates } from '../../plugin/load/statement-templates.js'
 
 interface Tables { pets: { id: number; name: string } }
 
@@ -62,6 +62,25 @@ t.test('positional values: a template only from values that tell their positions
   t.equal(builds, 3, 'built once more, for the template')
 })
 
+t.test('key lists longer than largestTemplateKeys: built every time, not padded', async (t) => {
+  const db = await petsDatabase()
+  t.teardown(() => db.destroy())
+  const templates = new StatementTemplates(db)
+  const site = {}
+  const texts: string[] = []
+  const keys = Array.from({ length: largestTemplateKeys + 1 }, (_, index) => index + 1)
+  for (let run = 0; run < 2; run++) {
+    const rows = await templates.rowsByKeys(site, keys, (keys) => {
+      const query = db.selectFrom('pets').select('id').where('id', 'in', keys as number[])
+      texts.push(query.compile().sql)
+      return query
+    })
+    t.equal(rows.length, 20)
+  }
+  t.equal(texts.length, 2, 'built on each run')
+  t.equal(texts[0]!.match(/\?/g)?.length, largestTemplateKeys + 1, 'the keys as they are')
+})
+
 /** Rewrites every value, as a plugin that encodes values would: compiled parameters are not the values given. */
 class NumbersAsText extends OperationNodeTransformer {
   protected override transformValue (node: ValueNode): ValueNode {
@@ -77,7 +96,7 @@ const numbersAsText: KyselyPlugin = {
   transformResult: async (args: PluginTransformResultArgs): Promise<QueryResult<UnknownRow>> => args.result,
 }
 
-t.test('a plugin that rewrites values: compiled every time, never reused with the wrong parameters', async (t) => {
+t.test('on a Kysely instance with plugins every statement is built and compiled: values rewritten', async (t) => {
   const db = await petsDatabase([numbersAsText])
   t.teardown(() => db.destroy())
   const templates = new StatementTemplates(db)
@@ -90,4 +109,24 @@ t.test('a plugin that rewrites values: compiled every time, never reused with th
   t.same(await byIds([1, 2]), [{ name: 'Pet 1' }, { name: 'Pet 2' }])
   t.same(await byIds([3, 4]), [{ name: 'Pet 3' }, { name: 'Pet 4' }])
   t.equal(builds, 2)
+})
+
+t.test('on a Kysely instance with plugins every statement is built and compiled: SQL written from the request', async (t) => {
+  // One schema per tenant, chosen per request: the SQL differs although the query does not.
+  const raw = new SQLite(':memory:')
+  raw.exec("attach ':memory:' as tenant_a; attach ':memory:' as tenant_b")
+  for (const tenant of ['tenant_a', 'tenant_b']) raw.exec(`create table ${tenant}.pets (id integer primary key, name text); insert into ${tenant}.pets values (1, '${tenant} secret')`)
+  let tenant = 'tenant_a'
+  const perTenant: KyselyPlugin = {
+    transformQuery: (args) => new WithSchemaPlugin(tenant).transformQuery(args),
+    transformResult: async (args) => args.result,
+  }
+  const db = new Kysely<Tables>({ dialect: new SqliteDialect({ database: raw }), plugins: [perTenant] })
+  t.teardown(() => db.destroy())
+  const templates = new StatementTemplates(db)
+  const site = {}
+  const names = async () => (await templates.rowsByKeys(site, [1], (keys) => db.selectFrom('pets').select('name').where('id', 'in', keys as number[]))).map((row) => row.name)
+  t.same(await names(), ['tenant_a secret'])
+  tenant = 'tenant_b'
+  t.same(await names(), ['tenant_b secret'], "the second tenant's rows, not the first's")
 })

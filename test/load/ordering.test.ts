@@ -1,0 +1,121 @@
+import { Type } from '@sinclair/typebox'
+import Fastify, { type FastifyInstance } from 'fastify'
+import { sql, type Kysely } from 'kysely'
+import t from 'tap'
+import expandPlugin, { defineResource, type AnyResource } from '../../plugin/index.js'
+import { dialects } from '../fixtures/dialects.js'
+
+// To-many arrays, as ids and expanded: by the related primary key, or by the relation's
+// orderBy with the primary key breaking ties; through a join table and by foreign key.
+const Tag = defineResource({
+  name: 'Tag',
+  table: 'tags',
+  schema: Type.Object({ id: Type.Integer(), label: Type.String(), rank: Type.Integer() }),
+  fields: ['id', 'label'],
+})
+const Comment = defineResource({
+  name: 'Comment',
+  table: 'comments',
+  schema: Type.Object({ id: Type.Integer(), body: Type.String(), rank: Type.Integer() }),
+  fields: ['id', 'body'],
+})
+const through = { table: 'post_tags', from: 'post_id', to: 'tag_id' }
+const Post = defineResource({
+  name: 'Post',
+  table: 'posts',
+  schema: Type.Object({
+    id: Type.Integer(),
+    tags: Type.Array(Type.Integer()),
+    ranked_tags: Type.Array(Type.Integer()),
+    comments: Type.Array(Type.Integer()),
+    ranked_comments: Type.Array(Type.Integer()),
+  }),
+  fields: ['id', 'tags', 'ranked_tags', 'comments', 'ranked_comments'],
+  expandable: {
+    tags: [(): AnyResource => Tag, { many: true, through }],
+    ranked_tags: [(): AnyResource => Tag, { many: true, through, orderBy: 'rank' }],
+    comments: [(): AnyResource => Comment, { many: true, foreignKey: 'post_id' }],
+    ranked_comments: [(): AnyResource => Comment, { many: true, foreignKey: 'post_id', orderBy: 'rank' }],
+  },
+})
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+async function seed (db: Kysely<any>): Promise<void> {
+  await db.schema.createTable('posts').addColumn('id', 'integer', (column) => column.primaryKey()).execute()
+  await db.schema.createTable('tags').addColumn('id', 'integer', (column) => column.primaryKey())
+    .addColumn('label', 'text', (column) => column.notNull()).addColumn('rank', 'integer', (column) => column.notNull()).execute()
+  await db.schema.createTable('post_tags').addColumn('post_id', 'integer', (column) => column.notNull()).addColumn('tag_id', 'integer', (column) => column.notNull())
+    .addPrimaryKeyConstraint('post_tags_pkey', ['post_id', 'tag_id']).execute()
+  await db.schema.createTable('comments').addColumn('id', 'integer', (column) => column.primaryKey())
+    .addColumn('post_id', 'integer', (column) => column.notNull()).addColumn('body', 'text', (column) => column.notNull())
+    .addColumn('rank', 'integer', (column) => column.notNull()).execute()
+  await db.insertInto('posts').values([{ id: 1 }, { id: 2 }]).execute()
+  // Ranks run against the keys, with a tie (30 and 10 share rank 1).
+  await db.insertInto('tags').values([{ id: 10, label: 'ten', rank: 1 }, { id: 20, label: 'twenty', rank: 3 }, { id: 30, label: 'thirty', rank: 1 }, { id: 40, label: 'forty', rank: 0 }]).execute()
+  await db.insertInto('post_tags').values([{ post_id: 1, tag_id: 30 }, { post_id: 1, tag_id: 10 }, { post_id: 1, tag_id: 40 }, { post_id: 1, tag_id: 20 }, { post_id: 2, tag_id: 20 }]).execute()
+  await db.insertInto('comments').values([
+    { id: 5, post_id: 1, body: 'five', rank: 2 }, { id: 3, post_id: 1, body: 'three', rank: 2 },
+    { id: 9, post_id: 1, body: 'nine', rank: 1 }, { id: 7, post_id: 2, body: 'seven', rank: 0 },
+  ]).execute()
+}
+
+async function build (db: Kysely<any>): Promise<FastifyInstance> { // eslint-disable-line @typescript-eslint/no-explicit-any
+  const app = Fastify()
+  await app.register(expandPlugin, { db, resources: [Tag, Comment, Post] })
+  app.expand.routes('/posts', Post)
+  await app.ready()
+  return app
+}
+
+for (const dialect of dialects()) {
+  t.test(`to-many order on ${dialect.name}`, async (t) => {
+    const database = await dialect.open()
+    t.teardown(() => database.close())
+    await seed(database.db)
+    const app = await build(database.db)
+    t.teardown(() => app.close())
+
+    const ids = await app.inject('/posts')
+    t.same(ids.json().data, [
+      { id: 1, tags: [10, 20, 30, 40], ranked_tags: [40, 10, 30, 20], comments: [3, 5, 9], ranked_comments: [9, 3, 5] },
+      { id: 2, tags: [20], ranked_tags: [20], comments: [7], ranked_comments: [7] },
+    ], 'ids: by key, or by orderBy then key')
+    const expanded = await app.inject('/posts/1?expand=tags,ranked_tags,comments,ranked_comments')
+    const tag = (id: number, label: string) => ({ id, label })
+    const comment = (id: number, body: string) => ({ id, body })
+    t.same(expanded.json(), {
+      id: 1,
+      tags: [tag(10, 'ten'), tag(20, 'twenty'), tag(30, 'thirty'), tag(40, 'forty')],
+      ranked_tags: [tag(40, 'forty'), tag(10, 'ten'), tag(30, 'thirty'), tag(20, 'twenty')],
+      comments: [comment(3, 'three'), comment(5, 'five'), comment(9, 'nine')],
+      ranked_comments: [comment(9, 'nine'), comment(3, 'three'), comment(5, 'five')],
+    }, 'expanded: the same order as the ids')
+  })
+}
+
+t.test('through a join table, expanded rows come in the order of the ids, the join column\'s, even where the related key sorts otherwise', async (t) => {
+  const database = await dialects()[0]!.open()
+  t.teardown(() => database.close())
+  const Label = defineResource({ name: 'Label', table: 'labels', schema: Type.Object({ id: Type.String() }), fields: ['id'] })
+  const Note = defineResource({
+    name: 'Note',
+    table: 'notes',
+    schema: Type.Object({ id: Type.Integer(), labels: Type.Array(Type.String()) }),
+    fields: ['id', 'labels'],
+    expandable: { labels: [Label, { many: true, through: { table: 'note_labels', from: 'note_id', to: 'label_id' } }] },
+  })
+  // The related key compares without case; the join column, declared without a collation, with it.
+  await sql`create table labels (id text primary key collate nocase)`.execute(database.db)
+  await sql`create table notes (id integer primary key)`.execute(database.db)
+  await sql`create table note_labels (note_id integer, label_id text)`.execute(database.db)
+  await sql`insert into labels values ('apple'), ('Banana'), ('cherry')`.execute(database.db)
+  await sql`insert into notes values (1)`.execute(database.db)
+  await sql`insert into note_labels values (1, 'cherry'), (1, 'Banana'), (1, 'apple')`.execute(database.db)
+  const app = Fastify()
+  await app.register(expandPlugin, { db: database.db, resources: [Label, Note] })
+  app.expand.routes('/notes', Note)
+  await app.ready()
+  t.teardown(() => app.close())
+  t.same((await app.inject('/notes/1')).json(), { id: 1, labels: ['Banana', 'apple', 'cherry'] }, 'ids in the join column\'s order')
+  t.same((await app.inject('/notes/1?expand=labels')).json(), { id: 1, labels: [{ id: 'Banana' }, { id: 'apple' }, { id: 'cherry' }] }, 'expanded in the same order')
+})
