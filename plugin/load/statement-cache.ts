@@ -37,6 +37,9 @@ interface BetterSqliteStatement extends SqliteStatement {
  * ```
  */
 export function cachePreparedStatements (database: SqliteDatabase, options: StatementCacheOptions = {}): SqliteDatabase {
+  for (const key of Object.keys(options)) {
+    if (!optionKeys.has(key)) throw new InvalidOptionError(`cachePreparedStatements: unknown option '${key}'`)
+  }
   const maxStatements = positiveInteger('maxStatements', options.maxStatements, 256)
   const maxStatementLength = positiveInteger('maxStatementLength', options.maxStatementLength, 2_048)
   const statements = new LruMap<SqliteStatement>(maxStatements)
@@ -54,9 +57,11 @@ export function cachePreparedStatements (database: SqliteDatabase, options: Stat
   }
 }
 
+const optionKeys = new Set(['maxStatements', 'maxStatementLength'])
+
 function positiveInteger (name: string, value: number | undefined, fallback: number): number {
   if (value === undefined) return fallback
-  if (!Number.isInteger(value) || value < 1) throw new InvalidOptionError(`${name} must be a positive integer, got ${String(value)}`)
+  if (!Number.isInteger(value) || value < 1) throw new InvalidOptionError(`cachePreparedStatements: ${name} must be a positive integer, got ${String(value)}`)
   return value
 }
 

@@ -179,9 +179,10 @@ t.test('a database that is not better-sqlite3: statements cached, rows as its dr
   await db.destroy()
 })
 
-t.test('maxStatements and maxStatementLength must be positive integers', async (t) => {
+t.test('options: maxStatements and maxStatementLength are positive integers, and no other is known', async (t) => {
   for (const value of [0, -1, 1.5, Number.NaN]) {
-    t.throws(() => cachePreparedStatements(new SQLite(':memory:'), { maxStatements: value }), { code: 'FST_EXPAND_INVALID_OPTION', message: `maxStatements must be a positive integer, got ${value}` })
-    t.throws(() => cachePreparedStatements(new SQLite(':memory:'), { maxStatementLength: value }), { code: 'FST_EXPAND_INVALID_OPTION', message: `maxStatementLength must be a positive integer, got ${value}` })
+    t.throws(() => cachePreparedStatements(new SQLite(':memory:'), { maxStatements: value }), { code: 'FST_EXPAND_INVALID_OPTION', message: `cachePreparedStatements: maxStatements must be a positive integer, got ${value}` })
+    t.throws(() => cachePreparedStatements(new SQLite(':memory:'), { maxStatementLength: value }), { code: 'FST_EXPAND_INVALID_OPTION', message: `cachePreparedStatements: maxStatementLength must be a positive integer, got ${value}` })
   }
+  t.throws(() => cachePreparedStatements(new SQLite(':memory:'), { maxStatement: 5 } as never), { code: 'FST_EXPAND_INVALID_OPTION', message: "cachePreparedStatements: unknown option 'maxStatement'" })
 })
