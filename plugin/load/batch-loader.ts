@@ -2,7 +2,7 @@ import type { Kysely, SelectQueryBuilder } from 'kysely'
 import { InvalidDefinitionError, TooLargeError } from '../errors.js'
 import type { LevelPlan, PlannedField } from '../plan/plan.js'
 import type { RelationEdge, ResourceNode } from '../resource-graph.js'
-import { keysPerStatement, templatesFor } from './statement-templates.js'
+import { templatesFor } from './statement-templates.js'
 
 export type Row = Record<string, unknown>
 // Tables are named at runtime by the resource definitions.
@@ -11,6 +11,11 @@ export type AnyKysely = Kysely<any>
 
 /** Property of loaded child rows holding the parent key they belong to; never serialized. */
 const parentKey = '__expand_parent'
+/**
+ * Keys per statement: a power of two, under SQLite's 32,766 and PostgreSQL's
+ * 65,535 bound parameters.
+ */
+const keysPerStatement = 8_192
 
 /**
  * The columns a level needs, as `column as field`: its primary key, every
@@ -143,31 +148,17 @@ async function loadIdArrays (db: AnyKysely, owner: ResourceNode, field: Extract<
 
 /** The statement of one to-one path: related rows by primary key. */
 export function toOneQuery (db: AnyKysely, level: LevelPlan, ids: readonly unknown[]) {
-  const target = level.node
-  return selectLevel(db, level).where(`${tableOf(target)}.${target.column(target.primaryKey)}`, 'in', ids)
+  return selectLevel(db, level).where(keyColumn(level.node), 'in', ids)
 }
 
 /** The statement of one to-many path: related rows of all parents, each tagged with its parent key. */
 export function toManyQuery (db: AnyKysely, relation: RelationEdge, level: LevelPlan, parentKeys: readonly unknown[]) {
-  const target = level.node
-  const targetTable = tableOf(target)
-  const through = relation.keys.through
+  const { through } = relation.keys
+  const { parentColumn, relatedKey } = toManyColumns(relation)
   const rows = through === undefined
     ? selectLevel(db, level)
-    : selectLevel(db, level).innerJoin(through.table, `${through.table}.${through.to}`, `${targetTable}.${target.column(target.primaryKey)}`)
-  const parentColumn = through === undefined ? `${targetTable}.${foreignKeyOf(relation)}` : `${through.table}.${through.from}`
-  // The parent key first: an index on it (a foreign key's, a join table's primary
-  // key) hands over each parent's rows together and in order, without a sort. The
-  // related key as the join table holds it orders them as the id array does; it
-  // also ends an orderBy, so ties come out the same on every run.
-  const relatedKey = through === undefined ? `${targetTable}.${target.column(target.primaryKey)}` : `${through.table}.${through.to}`
-  const ordered = rows
-    .select(`${parentColumn} as ${parentKey}`)
-    .where(parentColumn, 'in', parentKeys)
-    .orderBy(parentColumn)
-  return relation.keys.orderBy === undefined
-    ? ordered.orderBy(relatedKey)
-    : ordered.orderBy(`${targetTable}.${relation.keys.orderBy}`).orderBy(relatedKey)
+    : selectLevel(db, level).innerJoin(through.table, relatedKey, keyColumn(level.node))
+  return orderedByParent(rows.select(`${parentColumn} as ${parentKey}`).where(parentColumn, 'in', parentKeys), relation)
 }
 
 /**
@@ -175,28 +166,37 @@ export function toManyQuery (db: AnyKysely, relation: RelationEdge, level: Level
  * there is one, joined to the related table only to follow the relation's orderBy.
  */
 export function idArrayQuery (db: AnyKysely, relation: RelationEdge, parentKeys: readonly unknown[]) {
-  const target = relation.target
-  const targetTable = tableOf(target)
-  const relatedKey = `${targetTable}.${target.column(target.primaryKey)}`
-  const through = relation.keys.through
-  const orderBy = relation.keys.orderBy
-  if (through !== undefined) {
-    const parentColumn = `${through.table}.${through.from}`
-    const idColumn = `${through.table}.${through.to}`
-    const ids = db.selectFrom(through.table)
-      .select([`${idColumn} as id`, `${parentColumn} as ${parentKey}`])
-      .where(parentColumn, 'in', parentKeys)
-      .orderBy(parentColumn)
-    return orderBy === undefined
-      ? ids.orderBy(idColumn)
-      : ids.leftJoin(targetTable, relatedKey, idColumn).orderBy(`${targetTable}.${orderBy}`).orderBy(idColumn)
-  }
-  const parentColumn = `${targetTable}.${foreignKeyOf(relation)}`
-  const ids = db.selectFrom(targetTable)
+  const { through, orderBy } = relation.keys
+  const { parentColumn, relatedKey } = toManyColumns(relation)
+  const ids = db.selectFrom(through?.table ?? tableOf(relation.target))
     .select([`${relatedKey} as id`, `${parentColumn} as ${parentKey}`])
     .where(parentColumn, 'in', parentKeys)
-    .orderBy(parentColumn)
-  return orderBy === undefined ? ids.orderBy(relatedKey) : ids.orderBy(`${targetTable}.${orderBy}`).orderBy(relatedKey)
+  return orderedByParent(through === undefined || orderBy === undefined ? ids : ids.leftJoin(tableOf(relation.target), keyColumn(relation.target), relatedKey), relation)
+}
+
+/**
+ * Where a to-many relation's keys sit: the parent's key (the foreign key, or
+ * the join table's `from`) and the related key (the related table's primary
+ * key, or the join table's `to`, as the id array shows it).
+ */
+function toManyColumns (relation: RelationEdge): { parentColumn: string; relatedKey: string } {
+  const { through } = relation.keys
+  return through === undefined
+    ? { parentColumn: `${tableOf(relation.target)}.${foreignKeyOf(relation)}`, relatedKey: keyColumn(relation.target) }
+    : { parentColumn: `${through.table}.${through.from}`, relatedKey: `${through.table}.${through.to}` }
+}
+
+/**
+ * The parent key first: an index on it (a foreign key's, a join table's primary
+ * key) hands over each parent's rows together and in order, without a sort. The
+ * related key then orders them, or ends the relation's orderBy, so ties come
+ * out the same on every run; expanded rows and id arrays share this order.
+ */
+function orderedByParent<Q extends { orderBy(column: string): Q }> (query: Q, relation: RelationEdge): Q {
+  const { parentColumn, relatedKey } = toManyColumns(relation)
+  const byParent = query.orderBy(parentColumn)
+  const { orderBy } = relation.keys
+  return (orderBy === undefined ? byParent : byParent.orderBy(`${tableOf(relation.target)}.${orderBy}`)).orderBy(relatedKey)
 }
 
 /**
@@ -228,6 +228,11 @@ function groupByParent (rows: Row[], owner: ResourceNode): Map<unknown, unknown[
     groups.set(keyOf(key), [])
   }
   return groups
+}
+
+/** A resource's primary key column, qualified by its table. */
+export function keyColumn (node: ResourceNode): string {
+  return `${tableOf(node)}.${node.column(node.primaryKey)}`
 }
 
 export function tableOf (node: ResourceNode): string {

@@ -3,7 +3,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { InvalidOptionError } from '../errors.js'
 import type { ExpandEngine } from '../engine.js'
 import type { AnyResource } from '../resource.js'
-import { loadRows, selectLevel, tableOf, type AnyKysely, type Row } from './batch-loader.js'
+import { keyColumn, loadRows, selectLevel, tableOf, type AnyKysely, type Row } from './batch-loader.js'
 import { templatesFor } from './statement-templates.js'
 
 export const NotFoundError = createError<'FST_EXPAND_NOT_FOUND', 404, [string]>('FST_EXPAND_NOT_FOUND', '%s', 404)
@@ -49,7 +49,7 @@ export function registerResourceRoutes (
   const node = engine.graph.node(resource, context)
   const table = tableOf(node)
   const database = db as AnyKysely
-  const primaryKeyColumn = `${table}.${node.column(node.primaryKey)}`
+  const primaryKeyColumn = keyColumn(node)
   const primaryKeySchema = node.sourceSchemas.get(node.primaryKey)
   const templates = templatesFor(database)
   const countSite = {}

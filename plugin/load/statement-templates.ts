@@ -1,16 +1,7 @@
-import { createQueryId, type Compilable, type CompiledQuery, type Kysely } from 'kysely'
+import { createQueryId, type Compilable, type CompiledQuery } from 'kysely'
 import { LruMap } from 'toad-cache'
+import type { AnyKysely, Row } from './batch-loader.js'
 
-// Tables are named at runtime by the resource definitions.
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-type AnyKysely = Kysely<any>
-type Rows = Array<Record<string, unknown>>
-
-/**
- * Keys per statement: a power of two, under SQLite's 32,766 and PostgreSQL's
- * 65,535 bound parameters.
- */
-export const keysPerStatement = 8_192
 /** Longer key lists are neither padded nor kept as templates: a statement costs memory per parameter. */
 export const largestTemplateKeys = 512
 /** Compiled statements kept per Kysely instance, least recently used evicted first. */
@@ -44,7 +35,7 @@ export class StatementTemplates {
    * Rows of the statement `build` makes for the keys of an `IN` list, where
    * their order and repeats do not matter.
    */
-  async rowsByKeys (site: object, keys: readonly unknown[], build: (keys: readonly unknown[]) => Compilable<unknown>): Promise<Rows> {
+  async rowsByKeys (site: object, keys: readonly unknown[], build: (keys: readonly unknown[]) => Compilable<unknown>): Promise<Row[]> {
     if (!this.reusable || keys.length > largestTemplateKeys) return await this.run(build(keys).compile())
     return await this.rows(site, 'keys', padKeys(keys), build, true)
   }
@@ -60,7 +51,7 @@ export class StatementTemplates {
     values: readonly unknown[],
     build: (values: readonly unknown[]) => Compilable<unknown>,
     valuesAreKeys = false
-  ): Promise<Rows> {
+  ): Promise<Row[]> {
     if (!this.reusable) return await this.run(build(values).compile())
     const variant = `${this.siteId(site)}/${purpose}/${values.length}`
     const template = this.templates.get(variant)
@@ -84,8 +75,8 @@ export class StatementTemplates {
     return id
   }
 
-  private async run (compiled: CompiledQuery<unknown>): Promise<Rows> {
-    return (await this.db.executeQuery(compiled)).rows as Rows
+  private async run (compiled: CompiledQuery<unknown>): Promise<Row[]> {
+    return (await this.db.executeQuery(compiled)).rows as Row[]
   }
 }
 
