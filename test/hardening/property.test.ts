@@ -12,8 +12,8 @@ import {
   propertyParameters,
   prototypeSnapshot,
   records,
-  loadRecord,
   shapeByPlan,
+  store,
   validatesAgainstPlan,
 } from './support.js'
 
@@ -281,8 +281,8 @@ t.test('createSerializer: invalid input throws a documented code when created; v
     if (expected.status === 400) throw new Error(`${label}: created a serializer, expected ${[...expected.codes].join('|')}`)
     const planned = { expansion: serializer.plan }
     const data = list
-      ? Object.values(records.Pet).map((pet) => loadRecord(planned, 'Pet', pet))
-      : loadRecord(planned, 'Pet', records.Pet[1])
+      ? store.shapeAll(planned, 'Pet')
+      : store.shape(planned, 'Pet', records.Pet[1])
     const text = serializer.stringify(data)
     const body: unknown = JSON.parse(text)
     if (!isDeepStrictEqual(body, expected.body)) throw new Error(`${label}: body ${text} differs from the reference ${JSON.stringify(expected.body)}`)

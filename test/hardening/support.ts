@@ -1,9 +1,11 @@
 import { Ajv } from 'ajv'
 import type { Test } from 'tap'
-import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify'
-import expandPlugin, { isExpanded, requestErrorCodes, type ExpandPluginOptions, type ExpansionPlan, type HasExpansion } from '../../plugin/index.js'
+import type { FastifyInstance, FastifyServerOptions } from 'fastify'
+import { requestErrorCodes, type ExpandPluginOptions, type ExpansionPlan } from '../../plugin/index.js'
 import { responseSchema } from '../../plugin/compile/response-schema.js'
 import { resources } from '../fixtures/pets.js'
+import { buildApp, MemoryStore } from '../helpers/app.js'
+import { petRelations } from '../helpers/pet-world.js'
 
 /** The 400 codes a request may be answered with; anything else from bad input is a bug. */
 export const documentedCodes: ReadonlySet<string> = new Set(requestErrorCodes)
@@ -11,8 +13,11 @@ export const documentedCodes: ReadonlySet<string> = new Set(requestErrorCodes)
 type StoredRecord = Record<string, unknown>
 
 /**
- * The records behind test/fixtures/pets.ts. Each carries a property no
- * resource declares (`password`, `ssn`, `internal`), which must never be written.
+ * The records behind test/fixtures/pets.ts, as in test/helpers/pet-world.ts
+ * with more to trip over: Acme's name needs escaping (a quote, U+2028, an
+ * emoji), Liz has empty hobbies and an employer (99) that does not exist, and
+ * a third pet belongs to her. Each carries a property no resource declares
+ * (`password`, `ssn`, `internal`), which must never be written.
  */
 export const records: Record<string, Record<number, StoredRecord>> = {
   Company: {
@@ -36,29 +41,8 @@ export const records: Record<string, Record<number, StoredRecord>> = {
   },
 }
 
-/** Relation field -> stored type, per type. */
-export const relationsOf: Record<string, Record<string, { type: string; many?: boolean }>> = {
-  Pet: { owner: { type: 'Person' }, sold_from: { type: 'PetStore' }, toys: { type: 'Toy', many: true } },
-  Person: { employer: { type: 'Company' } },
-  Company: {},
-  PetStore: {},
-  Toy: {},
-}
-
-/** What a handler that loads exactly what isExpanded says returns: undeclared properties included. */
-export function loadRecord (request: HasExpansion, type: string, record: StoredRecord, prefix = ''): StoredRecord {
-  const loaded: StoredRecord = { ...record }
-  for (const [field, relation] of Object.entries(relationsOf[type])) {
-    const path = prefix + field
-    if (!isExpanded(request, path)) continue
-    const find = (id: unknown) => {
-      const related = records[relation.type][id as number]
-      return related === undefined ? null : loadRecord(request, relation.type, related, `${path}.`)
-    }
-    loaded[field] = relation.many === true ? (record[field] as unknown[]).map(find) : find(record[field])
-  }
-  return loaded
-}
+/** The records as a handler would load them: exactly what isExpanded says, undeclared properties included. */
+export const store = new MemoryStore(records, petRelations)
 
 export const listPermits = ['owner.employer', 'toys']
 
@@ -73,20 +57,19 @@ export interface PetApp {
  * owner.employer and toys) over the plain pets fixture.
  */
 export async function buildPetApp (options: Omit<ExpandPluginOptions, 'resources'> = {}, server: FastifyServerOptions = {}): Promise<PetApp> {
-  const app = Fastify(server)
   let plan: ExpansionPlan | null = null
-  await app.register(expandPlugin, { resources, ...options })
-  app.get<{ Params: { id: string } }>('/pets/:id', { expandable: { resource: 'Pet' } }, async (request, reply) => {
-    plan = request.expansion
-    const pet = records.Pet[Number(request.params.id)]
-    if (pet === undefined) return reply.code(404).send({ statusCode: 404, error: 'Not Found', message: 'no such pet' })
-    return loadRecord(request, 'Pet', pet)
-  })
-  app.get('/pets', { expandable: { resource: 'Pet', list: true, permitListExpands: listPermits } }, async (request) => {
-    plan = request.expansion
-    return Object.values(records.Pet).map((pet) => loadRecord(request, 'Pet', pet))
-  })
-  await app.ready()
+  const app = await buildApp({ resources, ...options }, (app) => {
+    app.get<{ Params: { id: string } }>('/pets/:id', { expandable: { resource: 'Pet' } }, async (request, reply) => {
+      plan = request.expansion
+      const pet = store.get('Pet', Number(request.params.id))
+      if (pet === undefined) return reply.code(404).send({ statusCode: 404, error: 'Not Found', message: 'no such pet' })
+      return store.shape(request, 'Pet', pet)
+    })
+    app.get('/pets', { expandable: { resource: 'Pet', list: true, permitListExpands: listPermits } }, async (request) => {
+      plan = request.expansion
+      return store.shapeAll(request, 'Pet')
+    })
+  }, server)
   return { app, lastPlan: () => plan }
 }
 
@@ -185,12 +168,4 @@ export async function settledHeap (gc: () => void): Promise<number> {
   gc()
   gc()
   return process.memoryUsage().heapUsed
-}
-
-/**
- * Test options for a test of a known bug: `todo` (tap reports it and does not
- * run it), or, with RUN_TODO=1, run like any test so a fix can be checked.
- */
-export function knownBug (reason: string): { todo?: string } {
-  return process.env.RUN_TODO === undefined ? { todo: reason } : {}
 }

@@ -1,5 +1,5 @@
-import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify'
-import expandPlugin, { isExpanded, type ExpandPluginOptions } from '../../plugin/index.js'
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify'
+import expandPlugin, { isExpanded, type ExpandPluginOptions, type HasExpansion } from '../../plugin/index.js'
 
 export interface JsonReply {
   status: number
@@ -12,9 +12,10 @@ export interface JsonReply {
 /** A Fastify app with the plugin registered and the routes added after it, ready to inject. */
 export async function buildApp (
   pluginOptions: ExpandPluginOptions,
-  addRoutes: (app: FastifyInstance) => void = () => {}
+  addRoutes: (app: FastifyInstance) => void = () => {},
+  server: FastifyServerOptions = {}
 ): Promise<FastifyInstance> {
-  const app = Fastify()
+  const app = Fastify(server)
   await app.register(expandPlugin, pluginOptions)
   addRoutes(app)
   await app.ready()
@@ -58,7 +59,7 @@ export class MemoryStore {
     return Object.values(this.records[type] ?? {})
   }
 
-  shape (request: FastifyRequest, type: string, record: Record<string, unknown>, prefix = ''): Record<string, unknown> {
+  shape (request: HasExpansion, type: string, record: Record<string, unknown>, prefix = ''): Record<string, unknown> {
     const shaped: Record<string, unknown> = { ...record }
     for (const [field, relation] of Object.entries(this.relations[type] ?? {})) {
       const path = prefix + field
@@ -73,7 +74,7 @@ export class MemoryStore {
     return shaped
   }
 
-  shapeAll (request: FastifyRequest, type: string): Record<string, unknown>[] {
+  shapeAll (request: HasExpansion, type: string): Record<string, unknown>[] {
     return this.all(type).map((record) => this.shape(request, type, record))
   }
 }

@@ -1,7 +1,13 @@
 import type { FastifyInstance } from 'fastify'
 import type { ExpandPluginOptions } from '../../plugin/index.js'
 import { resources } from '../fixtures/pets.js'
-import { buildApp, MemoryStore } from './app.js'
+import { buildApp, MemoryStore, type StoredRelation } from './app.js'
+
+/** How the pet records refer to each other: relation field -> stored type, per type. */
+export const petRelations: Record<string, Record<string, StoredRelation>> = {
+  Pet: { owner: { type: 'Person' }, sold_from: { type: 'PetStore' }, toys: { type: 'Toy', many: true } },
+  Person: { employer: { type: 'Company' } },
+}
 
 /**
  * The records behind test/fixtures/pets.ts. Every record also carries a
@@ -30,10 +36,7 @@ export const petStore = new MemoryStore(
       2: { id: 2, name: 'Odie', species: 'dog', owner: 7, sold_from: 5, toys: [], password: 'hash2' },
     },
   },
-  {
-    Pet: { owner: { type: 'Person' }, sold_from: { type: 'PetStore' }, toys: { type: 'Toy', many: true } },
-    Person: { employer: { type: 'Company' } },
-  }
+  petRelations
 )
 
 /** Each record as the default response writes it. */
