@@ -9,18 +9,18 @@ import os from 'node:os'
 import { fileURLToPath } from 'node:url'
 import { buildWideApp, combination } from '../test/hardening/combinations.js'
 import { runLoad } from '../test/hardening/load-mix.js'
-import { settledHeap } from '../test/hardening/support.js'
+import { obtainGc, settledHeap } from '../test/hardening/support.js'
 
 const distinctRequests = 50_000
 const cacheSize = 1000
 const loadSeconds = 20
 const loadConnections = 10
 
-const gc = (globalThis as { gc?: () => void }).gc
-if (typeof gc !== 'function') {
+// As the heap tests: without V8's compilation cache, which keeps every compiled source on Node 25+.
+const gc = await obtainGc() ?? ((): never => {
   console.error('stress: run with --expose-gc (npm run stress)')
   process.exit(1)
-}
+})()
 
 const mib = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MiB`
 const failures: string[] = []
@@ -28,7 +28,7 @@ const check = (ok: boolean, message: string) => { if (!ok) failures.push(message
 
 async function cacheExhaustion () {
   const app = await buildWideApp(cacheSize)
-  const heapStart = await settledHeap(gc!)
+  const heapStart = await settledHeap(gc)
   const checkpoints: Array<{ requests: number; heap: number; size: number }> = []
   let wrong = 0
   let largestCache = 0
@@ -40,7 +40,7 @@ async function cacheExhaustion () {
     if (answer.statusCode !== 200 || answer.body !== JSON.stringify(expected)) wrong++
     largestCache = Math.max(largestCache, app.expand.cacheStats().size)
     if (index === cacheSize || index % 10_000 === 0) {
-      checkpoints.push({ requests: index, heap: await settledHeap(gc!), size: app.expand.cacheStats().size })
+      checkpoints.push({ requests: index, heap: await settledHeap(gc), size: app.expand.cacheStats().size })
       console.error(`cache: ${index} requests, heap ${mib(checkpoints.at(-1)!.heap)}`)
     }
   }
