@@ -1,14 +1,13 @@
 // Why the loader is batched: one 100-row page of pets with expand=owner.employer,toys,
 // loaded by the batched loader through a route, against one statement built with
 // Kysely's JSON helpers. Run: npx tsx benchmarks/investigations/json-helpers-vs-batched.ts
-// (with DATABASE_URL set, PostgreSQL too). Figures quoted in README.md, "Loading".
+// (with DATABASE_URL set, PostgreSQL too), on the test suite's dialects. Figures quoted in README.md, "Loading".
 import Fastify from 'fastify'
-import { Kysely, SqliteDialect, PostgresDialect, ParseJSONResultsPlugin, sql } from 'kysely'
+import { ParseJSONResultsPlugin, type Kysely } from 'kysely'
 import { jsonArrayFrom as sqliteArray, jsonObjectFrom as sqliteObject } from 'kysely/helpers/sqlite'
 import { jsonArrayFrom as pgArray, jsonObjectFrom as pgObject } from 'kysely/helpers/postgres'
-import SQLite from 'better-sqlite3'
-import pg from 'pg'
 import expandPlugin from '../../plugin/index.js'
+import { dialects } from '../../test/fixtures/dialects.js'
 import { createTables, resources, seed, Pet } from '../../test/fixtures/tables.js'
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -19,7 +18,9 @@ async function run (name: string, db: Kysely<any>, helpers: any) {
   app.expand.routes('/pets', Pet)
   await app.ready()
   const url = '/pets?limit=100&expand=owner.employer,toys'
-  const json = (h: any) => db.selectFrom('pets').select((eb: any) => [
+  // The JSON statement's plugin on its own instance: on the plugin's, any Kysely plugin turns statement reuse off.
+  const jsonDb = db.withPlugin(new ParseJSONResultsPlugin())
+  const json = (h: any) => jsonDb.selectFrom('pets').select((eb: any) => [
     'pets.id', 'pets.name', 'pets.species', 'pets.sold_from_id as sold_from',
     h.object(eb.selectFrom('people').select((eb2: any) => ['people.id', 'people.name', 'people.hobbies',
       h.object(eb2.selectFrom('companies').select(['companies.id', 'companies.name', 'companies.public']).whereRef('companies.id', '=', 'people.employer_id')).as('employer')])
@@ -37,14 +38,9 @@ async function run (name: string, db: Kysely<any>, helpers: any) {
   console.log(name, 'batched route (load+serialize+inject) ms', batched.toFixed(3), '| one JSON statement (query+stringify only) ms', single.toFixed(3))
   await app.close()
 }
-await run('sqlite', new Kysely({ dialect: new SqliteDialect({ database: new SQLite(':memory:') }), plugins: [new ParseJSONResultsPlugin()] }), { object: sqliteObject, array: sqliteArray })
-if (process.env.DATABASE_URL) {
-  const admin = new pg.Pool({ connectionString: process.env.DATABASE_URL })
-  await admin.query('drop schema if exists json_vs_batched cascade; create schema json_vs_batched')
-  await admin.end()
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  const pdb = new Kysely<any>({ dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: process.env.DATABASE_URL, options: '-c search_path=json_vs_batched' }) }) })
-  await run('postgres', pdb, { object: pgObject, array: pgArray })
-  await sql.raw('drop schema json_vs_batched cascade').execute(pdb)
-  await pdb.destroy()
+for (const dialect of dialects()) {
+  const database = await dialect.open()
+  const helpers = dialect.name === 'postgres' ? { object: pgObject, array: pgArray } : { object: sqliteObject, array: sqliteArray }
+  await run(dialect.name, database.db, helpers)
+  await database.close()
 }
