@@ -28,7 +28,7 @@ const specialties = ['dentistry', 'dermatology', 'exotics', 'general practice', 
 const reasons = ['check-up', 'vaccination', 'dental cleaning', 'limping', 'skin rash', 'follow-up', 'microchip', 'upset stomach']
 
 /** mulberry32: small, fast, and the same sequence on every machine for one seed. */
-function randomSource (seed: number): () => number {
+export function randomSource (seed: number): () => number {
   let state = seed >>> 0
   return () => {
     state = (state + 0x6D2B79F5) >>> 0

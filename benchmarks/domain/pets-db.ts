@@ -2,7 +2,7 @@ import { Type } from '@sinclair/typebox'
 import Database from 'better-sqlite3'
 import { Kysely, SqliteDialect } from 'kysely'
 import { cachePreparedStatements, defineResource } from '../../plugin/index.js'
-import { seededRandom } from './random.js'
+import { randomSource } from '../../demo/seed.js'
 
 // The API.md domain bound to tables: pets -> people -> companies, and toys through pet_toys.
 export const Company = defineResource({
@@ -87,7 +87,7 @@ export function createPetsDatabase (size: PetsDatabaseSize = defaultSize): Datab
   const db = new Database(':memory:')
   db.pragma('journal_mode = MEMORY')
   db.exec(schemaSql)
-  const random = seededRandom(42)
+  const random = randomSource(42)
   const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)]!
   db.transaction(() => {
     const company = db.prepare('INSERT INTO companies (id, name, public) VALUES (?, ?, ?)')

@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox'
 import { defineResource, type AnyResource } from '../../plugin/index.js'
-import { seededRandom } from './random.js'
+import { randomSource } from '../../demo/seed.js'
 
 // Two payload shapes for the serialization figures: text-dominated and number-dominated.
 
@@ -160,7 +160,7 @@ export const shapes: readonly Shape[] = [
 
 /** A payload shaped exactly like the response: one object (`rows` 1, not a list) or a list of `rows`. */
 export function payloadOf (shape: Shape, rows: number, list: boolean, depth: number): unknown {
-  const random = seededRandom(7 + rows + depth)
+  const random = randomSource(7 + rows + depth)
   if (!list) return shape.row(0, depth, random)
   return Array.from({ length: rows }, (_, index) => shape.row(index, depth, random))
 }

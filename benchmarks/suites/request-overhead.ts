@@ -4,7 +4,7 @@ import { ExpandEngine, type RegisteredTarget } from '../../plugin/engine.js'
 import { resolveOptions } from '../../plugin/options.js'
 import { ResourceGraph } from '../../plugin/resource-graph.js'
 import { Pet, petResources } from '../domain/pets-db.js'
-import { seededRandom } from '../domain/random.js'
+import { randomSource } from '../../demo/seed.js'
 import type { BenchCase, Suite } from '../runner.js'
 
 type Query = Record<string, string>
@@ -67,7 +67,7 @@ function overflowSample (distinct: number, streamLength: number, seed: { value: 
   return () => {
     const engine = engineOf(overflowCacheSize)
     const target = listTarget(engine)
-    const random = seededRandom(seed.value++)
+    const random = randomSource(seed.value++)
     // Warm the cache with one pass, as a server that has been up a while.
     for (const query of combinations.slice(0, overflowCacheSize)) engine.serializerFor(engine.planFor(target, query))
     const before = engine.serializers.stats()
