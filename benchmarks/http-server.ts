@@ -8,8 +8,6 @@ import { createPetsDatabase, Pet, petResources } from './domain/pets-db.js'
  * server do not share an event loop. Every route answers the same payload:
  * a page of pets shaped for `expand=owner.employer,toys` (or its first pet).
  */
-export const httpExpand = 'owner.employer,toys'
-
 // The response schema a careful user writes by hand for that payload: the ceiling.
 const company = { type: 'object', properties: { name: { type: 'string' }, public: { type: 'boolean' } } }
 const person = {

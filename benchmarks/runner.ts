@@ -180,7 +180,7 @@ function isThenable (value: unknown): value is PromiseLike<unknown> {
   return typeof value === 'object' && value !== null && typeof (value as { then?: unknown }).then === 'function'
 }
 
-export function median (values: readonly number[]): number {
+function median (values: readonly number[]): number {
   if (values.length === 0) throw new Error('median of nothing')
   const sorted = [...values].sort((a, b) => a - b)
   const middle = sorted.length >> 1

@@ -6,7 +6,10 @@ export type Depth = 1 | 2
 
 export const expandOfDepth: Record<Depth, string> = { 1: 'owner,toys', 2: 'owner.employer,toys' }
 
-export interface PetRecord {
+/** The page every suite measures: HTTP, database and end to end answer the same 100 pets. */
+export const pageRows = 100
+
+interface PetRecord {
   id: number
   name: string
   species: string

@@ -1,13 +1,13 @@
-import Fastify, { type FastifyRequest } from 'fastify'
-import expandPlugin, { createSerializer } from '../../plugin/index.js'
-import { expandOfDepth, handWrittenPageLoader, naivePage, type Depth } from '../baselines/hand-written.js'
+import type { FastifyRequest } from 'fastify'
+import { createSerializer } from '../../plugin/index.js'
+import { buildApp } from '../../test/helpers/app.js'
+import { expandOfDepth, handWrittenPageLoader, naivePage, pageRows, type Depth } from '../baselines/hand-written.js'
 import { createPetsDatabase, kyselyOver, Pet, petResources, type StatementCounter } from '../domain/pets-db.js'
 import { assertSameText, type BenchCase, type Contender, type Suite } from '../runner.js'
 
 export const loadName = 'app.expand.load (batched)'
-export const naiveName = 'per-row loader (N+1)'
-export const joinName = 'hand-written JOIN'
-export const pageRows = 100
+const naiveName = 'per-row loader (N+1)'
+const joinName = 'hand-written JOIN'
 /** Page sizes at which statements are counted: constant means no N+1 at any depth. */
 export const countedRows = [10, 100, 1000] as const
 
@@ -25,15 +25,14 @@ export const databaseSuite: Suite = {
     const database = createPetsDatabase()
     const counter: StatementCounter = { count: 0 }
     const db = kyselyOver(database, { counter })
-    const app = Fastify()
-    await app.register(expandPlugin, { db, resources: petResources })
     // The request is captured once per depth: app.expand.load reads the validated plan it carries.
     const captured = new Map<string, FastifyRequest>()
-    app.get('/pets', { expandable: { resource: Pet, list: true } }, async (request) => {
-      captured.set((request.query as { expand: string }).expand, request)
-      return []
+    const app = await buildApp({ db, resources: petResources }, (app) => {
+      app.get('/pets', { expandable: { resource: Pet, list: true } }, async (request) => {
+        captured.set((request.query as { expand: string }).expand, request)
+        return []
+      })
     })
-    await app.ready()
 
     const cases: BenchCase[] = []
     for (const depth of [1, 2] as Depth[]) {

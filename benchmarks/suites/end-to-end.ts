@@ -1,27 +1,21 @@
 import type Database from 'better-sqlite3'
 import { setImmediate as turnOfEventLoop } from 'node:timers/promises'
 import Fastify, { type FastifyInstance, type InjectOptions } from 'fastify'
-import expandPlugin from '../../plugin/index.js'
+import { buildApp } from '../../test/helpers/app.js'
 import { graphqlApp, petsPageQuery } from '../baselines/graphql-app.js'
-import { handWrittenPageLoader } from '../baselines/hand-written.js'
+import { expandOfDepth, handWrittenPageLoader, pageRows } from '../baselines/hand-written.js'
 import { createPetsDatabase, kyselyOver, Pet, petResources } from '../domain/pets-db.js'
 import { assertSameText, type BenchCase, type Suite } from '../runner.js'
 
 export const routesName = 'app.expand.routes'
-export const routesUncachedName = "app.expand.routes (Kysely's own SQLite driver)"
+const routesUncachedName = "app.expand.routes (Kysely's own SQLite driver)"
 export const handName = 'hand-written JOIN + JSON.stringify'
-export const mercuriusName = 'mercurius (loaders)'
+const mercuriusName = 'mercurius (loaders)'
 export const mercuriusJitName = 'mercurius + graphql-jit (loaders)'
-export const pageRows = 100
-const expand = 'owner.employer,toys'
+const expand = expandOfDepth[2]
 
-async function routesApp (db: ReturnType<typeof kyselyOver>): Promise<FastifyInstance> {
-  const app = Fastify()
-  await app.register(expandPlugin, { db, resources: petResources })
-  app.expand.routes('/pets', Pet, { maxPageSize: pageRows })
-  await app.ready()
-  return app
-}
+const routesApp = (db: ReturnType<typeof kyselyOver>) =>
+  buildApp({ db, resources: petResources }, (app) => app.expand.routes('/pets', Pet, { maxPageSize: pageRows }))
 
 /** A page route written by hand: the best single statement, shaped by hand, Fastify's default JSON.stringify. */
 async function handWrittenApp (database: Database.Database): Promise<FastifyInstance> {

@@ -1,12 +1,12 @@
 import { fork, type ChildProcess } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
+import { expandOfDepth, pageRows } from '../baselines/hand-written.js'
 import { assertSameText, type BenchCase, type Suite } from '../runner.js'
 
 export const expandRouteName = 'fastify-expand route'
-export const staticRouteName = 'static response schema (ceiling)'
-export const stringifyRouteName = 'no schema (JSON.stringify)'
-const httpExpand = 'owner.employer,toys'
-const pageRows = 100
+const staticRouteName = 'static response schema (ceiling)'
+const stringifyRouteName = 'no schema (JSON.stringify)'
+const httpExpand = expandOfDepth[2]
 
 /** Starts the server process and resolves with its port. */
 async function startServer (): Promise<{ child: ChildProcess; port: number }> {
