@@ -1,4 +1,4 @@
-import { emptyPathNode, toPathTree, type PathNode } from '../parse/query.js'
+import { emptyPathNode, withPaths, type PathNode } from '../parse/query.js'
 import type { JsonSchema, RelationEdge, ResourceNode } from '../resource-graph.js'
 
 /*
@@ -157,15 +157,7 @@ function admitsNull (schema: JsonSchema): boolean {
 }
 
 function mergedAlways (below: PathNode | undefined, relation: RelationEdge): PathNode {
-  const tree = below ?? emptyPathNode()
-  if (relation.alwaysExpand.length === 0) return tree
-  return toPathTree(relation.alwaysExpand, cloneTree(tree))
-}
-
-function cloneTree (tree: PathNode): PathNode {
-  const copy: PathNode = { leaf: tree.leaf, children: new Map() }
-  for (const [name, child] of tree.children) copy.children.set(name, cloneTree(child))
-  return copy
+  return relation.alwaysExpand.length === 0 ? below ?? emptyPathNode() : withPaths(below, relation.alwaysExpand)
 }
 
 function isRootVariant (variant: Variant): boolean {

@@ -85,6 +85,17 @@ export function emptyPathNode (): PathNode {
   return { leaf: false, children: new Map() }
 }
 
+/** A new tree: `tree` with `paths` added. `tree` is not changed: query trees are shared through the plan cache. */
+export function withPaths (tree: PathNode | undefined, paths: readonly (readonly string[])[]): PathNode {
+  return toPathTree(paths, tree === undefined ? emptyPathNode() : cloneTree(tree))
+}
+
+function cloneTree (tree: PathNode): PathNode {
+  const copy: PathNode = { leaf: tree.leaf, children: new Map() }
+  for (const [name, child] of tree.children) copy.children.set(name, cloneTree(child))
+  return copy
+}
+
 export function toPathTree (paths: readonly (readonly string[])[], into: PathNode = emptyPathNode()): PathNode {
   for (const path of paths) {
     let node = into

@@ -7,7 +7,7 @@ import {
   UnknownFieldError,
 } from '../errors.js'
 import type { ResolvedOptions } from '../options.js'
-import { emptyPathNode, parsePaths, toPathTree, type PathNode, type RawExpansionQuery } from '../parse/query.js'
+import { emptyPathNode, parsePaths, toPathTree, withPaths, type PathNode, type RawExpansionQuery } from '../parse/query.js'
 import type { ResourceNode } from '../resource-graph.js'
 import { planKey, type ExpansionPlan, type LevelPlan, type PlannedField, type PlanTarget } from './plan.js'
 
@@ -107,7 +107,7 @@ class Planner {
         const level = this.level(
           relation.target,
           relation.baseFields,
-          { query: wanted.query, always: mergeTrees(wanted.always, relation.alwaysExpand) },
+          { query: wanted.query, always: relation.alwaysExpand.length === 0 ? wanted.always : withPaths(wanted.always, relation.alwaysExpand) },
           nestedFields !== undefined && nestedFields.children.size > 0 ? nestedFields : undefined,
           omitTree?.children.get(name),
           [...path, name],
@@ -186,11 +186,6 @@ class Planner {
       throw new UnknownFieldError(`Unknown field '${at}' in '${param}': ${node.name} has ${[...node.fieldSchemas.keys()].join(', ')}`)
     }
   }
-}
-
-function mergeTrees (tree: PathNode | undefined, paths: readonly (readonly string[])[]): PathNode | undefined {
-  if (paths.length === 0) return tree
-  return toPathTree(paths, tree === undefined ? emptyPathNode() : mergePathNodes(emptyPathNode(), tree))
 }
 
 /** A new tree holding both; neither input is changed (query trees are shared through the plan cache). */

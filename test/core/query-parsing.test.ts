@@ -1,6 +1,7 @@
 import Fastify from 'fastify'
 import t from 'tap'
 import expandPlugin from '../../plugin/index.js'
+import { toPathTree, withPaths, type PathNode } from '../../plugin/parse/query.js'
 import { resources } from '../fixtures/pets.js'
 import { getJson } from '../helpers/app.js'
 import { buildPetApp, defaults, petStore } from '../helpers/pet-world.js'
@@ -90,4 +91,15 @@ t.test('a parameter that is not a string or a list of strings is malformed', asy
   const reply = await getJson(app, '/pets/1?expand[owner]=employer')
   t.equal(reply.status, 400)
   t.match(reply.body, { code: 'FST_EXPAND_MALFORMED' })
+})
+
+t.test('withPaths adds paths to a copy: the tree it was given stays as it was', async (t) => {
+  const asJson = (tree: PathNode) => JSON.stringify(tree, (_key, value: unknown) => value instanceof Map ? Object.fromEntries(value) : value)
+  const shared = toPathTree([['a', 'b']])
+  const before = asJson(shared)
+  const merged = withPaths(shared, [['a', 'c'], ['a']])
+  t.equal(asJson(shared), before, 'the input is unchanged')
+  t.same([...merged.children.get('a')!.children.keys()], ['b', 'c'])
+  t.equal(merged.children.get('a')!.leaf, true)
+  t.equal(shared.children.get('a')!.leaf, false)
 })
