@@ -6,7 +6,7 @@ import { ResourceGraph, type JsonSchema, type ResourceNode } from '../resource-g
 import type { AnyResource } from '../resource.js'
 import type { ExpandableRouteOptions } from '../route.js'
 import { ComponentSchemas, restrictedLevelSchema } from './documentation-schemas.js'
-import { enumerateExpansionPaths } from './expansion-paths.js'
+import { enumerateExpansionPaths, type PathEnumeration } from './expansion-paths.js'
 import { toOpenApi30 } from './openapi-version.js'
 
 export interface ExpandOpenApiOptions {
@@ -84,11 +84,21 @@ export function expandOpenApi (pluginOptions: ExpandPluginOptions, documentation
     const list = setting.list === true
     const permitted = list && setting.permitListExpands !== undefined ? permittedPaths(setting.permitListExpands) : undefined
     const maxDepth = node.maxDepth ?? options.maxDepth
-    const item = permitted === undefined
-      ? components.root(node)
-      : restrictedLevelSchema(node, (path) => permitted.has(path) && requestable(path, maxDepth, options))
+    // A restricted route's paths are few: enumerated whole, they are exactly what it may expand.
+    const enumeration = enumerateExpansionPaths(node, {
+      maxDepth,
+      allowRecursive: options.allowRecursive,
+      permitted,
+      limit: permitted === undefined ? maxEnumeratedPaths : Number.MAX_SAFE_INTEGER,
+    })
+    let item: JsonSchema
+    if (permitted === undefined) item = components.root(node)
+    else {
+      const requestable = new Set(enumeration.paths)
+      item = restrictedLevelSchema(node, (path) => requestable.has(path))
+    }
     return {
-      querystring: expansionParameters(node, permitted, maxDepth, options, permitted === undefined ? maxEnumeratedPaths : Number.MAX_SAFE_INTEGER),
+      querystring: expansionParameters(node, enumeration, permitted !== undefined, maxDepth, options),
       response: {
         200: responseSchema(node, item, list, setting.envelope, documentationOptions.envelopeProperties),
         400: errorSchema(context.validated === true),
@@ -146,23 +156,16 @@ export function openApiTransform (pluginOptions: ExpandPluginOptions, documentat
   return expandOpenApi(pluginOptions, documentationOptions).transform
 }
 
-function requestable (path: string, maxDepth: number, options: ResolvedOptions): boolean {
-  const segments = path.split('.')
-  if (segments.length > maxDepth) return false
-  return options.allowRecursive || new Set(segments).size === segments.length
-}
-
 function expansionParameters (
   node: ResourceNode,
-  permitted: ReadonlySet<string> | undefined,
+  enumeration: PathEnumeration,
+  restricted: boolean,
   maxDepth: number,
-  options: ResolvedOptions,
-  limit: number
+  options: ResolvedOptions
 ): Record<string, JsonSchema> {
-  const enumeration = enumerateExpansionPaths(node, { maxDepth, allowRecursive: options.allowRecursive, permitted, limit })
   const wildcards = [...options.wildcards]
-  const wildcardNote = wildcards.length > 0 ? ` \`${wildcards[0]}\` expands every ${permitted === undefined ? '' : 'permitted '}relation of a level.` : ''
-  const where = permitted === undefined ? '' : ' This list route permits only the paths listed.'
+  const wildcardNote = wildcards.length > 0 ? ` \`${wildcards[0]}\` expands every ${restricted ? 'permitted ' : ''}relation of a level.` : ''
+  const where = restricted ? ' This list route permits only the paths listed.' : ''
   const syntax = 'Comma-separated or repeated; dot notation reaches nested relations.'
   const items: JsonSchema = { type: 'string' }
   let description: string
