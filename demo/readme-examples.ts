@@ -14,8 +14,8 @@ import { seedIfEmpty } from './seed.js'
  */
 
 export const readmePath = fileURLToPath(new URL('../README.md', import.meta.url))
-export const walkthroughStart = '<!-- walkthrough:start -->'
-export const walkthroughEnd = '<!-- walkthrough:end -->'
+const walkthroughStart = '<!-- walkthrough:start -->'
+const walkthroughEnd = '<!-- walkthrough:end -->'
 /** The address `npm start` listens on by default, as written in the examples. */
 export const exampleBase = 'http://127.0.0.1:3000'
 
@@ -102,7 +102,7 @@ compiled serializer of each request's combination.`,
   },
 ]
 
-export function curlCommand (path: string): string {
+function curlCommand (path: string): string {
   return `curl -s '${exampleBase}${path}'`
 }
 
@@ -119,18 +119,22 @@ export async function renderWalkthrough (app: FastifyInstance): Promise<string> 
   return parts.join('\n\n')
 }
 
-export function replaceWalkthrough (readme: string, section: string): string {
+/** Where the walkthrough sits in the README: the end of the start marker, and the end marker. */
+function walkthroughBounds (readme: string): { from: number; to: number } {
   const start = readme.indexOf(walkthroughStart)
   const end = readme.indexOf(walkthroughEnd)
   if (start === -1 || end < start) throw new Error(`README.md needs the markers ${walkthroughStart} and ${walkthroughEnd}`)
-  return `${readme.slice(0, start + walkthroughStart.length)}\n${section}\n${readme.slice(end)}`
+  return { from: start + walkthroughStart.length, to: end }
+}
+
+function replaceWalkthrough (readme: string, section: string): string {
+  const { from, to } = walkthroughBounds(readme)
+  return `${readme.slice(0, from)}\n${section}\n${readme.slice(to)}`
 }
 
 export function walkthroughOf (readme: string): string {
-  const start = readme.indexOf(walkthroughStart)
-  const end = readme.indexOf(walkthroughEnd)
-  if (start === -1 || end < start) throw new Error(`README.md needs the markers ${walkthroughStart} and ${walkthroughEnd}`)
-  return readme.slice(start + walkthroughStart.length, end).trim()
+  const { from, to } = walkthroughBounds(readme)
+  return readme.slice(from, to).trim()
 }
 
 /** A seeded in-memory database and the demo app on it, as the tests use them. */

@@ -1,4 +1,4 @@
-import { SqliteAdapter, type Insertable, type Transaction } from 'kysely'
+import type { Insertable, Transaction } from 'kysely'
 import { createIndexes, createTables, type DemoDatabase, type DemoTables } from './database.js'
 
 /** How many rows the seed writes per table: about 60,000 in all. */
@@ -52,7 +52,8 @@ export function generateRows (seed = 20240601): { [T in keyof DemoTables]: Array
   const companies = Array.from({ length: seedCounts.companies }, (_, index) => ({
     id: index + 1,
     name: `${pick(companyWords)} ${pick(companyKinds)} ${index + 1}`,
-    public: random() < 0.3,
+    // 1/0: better-sqlite3 binds no booleans, and PostgreSQL reads '1'/'0' as booleans.
+    public: random() < 0.3 ? 1 : 0,
     founded: integer(1890, 2022),
   }))
   const people = Array.from({ length: seedCounts.people }, (_, index) => {
@@ -108,6 +109,9 @@ export function generateRows (seed = 20240601): { [T in keyof DemoTables]: Array
   return { companies, people, pet_stores: petStores, toys, vets, pets, pet_toys: petToys, visits }
 }
 
+/** Every table, each after the tables its foreign keys point to. */
+const tablesInKeyOrder: ReadonlyArray<keyof DemoTables> = ['companies', 'people', 'pet_stores', 'toys', 'vets', 'pets', 'pet_toys', 'visits']
+
 /** Rows per INSERT: a few thousand bound parameters, far under SQLite's 32,766 and PostgreSQL's 65,535. */
 const rowsPerInsert = 500
 
@@ -121,18 +125,8 @@ export async function seedIfEmpty (db: DemoDatabase): Promise<boolean> {
   const existing = await db.selectFrom('companies').select((eb) => eb.fn.countAll().as('count')).executeTakeFirstOrThrow()
   if (Number(existing.count) > 0) return false
   const rows = generateRows()
-  // better-sqlite3 binds no booleans; PostgreSQL wants them.
-  const sqlite = db.getExecutor().adapter instanceof SqliteAdapter
-  const companies = sqlite ? rows.companies.map((company) => ({ ...company, public: company.public ? 1 : 0 })) : rows.companies
   await db.transaction().execute(async (trx) => {
-    await insertAll(trx, 'companies', companies)
-    await insertAll(trx, 'people', rows.people)
-    await insertAll(trx, 'pet_stores', rows.pet_stores)
-    await insertAll(trx, 'toys', rows.toys)
-    await insertAll(trx, 'vets', rows.vets)
-    await insertAll(trx, 'pets', rows.pets)
-    await insertAll(trx, 'pet_toys', rows.pet_toys)
-    await insertAll(trx, 'visits', rows.visits)
+    for (const table of tablesInKeyOrder) await insertAll(trx, table, rows[table])
   })
   await createIndexes(db)
   return true
@@ -147,9 +141,8 @@ async function insertAll<T extends keyof DemoTables> (trx: Transaction<DemoTable
 
 /** Rows per table, for the start-up log and the tests. */
 export async function countRows (db: DemoDatabase): Promise<TableCounts> {
-  const tables: Array<keyof DemoTables> = ['companies', 'people', 'pet_stores', 'toys', 'vets', 'pets', 'pet_toys', 'visits']
   const counts = {} as TableCounts
-  for (const table of tables) {
+  for (const table of tablesInKeyOrder) {
     const row = await db.selectFrom(table).select((eb) => eb.fn.countAll().as('count')).executeTakeFirstOrThrow()
     counts[table] = Number(row.count)
   }
