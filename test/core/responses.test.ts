@@ -155,10 +155,12 @@ const bookStore = new MemoryStore(
   { Book: { author: { type: 'Author' }, editor: { type: 'Author' }, reviewers: { type: 'Author', many: true } } }
 )
 
+const bookApp = () => buildApp({ resources: [Book] }, (app) => {
+  app.get('/books/1', { expandable: { resource: 'Book' } }, async (request) => bookStore.shape(request, 'Book', bookStore.get('Book', 1)!))
+})
+
 t.test('key order: resource fields, then expanded deferred fields in expandable order; never query order', async (t) => {
-  const app = await buildApp({ resources: [Book] }, (app) => {
-    app.get('/books/1', { expandable: { resource: 'Book' } }, async (request) => bookStore.shape(request, 'Book', bookStore.get('Book', 1)!))
-  })
+  const app = await bookApp()
   t.equal((await getJson(app, '/books/1')).text, '{"title":"Dune","id":1,"author":1}')
   const expected = '{"title":"Dune","id":1,"author":{"id":1,"name":"Frank"},"reviewers":[{"id":2,"name":"Sterling"},{"id":1,"name":"Frank"}],"editor":{"id":2,"name":"Sterling"}}'
   for (const query of ['expand=editor,reviewers,author', 'expand=author,editor,reviewers', 'expand=reviewers&expand=editor&expand=author', 'expand=*']) {
@@ -169,9 +171,7 @@ t.test('key order: resource fields, then expanded deferred fields in expandable 
 })
 
 t.test('deferred relation: absent unless expanded', async (t) => {
-  const app = await buildApp({ resources: [Book] }, (app) => {
-    app.get('/books/1', { expandable: { resource: 'Book' } }, async (request) => bookStore.shape(request, 'Book', bookStore.get('Book', 1)!))
-  })
+  const app = await bookApp()
   t.equal((await getJson(app, '/books/1?fields=editor')).text, '{}', 'fields cannot show a deferred relation that is not expanded')
   t.equal((await getJson(app, '/books/1?expand=editor&fields=editor')).text, '{"editor":{"id":2,"name":"Sterling"}}')
 })

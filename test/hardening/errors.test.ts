@@ -3,7 +3,7 @@ import { sql } from 'kysely'
 import t, { type Test } from 'tap'
 import expandPlugin, { isExpanded } from '../../plugin/index.js'
 import { dialects, type TestDatabase } from '../fixtures/dialects.js'
-import { Person, Pet, createTables, resources as tableResources, seed } from '../fixtures/tables.js'
+import { openSeeded, Person, Pet, resources as tableResources } from '../fixtures/tables.js'
 import { resources } from '../fixtures/pets.js'
 
 interface Answer { statusCode: number; body: string; headers: Record<string, unknown> }
@@ -86,10 +86,7 @@ async function buildTablesApp (database: TestDatabase): Promise<FastifyInstance>
 
 for (const dialect of dialects()) {
   t.test(`database errors inside expanded loading on ${dialect.name}: 500, no SQL, no stack, then recovery`, async (t) => {
-    const database = await dialect.open()
-    t.teardown(() => database.close())
-    await createTables(database.db)
-    await seed(database.db)
+    const database = await openSeeded(t, dialect)
     const app = await buildTablesApp(database)
     t.teardown(() => app.close())
 

@@ -3,7 +3,7 @@ import t from 'tap'
 import Fastify from 'fastify'
 import expandPlugin, { createSerializer, defineResource, type AnyResource } from '../../plugin/index.js'
 import { dialects } from '../fixtures/dialects.js'
-import { createTables, Person, Pet, resources as tableResources, seed } from '../fixtures/tables.js'
+import { openSeeded, Person, Pet, resources as tableResources } from '../fixtures/tables.js'
 import { buildPetApp, documentedCodes } from './support.js'
 
 interface Outcome { status: number; code: string | undefined; elapsed: number; length: number }
@@ -127,10 +127,7 @@ t.test('expand=*.*.*.*.* on cyclic graphs stays bounded in time: 200 or 400 FST_
 })
 
 t.test('expand=*.*.*.*.* through the database loader on the cyclic tables graph', async (t) => {
-  const database = await dialects()[0].open()
-  t.teardown(() => database.close())
-  await createTables(database.db)
-  await seed(database.db)
+  const database = await openSeeded(t, dialects()[0])
   const app = Fastify()
   await app.register(expandPlugin, { db: database.db, resources: tableResources })
   app.expand.routes('/pets', Pet)
@@ -203,10 +200,7 @@ t.test('over-limit input is always a 400 with a documented code, whatever the op
 })
 
 t.test('to-many expansions through a cycle cannot make one response grow without bound', async (t) => {
-  const database = await dialects()[0].open()
-  t.teardown(() => database.close())
-  await createTables(database.db)
-  await seed(database.db, 196)
+  const database = await openSeeded(t, dialects()[0], 196)
   const app = Fastify()
   await app.register(expandPlugin, { db: database.db, resources: tableResources })
   app.expand.routes('/people', Person)

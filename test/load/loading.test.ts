@@ -2,7 +2,7 @@ import Fastify, { type FastifyInstance } from 'fastify'
 import t from 'tap'
 import expandPlugin from '../../plugin/index.js'
 import { dialects, type TestDatabase } from '../fixtures/dialects.js'
-import { Company, Person, Pet, createTables, resources, seed } from '../fixtures/tables.js'
+import { Company, Person, Pet, openSeeded, resources } from '../fixtures/tables.js'
 
 async function build (database: TestDatabase): Promise<FastifyInstance> {
   const app = Fastify()
@@ -31,10 +31,7 @@ const garfield = { id: 1, name: 'Garfield', species: 'cat', owner: 1, sold_from:
 
 for (const dialect of dialects()) {
   t.test(`loading on ${dialect.name}`, async (t) => {
-    const database = await dialect.open()
-    t.teardown(() => database.close())
-    await createTables(database.db)
-    await seed(database.db)
+    const database = await openSeeded(t, dialect)
     const app = await build(database)
     t.teardown(() => app.close())
 
@@ -156,10 +153,7 @@ for (const dialect of dialects()) {
   })
 
   t.test(`statements per request do not grow with rows on ${dialect.name}`, async (t) => {
-    const database = await dialect.open()
-    t.teardown(() => database.close())
-    await createTables(database.db)
-    await seed(database.db, 496)
+    const database = await openSeeded(t, dialect, 496)
     const app = await build(database)
     t.teardown(() => app.close())
 
@@ -176,10 +170,7 @@ for (const dialect of dialects()) {
   })
 
   t.test(`pages of 5 to 8 rows run the same SQL texts on ${dialect.name}`, async (t) => {
-    const database = await dialect.open()
-    t.teardown(() => database.close())
-    await createTables(database.db)
-    await seed(database.db, 96)
+    const database = await openSeeded(t, dialect, 96)
     const app = await build(database)
     t.teardown(() => app.close())
 
@@ -200,10 +191,7 @@ for (const dialect of dialects()) {
 }
 
 t.test('maxObjects bounds the objects one loaded response holds, counting shared rows each time they are written', async (t) => {
-  const database = await dialects()[0].open()
-  t.teardown(() => database.close())
-  await createTables(database.db)
-  await seed(database.db)
+  const database = await openSeeded(t, dialects()[0])
   const app = Fastify()
   await app.register(expandPlugin, { db: database.db, resources, maxObjects: 10 })
   app.expand.routes('/pets', Pet)
