@@ -8,6 +8,14 @@ export const RecursiveError = createError<'FST_EXPAND_RECURSIVE', 400, [string]>
 export const MalformedError = createError<'FST_EXPAND_MALFORMED', 400, [string]>('FST_EXPAND_MALFORMED', '%s', 400)
 // Found while loading: to-many levels multiply, so only the rows themselves tell how large a response gets.
 export const TooLargeError = createError<'FST_EXPAND_TOO_LARGE', 400, [string]>('FST_EXPAND_TOO_LARGE', '%s', 400)
+// The detail route of `app.expand.routes`: no row with that id (or none this request may see).
+export const NotFoundError = createError<'FST_EXPAND_NOT_FOUND', 404, [string]>('FST_EXPAND_NOT_FOUND', '%s', 404)
+
+// Server errors. Their bodies say what kind of failure it was, never what the data or the driver said.
+// Data a handler (or the database) produced does not fit the plan: the message names the resource and the path.
+export const InvalidDataError = createError<'FST_EXPAND_INVALID_DATA', 500, [string]>('FST_EXPAND_INVALID_DATA', '%s', 500)
+// A statement the plugin ran failed: the driver's error is the `cause` (logged), never the body.
+export const DatabaseError = createError<'FST_EXPAND_DATABASE_ERROR', 500, [{ cause: unknown }]>('FST_EXPAND_DATABASE_ERROR', 'Internal Server Error', 500)
 
 // Startup errors: a definition or an option is wrong; raised by defineResource,
 // register() or ready(), never while serving a request.
@@ -25,5 +33,8 @@ export const requestErrorCodes = [
 
 /** Codes a request can get while its relations are loaded (`app.expand.load`, `app.expand.routes`). */
 export const loadingErrorCodes = ['FST_EXPAND_TOO_LARGE'] as const
+
+/** Codes of a 500 the plugin itself answers: data that does not fit the plan, a failed statement. */
+export const serverErrorCodes = ['FST_EXPAND_INVALID_DATA', 'FST_EXPAND_DATABASE_ERROR'] as const
 
 export type RequestErrorCode = typeof requestErrorCodes[number]

@@ -1,8 +1,9 @@
-import type { FastifyPluginCallback, FastifyRequest } from 'fastify'
+import type { FastifyInstance, FastifyPluginCallback, FastifyRequest } from 'fastify'
+import type { Kysely } from 'kysely'
 import fp from 'fastify-plugin'
 import { ExpandEngine } from './engine.js'
 import { InvalidOptionError } from './errors.js'
-import { loadRows, plannedStatements, selectLevel, type Row } from './load/batch-loader.js'
+import { loadRows, plannedStatements, selectLevel, type AnyKysely, type Row } from './load/batch-loader.js'
 import { registerResourceRoutes, type ResourceRoutesOptions } from './load/resource-routes.js'
 import { resolveOptions, type ExpandPluginOptions } from './options.js'
 import type { ExpansionPlan } from './plan/plan.js'
@@ -14,12 +15,27 @@ import type { CacheStats } from './compile/serializer-cache.js'
 export interface ExpandDecorator {
   /** The compiled-serializer cache: `{ size, hits, misses, compiles }`. */
   cacheStats(): CacheStats
-  /** Fills the relations the request expands (and to-many id arrays) into rows keyed by field name. */
-  load<T extends Row>(request: FastifyRequest, rows: T[]): Promise<T[]>
-  /** Registers `GET prefix` (paginated list) and `GET prefix/:id` for a table-bound resource. */
+  /**
+   * Fills the relations the request expands (and to-many id arrays) into rows
+   * keyed by field name. `options.db` runs the statements on another Kysely
+   * instance, such as the transaction the handler wrote in.
+   */
+  load<T extends Row>(request: FastifyRequest, rows: T[], options?: LoadOptions): Promise<T[]>
+  /**
+   * Registers `GET prefix` (paginated list) and `GET prefix/:id` for a
+   * table-bound resource, on the instance it is called on: under its prefix,
+   * with its hooks and constraints.
+   */
   routes(prefix: string, resource: AnyResource | string, options?: ResourceRoutesOptions): void
   /** What a request does: its plan, and the serializer code generated for it. */
   explain(request: FastifyRequest): ExpansionExplanation
+}
+
+export interface LoadOptions {
+  /** The Kysely instance to load through instead of the plugin's `db`: a transaction, say. */
+  // The plugin reads tables by name at runtime; the database type is the user's.
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  db?: Kysely<any>
 }
 
 export interface ExpansionExplanation {
@@ -49,6 +65,8 @@ declare module 'fastify' {
   }
 }
 
+const loadOptionKeys = new Set(['db'])
+
 const expandPluginCallback: FastifyPluginCallback<ExpandPluginOptions> = (app, pluginOptions, done) => {
   // Startup errors must reject register()/ready(): the plugin loader does not catch a synchronous throw.
   let engine: ExpandEngine
@@ -65,16 +83,30 @@ const expandPluginCallback: FastifyPluginCallback<ExpandPluginOptions> = (app, p
     if (request.expansion === null) throw new InvalidOptionError(`Route ${request.method} ${request.url} is not expandable`)
     return request.expansion
   }
-  app.decorateRequest('expansion', null)
-  app.decorate('expand', {
+  const databaseFor = (options: LoadOptions | undefined): AnyKysely => {
+    if (options !== undefined) {
+      if (typeof options !== 'object' || options === null) throw new InvalidOptionError('fastify-expand: load options must be an object')
+      for (const key of Object.keys(options)) {
+        if (!loadOptionKeys.has(key)) throw new InvalidOptionError(`fastify-expand: unknown load option '${key}'`)
+      }
+      if (options.db !== undefined) return options.db
+    }
+    if (db === undefined) throw new InvalidOptionError("fastify-expand: load needs the plugin's 'db' option (or a 'db' load option)")
+    return db
+  }
+  // One decorator object per instance that asks for it: routes() registers on
+  // the instance it is called on (its prefix, hooks, constraints), never on the
+  // one that registered the plugin.
+  const decorators = new WeakMap<FastifyInstance, ExpandDecorator>()
+  const decoratorFor = (instance: FastifyInstance): ExpandDecorator => ({
     cacheStats: () => engine.serializers.stats(),
-    async load (request, rows) {
-      if (db === undefined) throw new InvalidOptionError("fastify-expand: load needs the plugin's 'db' option")
-      await loadRows(db, planOf(request).root, rows, engine.options.maxObjects)
+    async load (request, rows, options) {
+      const database = databaseFor(options)
+      await loadRows(database, planOf(request).root, rows, engine.options.maxObjects)
       return rows
     },
     routes (prefix, resource, routesOptions) {
-      registerResourceRoutes(app, engine, db, prefix, resource, routesOptions)
+      registerResourceRoutes(instance, engine, db, prefix, resource, routesOptions)
     },
     explain (request) {
       const plan = planOf(request)
@@ -88,7 +120,18 @@ const expandPluginCallback: FastifyPluginCallback<ExpandPluginOptions> = (app, p
           : [{ path: '', sql: selectLevel(db, plan.root).compile().sql }, ...plannedStatements(db, plan.root)],
       }
     },
-  } satisfies ExpandDecorator)
+  })
+  app.decorateRequest('expansion', null)
+  app.decorate('expand', {
+    getter (this: FastifyInstance) {
+      let decorator = decorators.get(this)
+      if (decorator === undefined) {
+        decorator = decoratorFor(this)
+        decorators.set(this, decorator)
+      }
+      return decorator
+    },
+  })
   app.addHook('onRoute', (routeOptions) => prepareRoute(engine, routeOptions))
   done()
 }
@@ -125,8 +168,11 @@ export {
   TooLargeError,
   InvalidDefinitionError,
   InvalidOptionError,
+  NotFoundError,
+  InvalidDataError,
+  DatabaseError,
   requestErrorCodes,
   loadingErrorCodes,
+  serverErrorCodes,
 } from './errors.js'
-export { NotFoundError } from './load/resource-routes.js'
 export * from './openapi/index.js'

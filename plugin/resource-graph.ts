@@ -20,6 +20,8 @@ export interface ResourceNode {
   readonly name: string
   /** Every schema field and the JSON schema it is written with. */
   readonly fieldSchemas: ReadonlyMap<string, JsonSchema>
+  /** Fields the schema does not require (`Type.Optional`): absent from a body when absent from the data. */
+  readonly optionalFields: ReadonlySet<string>
   /** The TypeBox schema of each field, for documentation. */
   readonly sourceSchemas: ReadonlyMap<string, TSchema>
   readonly defaultFields: readonly string[]
@@ -148,6 +150,16 @@ export class ResourceGraph {
   }
 }
 
+/**
+ * The field names a client may use at a level whose field set is `base` (the
+ * resource's `fields`, or a relation's): those and the expandable relations.
+ * Any other schema field (a password hash kept for the server) does not
+ * exist for clients: naming it is the same error as an unknown name.
+ */
+export function clientFieldNames (node: ResourceNode, base: readonly string[] = node.defaultFields): string[] {
+  return [...new Set([...base, ...node.expandableFields])]
+}
+
 function createNode (resource: AnyResource): MutableNode {
   const properties = resource.schema.properties as Record<string, TSchema>
   const fieldSchemas = new Map<string, JsonSchema>()
@@ -156,12 +168,14 @@ function createNode (resource: AnyResource): MutableNode {
     fieldSchemas.set(field, toOutputSchema(schema))
     sourceSchemas.set(field, schema)
   }
+  const required = new Set(Array.isArray(resource.schema.required) ? resource.schema.required as string[] : [])
   const columns: Readonly<Record<string, string | undefined>> = resource.columns ?? {}
   return {
     resource,
     name: resource.name,
     qualifiedName: resource.namespace ? `${resource.namespace}.${resource.name}` : resource.name,
     fieldSchemas,
+    optionalFields: new Set([...fieldSchemas.keys()].filter((field) => !required.has(field))),
     sourceSchemas,
     defaultFields: resource.fields,
     relations: new Map(),

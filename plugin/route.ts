@@ -1,4 +1,5 @@
 import type {
+  FastifySchema,
   FastifyReply,
   FastifyRequest,
   HookHandlerDoneFunction,
@@ -8,7 +9,9 @@ import type {
 } from 'fastify'
 import type { ExpandEngine, RegisteredTarget } from './engine.js'
 import { InvalidOptionError } from './errors.js'
+import type { ResolvedOptions } from './options.js'
 import { isResource, type AnyResource } from './resource.js'
+import { expandableSetting, markPrepared } from './route-declarations.js'
 
 /** The `expandable` route option (also accepted as `config.expandable`). */
 export interface ExpandableRouteOptions {
@@ -31,8 +34,7 @@ const jsonContentType = 'application/json; charset=utf-8'
  * preSerialization hook that picks the compiled serializer for 2xx replies.
  */
 export function prepareRoute (engine: ExpandEngine, routeOptions: RouteOptions): void {
-  const config = routeOptions.config as { expandable?: ExpandableRouteOptions | false } | undefined
-  const setting = routeOptions.expandable ?? config?.expandable
+  const setting = expandableSetting(routeOptions)
   if (setting === undefined || setting === false) return
   const context = `Route ${String(routeOptions.method)} ${routeOptions.url}`
   checkRouteSetting(setting, context)
@@ -47,9 +49,54 @@ export function prepareRoute (engine: ExpandEngine, routeOptions: RouteOptions):
     // An unknown resource or path here is a mistake in the route's options, not in a definition.
     throw new InvalidOptionError((error as Error).message)
   }
+  if (routeOptions.schema !== undefined) routeOptions.schema = withExpansionParameters(routeOptions.schema, engine.options, context)
   routeOptions.config = { ...routeOptions.config, expandable: setting }
   routeOptions.preHandler = [planRequest(engine, target), ...asArray(routeOptions.preHandler)]
   routeOptions.preSerialization = [...asArray(routeOptions.preSerialization), useCompiledSerializer(engine)]
+  markPrepared(routeOptions)
+}
+
+/**
+ * The route's schema, checked and completed for expansion (a new object: the
+ * user's schema is never changed). The 2xx body is written by the compiled
+ * serializer of each request, so a 2xx (or default) response schema would be
+ * silently ignored: it is refused. A querystring schema gets the expansion
+ * parameters declared, so that `additionalProperties: false` (which Fastify's
+ * validator enforces by removing unknown properties) cannot drop them.
+ */
+function withExpansionParameters (schema: FastifySchema, options: ResolvedOptions, context: string): FastifySchema {
+  const response = schema.response as Record<string, unknown> | undefined
+  if (typeof response === 'object' && response !== null) {
+    const success = Object.keys(response).filter((status) => /^(2\d\d|2xx|default)$/i.test(status))
+    if (success.length > 0) {
+      throw new InvalidOptionError(
+        `${context}: schema.response declares ${success.map((status) => `'${status}'`).join(', ')}, but an expandable route's success body is written by fastify-expand for each request: ` +
+        'remove it (expandOpenApi documents the body), or declare error statuses (4xx, 5xx) only'
+      )
+    }
+  }
+  const querystring = schema.querystring as Record<string, unknown> | undefined
+  if (querystring === undefined) return schema
+  if (typeof querystring !== 'object' || querystring === null || querystring.type !== 'object' ||
+    (querystring.properties !== undefined && (typeof querystring.properties !== 'object' || querystring.properties === null))) {
+    throw new InvalidOptionError(
+      `${context}: schema.querystring must be an object schema ({ type: 'object', properties }) so that fastify-expand can declare ` +
+      `'${options.expandParam}', '${options.fieldsParam}' and '${options.omitParam}' in it`
+    )
+  }
+  const declared = (querystring.properties ?? {}) as Record<string, unknown>
+  const properties: Record<string, unknown> = {}
+  for (const name of [options.expandParam, options.fieldsParam, options.omitParam]) {
+    for (const key of [name, `${name}[]`]) {
+      if (!Object.hasOwn(declared, key)) properties[key] = expansionParameterSchema()
+    }
+  }
+  return { ...schema, querystring: { ...querystring, properties: { ...properties, ...declared } } }
+}
+
+/** A comma list, once or repeated: what readParam takes. */
+function expansionParameterSchema (): Record<string, unknown> {
+  return { anyOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' } }] }
 }
 
 function planRequest (engine: ExpandEngine, target: RegisteredTarget): preHandlerHookHandler {

@@ -25,8 +25,9 @@ export function levelSchema (level: LevelPlan): JsonSchema {
       properties[field.name] = level.node.fieldSchemas.get(field.name)!
     }
   }
-  // Every planned field is required: the generated code then writes each key
-  // unconditionally (no comma bookkeeping), and data that misses a planned
-  // field fails loudly (a 500) instead of yielding a silently incomplete body.
-  return { type: 'object', properties, required: Object.keys(properties) }
+  // Every planned field is required unless the resource schema makes it
+  // optional: the generated code then writes each key unconditionally (no
+  // comma bookkeeping). The data check (data-check.ts) has made sure it is there.
+  const required = level.fields.filter((field) => field.kind === 'expanded' || !level.node.optionalFields.has(field.name))
+  return { type: 'object', properties, required: required.map((field) => field.name) }
 }

@@ -1,6 +1,7 @@
 import fastJson from 'fast-json-stringify'
 import { LruMap } from 'toad-cache'
 import type { ExpansionPlan } from '../plan/plan.js'
+import { compileDataCheck } from './data-check.js'
 import { responseSchema } from './response-schema.js'
 
 export type Stringify = (data: unknown) => string
@@ -49,7 +50,7 @@ export class SerializerCache {
     return compiled
   }
 
-  /** The generated source, for `explain`. */
+  /** The generated source of the writer (the data check runs before it), for `explain`. */
   source (plan: ExpansionPlan): string {
     // Debug mode returns the generated code instead of the function.
     const debug = fastJson(responseSchema(plan), { ...compileOptions, mode: 'debug' }) as unknown as { code: string }
@@ -62,6 +63,11 @@ export class SerializerCache {
 
   private compile (plan: ExpansionPlan): Stringify {
     this.compiles++
-    return fastJson(responseSchema(plan), compileOptions) as Stringify
+    const write = fastJson(responseSchema(plan), compileOptions) as Stringify
+    const check = compileDataCheck(plan)
+    return (data) => {
+      check(data)
+      return write(data)
+    }
   }
 }

@@ -1,5 +1,5 @@
 import type { Kysely, SelectQueryBuilder } from 'kysely'
-import { InvalidDefinitionError, TooLargeError } from '../errors.js'
+import { InvalidDataError, InvalidDefinitionError, TooLargeError } from '../errors.js'
 import type { LevelPlan, PlannedField } from '../plan/plan.js'
 import type { RelationEdge, ResourceNode } from '../resource-graph.js'
 import { templatesFor } from './statement-templates.js'
@@ -9,7 +9,7 @@ export type Row = Record<string, unknown>
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export type AnyKysely = Kysely<any>
 
-/** Property of loaded child rows holding the parent key they belong to; never serialized. */
+/** Property of loaded child rows holding the parent key they belong to; removed once they are grouped. */
 const parentKey = '__expand_parent'
 /**
  * Keys per statement: a power of two, under SQLite's 32,766 and PostgreSQL's
@@ -82,14 +82,21 @@ async function loadLevel (db: AnyKysely, level: LevelPlan, rows: Row[], weights:
 function copyToOneIds (relation: RelationEdge, rows: Row[]): void {
   // Rows given by a handler may carry the id under the column's name only.
   const column = toOneColumn(relation)
-  if (column === relation.field) return
-  for (const row of rows) if (row[relation.field] === undefined) row[relation.field] = row[column] ?? null
+  for (const row of rows) {
+    if (row[relation.field] !== undefined) continue
+    const id = row[column]
+    if (id === undefined) {
+      const where = column === relation.field ? `'${column}'` : `'${relation.field}' or its column '${column}'`
+      throw new InvalidDataError(`${relation.owner.qualifiedName} rows given to load lack ${where}, which holds the ${relation.target.qualifiedName} of '${relation.field}'`)
+    }
+    row[relation.field] = id
+  }
 }
 
 async function loadToOne (db: AnyKysely, field: Extract<PlannedField, { kind: 'expanded' }>, rows: Row[], weights: number[], budget: ObjectBudget): Promise<void> {
   const { relation, level } = field
   copyToOneIds(relation, rows)
-  const ids = distinct(rows.map((row) => row[relation.field]))
+  const ids = distinctKeys(rows.map((row) => row[relation.field]))
   const target = level.node
   const related = new Map<unknown, Row>()
   for (const chunk of chunks(ids)) {
@@ -113,7 +120,12 @@ async function loadToMany (db: AnyKysely, owner: ResourceNode, field: Extract<Pl
   const { relation, level } = field
   const groups = groupByParent(rows, owner)
   for (const chunk of chunks([...groups.keys()])) {
-    for (const child of await templatesFor(db).rowsByKeys(field, chunk, (keys) => toManyQuery(db, relation, level, keys))) groups.get(keyOf(child[parentKey]))?.push(child)
+    for (const child of await templatesFor(db).rowsByKeys(field, chunk, (keys) => toManyQuery(db, relation, level, keys))) {
+      const key = keyOf(child[parentKey])
+      // The parent key is the last column selected, so deleting it returns the row to the shape it had before.
+      delete child[parentKey]
+      groups.get(key)?.push(child)
+    }
   }
   // Rows sharing a key share one array, so a child's weight is the sum of theirs.
   const groupWeights = new Map<unknown, number>()
@@ -223,7 +235,7 @@ function groupByParent (rows: Row[], owner: ResourceNode): Map<unknown, unknown[
   for (const row of rows) {
     const key = row[owner.primaryKey]
     if (key === undefined) {
-      throw new InvalidDefinitionError(`Rows of ${owner.qualifiedName} must carry their primary key '${owner.primaryKey}' to load to-many relations`)
+      throw new InvalidDataError(`${owner.qualifiedName} rows given to load lack their primary key '${owner.primaryKey}', which to-many relations are loaded by`)
     }
     groups.set(keyOf(key), [])
   }
@@ -253,15 +265,27 @@ function foreignKeyOf (relation: RelationEdge): string {
   return relation.keys.foreignKey
 }
 
-/** Keys compare by value across drivers: PostgreSQL returns int8 as a string, SQLite as a number. */
-function keyOf (value: unknown): unknown {
-  return typeof value === 'bigint' ? String(value) : value
+/**
+ * A key as it compares in the database. Drivers return one key in several
+ * forms: pg gives int8 as the string '1' and int4 as the number 1, SQLite may
+ * give a bigint; the number 1, the bigint 1n and the string '1' are one key.
+ * Binary keys compare by their bytes.
+ */
+export function keyOf (value: unknown): unknown {
+  if (typeof value === 'number' || typeof value === 'bigint') return String(value)
+  if (value instanceof Uint8Array) return `\u0000bytes:${Buffer.from(value).toString('hex')}`
+  return value
 }
 
-function distinct (values: unknown[]): unknown[] {
-  const seen = new Set<unknown>()
-  for (const value of values) if (value !== null && value !== undefined) seen.add(value)
-  return [...seen]
+/** The distinct non-null keys among `values`, each as first given (so it binds as the driver gave it). */
+function distinctKeys (values: unknown[]): unknown[] {
+  const seen = new Map<unknown, unknown>()
+  for (const value of values) {
+    if (value === null || value === undefined) continue
+    const key = keyOf(value)
+    if (!seen.has(key)) seen.set(key, value)
+  }
+  return [...seen.values()]
 }
 
 function * chunks<T> (values: T[]): Generator<T[]> {

@@ -1,12 +1,11 @@
-import createError from '@fastify/error'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
-import { InvalidOptionError } from '../errors.js'
+import type { TSchema } from '@sinclair/typebox'
+import { DatabaseError, InvalidOptionError, NotFoundError } from '../errors.js'
+import type { JsonSchema } from '../resource-graph.js'
 import type { ExpandEngine } from '../engine.js'
 import type { AnyResource } from '../resource.js'
 import { keyColumn, loadRows, selectLevel, tableOf, type AnyKysely, type Row } from './batch-loader.js'
 import { templatesFor } from './statement-templates.js'
-
-export const NotFoundError = createError<'FST_EXPAND_NOT_FOUND', 404, [string]>('FST_EXPAND_NOT_FOUND', '%s', 404)
 
 export interface ResourceRoutesOptions {
   /** Paths a list request may expand (prefixes included); absent: every path. */
@@ -42,15 +41,16 @@ export function registerResourceRoutes (
   const fail = (message: string): never => { throw new InvalidOptionError(`${context}: ${message}`) }
   if (db === undefined) fail("the plugin needs the 'db' option (a Kysely instance) to serve resource routes")
   for (const key of Object.keys(options)) if (!routesOptionKeys.has(key)) fail(`unknown option '${key}'`)
-  const pageSize = options.pageSize ?? 20
   const maxPageSize = options.maxPageSize ?? 100
+  if (!Number.isInteger(maxPageSize) || maxPageSize < 1) fail('maxPageSize must be a positive integer')
+  const pageSize = options.pageSize ?? Math.min(20, maxPageSize)
   if (!Number.isInteger(pageSize) || pageSize < 1) fail('pageSize must be a positive integer')
-  if (!Number.isInteger(maxPageSize) || maxPageSize < pageSize) fail('maxPageSize must be an integer no smaller than pageSize')
+  if (maxPageSize < pageSize) fail('maxPageSize must be no smaller than pageSize')
   const node = engine.graph.node(resource, context)
   const table = tableOf(node)
   const database = db as AnyKysely
   const primaryKeyColumn = keyColumn(node)
-  const primaryKeySchema = node.sourceSchemas.get(node.primaryKey)
+  const primaryKeySchema = identifierSchema(node.sourceSchemas.get(node.primaryKey))
   const templates = templatesFor(database)
   const countSite = {}
 
@@ -60,8 +60,8 @@ export function registerResourceRoutes (
       querystring: {
         type: 'object',
         properties: {
-          limit: { type: 'integer', minimum: 1, description: `Rows per page (default ${pageSize}; larger than ${maxPageSize} is clamped)` },
-          offset: { type: 'integer', minimum: 0, default: 0, description: 'Rows to skip' },
+          limit: { type: 'integer', minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: `Rows per page (default ${pageSize}; larger than ${maxPageSize} is clamped)` },
+          offset: { type: 'integer', minimum: 0, maximum: Number.MAX_SAFE_INTEGER, default: 0, description: 'Rows to skip' },
         },
       },
     },
@@ -83,9 +83,44 @@ export function registerResourceRoutes (
     schema: primaryKeySchema === undefined ? undefined : { params: { type: 'object', properties: { id: primaryKeySchema }, required: ['id'] } },
   }, async (request: FastifyRequest<{ Params: { id: unknown } }>) => {
     const plan = request.expansion!
-    const [row] = await templates.rows(plan.root, 'one', [request.params.id], ([id]) => selectLevel(database, plan.root).where(primaryKeyColumn, '=', id))
-    if (row === undefined) throw new NotFoundError(`${node.name} ${String(request.params.id)} not found`)
+    const notFound = () => new NotFoundError(`${node.name} ${String(request.params.id)} not found`)
+    let row: Row | undefined
+    try {
+      [row] = await templates.rows(plan.root, 'one', [request.params.id], ([id]) => selectLevel(database, plan.root).where(primaryKeyColumn, '=', id))
+    } catch (error) {
+      if (isUnstorableValue(error)) throw notFound()
+      throw error
+    }
+    if (row === undefined) throw notFound()
     await loadRows(database, plan.root, [row], engine.options.maxObjects)
     return row
   })
+}
+
+/**
+ * The schema of the `:id` parameter: the primary key's. An integer key is
+ * bounded to the integers JavaScript holds exactly, so that a longer number
+ * is a 400 rather than a rounded lookup.
+ */
+function identifierSchema (schema: TSchema | undefined): JsonSchema | undefined {
+  if (schema === undefined) return undefined
+  const plain = JSON.parse(JSON.stringify(schema)) as JsonSchema
+  if (plain.type !== 'integer') return plain
+  return {
+    ...plain,
+    minimum: Math.max(typeof plain.minimum === 'number' ? plain.minimum : -Infinity, Number.MIN_SAFE_INTEGER),
+    maximum: Math.min(typeof plain.maximum === 'number' ? plain.maximum : Infinity, Number.MAX_SAFE_INTEGER),
+  }
+}
+
+/**
+ * A lookup by a value its column cannot hold (PostgreSQL's data exceptions,
+ * SQLSTATE class 22: an int4 key asked for 2147483648, a uuid key asked for
+ * 'abc') finds no row. SQLite, which stores any value in any column, simply
+ * finds none: both answer 404.
+ */
+function isUnstorableValue (error: unknown): boolean {
+  if (!(error instanceof DatabaseError)) return false
+  const code = (error.cause as { code?: unknown } | undefined)?.code
+  return typeof code === 'string' && /^22[0-9A-Z]{3}$/.test(code)
 }

@@ -1,5 +1,6 @@
 import { createQueryId, type Compilable, type CompiledQuery } from 'kysely'
 import { LruMap } from 'toad-cache'
+import { DatabaseError } from '../errors.js'
 import type { AnyKysely, Row } from './batch-loader.js'
 
 /** Longer key lists are neither padded nor kept as templates: a statement costs memory per parameter. */
@@ -76,7 +77,12 @@ export class StatementTemplates {
   }
 
   private async run (compiled: CompiledQuery<unknown>): Promise<Row[]> {
-    return (await this.db.executeQuery(compiled)).rows as Row[]
+    try {
+      return (await this.db.executeQuery(compiled)).rows as Row[]
+    } catch (error) {
+      // Every statement the plugin runs passes here: the driver's words go to the log (as the cause), never into a body.
+      throw new DatabaseError({ cause: error })
+    }
   }
 }
 

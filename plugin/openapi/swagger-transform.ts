@@ -2,7 +2,7 @@ import type { FastifySchema, RouteOptions } from 'fastify'
 import { loadingErrorCodes, requestErrorCodes } from '../errors.js'
 import { resolveOptions, type ExpandPluginOptions, type ResolvedOptions } from '../options.js'
 import { permittedPaths } from '../plan/permitted.js'
-import { ResourceGraph, type JsonSchema, type ResourceNode } from '../resource-graph.js'
+import { clientFieldNames, ResourceGraph, type JsonSchema, type ResourceNode } from '../resource-graph.js'
 import type { AnyResource } from '../resource.js'
 import type { ExpandableRouteOptions } from '../route.js'
 import { ComponentSchemas, restrictedLevelSchema } from './documentation-schemas.js'
@@ -124,12 +124,15 @@ export function expandOpenApi (pluginOptions: ExpandPluginOptions, documentation
     const described = describeRoute(setting, { validated })
 
     const querystring = (schema.querystring ?? { type: 'object' }) as JsonSchema
+    // The plugin declares the bracketed forms (`expand[]`) for validation; the documented parameters are the plain names.
+    const bracketed = new Set([options.expandParam, options.fieldsParam, options.omitParam].map((name) => `${name}[]`))
+    const ownProperties = Object.fromEntries(Object.entries((querystring.properties ?? {}) as Record<string, unknown>).filter(([key]) => !bracketed.has(key)))
     const response = (schema.response ?? {}) as Record<string, unknown>
     // The application's own 2xx description, if any, wins: it may know better.
     const hasSuccess = Object.keys(response).some((status) => /^2/.test(status))
     const documented = {
       ...schema,
-      querystring: { ...querystring, type: 'object', properties: { ...(querystring.properties as object | undefined), ...described.querystring } },
+      querystring: { ...querystring, type: 'object', properties: { ...ownProperties, ...described.querystring } },
       response: {
         ...response,
         ...(hasSuccess ? {} : { 200: described.response[200] }),
@@ -179,7 +182,7 @@ function expansionParameters (
     const shown = enumeration.paths.filter((path) => !path.includes('.'))
     description = `Relations to expand, up to ${maxDepth} levels deep: ${shown.join(', ')} and their own relations. ${syntax}${wildcardNote}`
   }
-  const fieldNames = [...node.fieldSchemas.keys()].join(', ')
+  const fieldNames = clientFieldNames(node).join(', ')
   return {
     [options.expandParam]: { type: 'array', items, description },
     [options.fieldsParam]: {

@@ -8,7 +8,7 @@ import {
 } from '../errors.js'
 import type { ResolvedOptions } from '../options.js'
 import { emptyPathNode, parsePaths, toPathTree, withPaths, type PathNode, type RawExpansionQuery } from '../parse/query.js'
-import type { ResourceNode } from '../resource-graph.js'
+import { clientFieldNames, type ResourceNode } from '../resource-graph.js'
 import { planKey, type ExpansionPlan, type LevelPlan, type PlannedField, type PlanTarget } from './plan.js'
 
 /** Definition-level expansions (nested fields, relation `expand`) deeper than this can only be a cycle. */
@@ -75,9 +75,10 @@ class Planner {
     if (path.length > definitionDepthGuard) {
       throw new InvalidDefinitionError(`The always-applied expansions of ${this.target.node.qualifiedName} (nested fields or relation 'expand' options) form a cycle: ${path.join('.')}`)
     }
-    if (emit) {
-      this.checkFieldNames(node, fieldsTree, this.options.fieldsParam, path)
-      this.checkFieldNames(node, omitTree, this.options.omitParam, path)
+    if (emit && (fieldsTree !== undefined || omitTree !== undefined)) {
+      const names = clientFieldNames(node, base)
+      this.checkFieldNames(node, names, fieldsTree, this.options.fieldsParam, path)
+      this.checkFieldNames(node, names, omitTree, this.options.omitParam, path)
     }
     const requested = this.requestedRelations(node, requestedHere, path, emit)
 
@@ -178,12 +179,12 @@ class Planner {
     return false
   }
 
-  private checkFieldNames (node: ResourceNode, tree: PathNode | undefined, param: string, path: readonly string[]): void {
+  private checkFieldNames (node: ResourceNode, names: readonly string[], tree: PathNode | undefined, param: string, path: readonly string[]): void {
     if (tree === undefined || this.options.onInvalidExpand === 'ignore') return
     for (const name of tree.children.keys()) {
-      if (node.fieldSchemas.has(name) || this.options.wildcards.has(name)) continue
+      if (names.includes(name) || this.options.wildcards.has(name)) continue
       const at = path.length > 0 ? `${path.join('.')}.${name}` : name
-      throw new UnknownFieldError(`Unknown field '${at}' in '${param}': ${node.name} has ${[...node.fieldSchemas.keys()].join(', ')}`)
+      throw new UnknownFieldError(`Unknown field '${at}' in '${param}': ${node.name} has ${names.join(', ')}`)
     }
   }
 }

@@ -12,5 +12,10 @@ t.test('a planned field missing from the handler data is a 500, never a silently
   t.equal(complete.body, '{"id":1,"name":"Garfield"}')
   const incomplete = await app.inject('/pets/1')
   t.equal(incomplete.statusCode, 500)
-  t.same(incomplete.json(), { statusCode: 500, error: 'Internal Server Error', message: '"species" is required!' })
+  t.same(incomplete.json(), {
+    statusCode: 500,
+    code: 'FST_EXPAND_INVALID_DATA',
+    error: 'Internal Server Error',
+    message: "Data for Pet does not fit the response: 'species' is missing",
+  })
 })

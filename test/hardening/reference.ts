@@ -17,22 +17,21 @@ interface RelationModel {
 
 interface ResourceModel {
   defaults: string[]
-  all: string[]
   relations: Record<string, RelationModel>
 }
 
 const model: Record<string, ResourceModel> = {
-  Company: { defaults: ['name', 'public'], all: ['id', 'name', 'public'], relations: {} },
+  Company: { defaults: ['name', 'public'], relations: {} },
   Person: {
     defaults: ['id', 'name', 'hobbies'],
-    all: ['id', 'name', 'hobbies', 'employer'],
+   
     relations: { employer: { type: 'Company', many: false, base: ['name', 'public'] } },
   },
-  PetStore: { defaults: ['id', 'name', 'address'], all: ['id', 'name', 'address'], relations: {} },
-  Toy: { defaults: ['id', 'name', 'secret'], all: ['id', 'name', 'secret'], relations: {} },
+  PetStore: { defaults: ['id', 'name', 'address'], relations: {} },
+  Toy: { defaults: ['id', 'name', 'secret'], relations: {} },
   Pet: {
     defaults: ['id', 'name', 'species', 'owner', 'sold_from', 'toys'],
-    all: ['id', 'name', 'species', 'owner', 'sold_from', 'toys'],
+   
     relations: {
       owner: { type: 'Person', many: false, base: ['id', 'name', 'hobbies'] },
       sold_from: { type: 'PetStore', many: false, base: ['id', 'name'] },
@@ -125,7 +124,8 @@ function levelOf (
 ): ReferenceLevel {
   const resource = model[type]
   for (const path of [...fields, ...omit]) {
-    if (!isWildcard(path[0]) && !resource.all.includes(path[0])) errors.add('FST_EXPAND_UNKNOWN_FIELD')
+    // A field outside the level's set (its base and its relations) does not exist for clients.
+    if (!isWildcard(path[0]) && !base.includes(path[0]) && !hasOwn(resource.relations, path[0])) errors.add('FST_EXPAND_UNKNOWN_FIELD')
   }
   const expands = (name: string) => hasOwn(resource.relations, name) &&
     expand.some((path) => path[0] === name || (isWildcard(path[0]) && permitted(prefix + name)))

@@ -131,16 +131,25 @@ test('a component name the application already uses is an error naming component
   t.throws(() => app.swagger(), /already has a component 'Pet'; set componentPrefix/)
 })
 
-test("the application's own success schema wins over the generated one", async (t) => {
-  const app = Fastify()
+test("a route's own success schema is refused at startup; its error schemas are documented as given", async (t) => {
   const options = { resources }
+  const refused = Fastify()
+  await refused.register(expandPlugin, options)
+  t.teardown(() => refused.close())
+  t.throws(() => refused.get('/pets/:id', { expandable: { resource: Pet }, schema: { response: { 200: { description: 'mine', type: 'object' } } } }, async (request) => storedPet(request)), {
+    code: 'FST_EXPAND_INVALID_OPTION',
+    message: "Route GET /pets/:id: schema.response declares '200', but an expandable route's success body is written by fastify-expand for each request: remove it (expandOpenApi documents the body), or declare error statuses (4xx, 5xx) only",
+  })
+  const app = Fastify()
   await app.register(swagger, { openapi: { info: { title: 't', version: '1' } }, transform: openApiTransform(options) })
   await app.register(expandPlugin, options)
-  app.get('/pets/:id', { expandable: { resource: Pet }, schema: { response: { 200: { description: 'mine', type: 'object' } } } }, async (request) => storedPet(request))
+  const notFound = { description: 'mine', type: 'object', properties: { message: { type: 'string' } } }
+  app.get('/pets/:id', { expandable: { resource: Pet }, schema: { response: { 404: notFound } } }, async (request) => storedPet(request))
   await app.ready()
   t.teardown(() => app.close())
   const responses = (app.swagger() as Json).paths['/pets/{id}'].get.responses
-  t.same(responses['200'].content['application/json'].schema, { description: 'mine', type: 'object' })
+  t.same(responses['404'].content['application/json'].schema, notFound)
+  t.ok(responses['200'], 'the success response is generated')
   t.ok(responses['400'], 'the error response is still added')
 })
 
