@@ -5,6 +5,7 @@ import type { JsonSchema } from '../resource-graph.js'
 import type { ExpandEngine } from '../engine.js'
 import type { AnyResource } from '../resource.js'
 import { keyColumn, loadRows, selectLevel, tableOf, type AnyKysely, type Row } from './batch-loader.js'
+import { parameterReader } from './route-parameters.js'
 import { templatesFor } from './statement-templates.js'
 
 export interface ResourceRoutesOptions {
@@ -65,6 +66,7 @@ export function registerResourceRoutes (
         },
       },
     },
+    validatorCompiler: parameterReader({ integers: { limit: { minimum: 1 }, offset: { minimum: 0 } } }),
   }, async (request: FastifyRequest<{ Querystring: { limit?: number; offset?: number } }>) => {
     const limit = Math.min(request.query.limit ?? pageSize, maxPageSize)
     const offset = request.query.offset ?? 0
@@ -81,6 +83,7 @@ export function registerResourceRoutes (
   app.get(`${prefix}/:id`, {
     expandable: { resource: node.resource },
     schema: primaryKeySchema === undefined ? undefined : { params: { type: 'object', properties: { id: primaryKeySchema }, required: ['id'] } },
+    validatorCompiler: parameterReader({ id: primaryKeySchema }),
   }, async (request: FastifyRequest<{ Params: { id: unknown } }>) => {
     const plan = request.expansion!
     const notFound = () => new NotFoundError(`${node.name} ${String(request.params.id)} not found`)

@@ -1,0 +1,58 @@
+import type { FastifySchemaCompiler } from 'fastify'
+import type { JsonSchema } from '../resource-graph.js'
+
+/**
+ * The generated routes read their own parameters (`limit`, `offset`, `:id`)
+ * instead of leaving them to the application's validator: Ajv coerces
+ * `'-Infinity'` past `type: 'integer'` and `minimum`, and a validator that
+ * does not coerce (TypeBox's) rejects every number written in a URL. Parsed
+ * here, a value is a safe integer in range or a 400 (`FST_ERR_VALIDATION`,
+ * Fastify's code for a request part that does not validate), the same with
+ * any validator compiler and on every database.
+ */
+export interface ParameterRules {
+  /** `:id`: the primary key's schema. */
+  id?: JsonSchema
+  /** Query parameters holding integers, with their smallest value. */
+  integers?: Record<string, { minimum: number }>
+}
+
+const digits = /^-?[0-9]{1,16}$/
+
+/** A route's `validatorCompiler`: reads params and querystring by `rules`, passes other parts through. */
+export function parameterReader (rules: ParameterRules): FastifySchemaCompiler<unknown> {
+  return ({ httpPart }) => {
+    if (httpPart === 'params') return (params) => readParams(params, rules.id)
+    if (httpPart === 'querystring') return (query) => readQuery(query, rules.integers ?? {})
+    return () => true
+  }
+}
+
+function readParams (params: unknown, schema: JsonSchema | undefined): { value: unknown } | { error: Error } {
+  const record = { ...(params as Record<string, unknown>) }
+  if (schema === undefined || record.id === undefined) return { value: record }
+  const type = schema.type
+  if (type === 'integer' || type === 'number') {
+    const id = safeInteger(record.id, Number.MIN_SAFE_INTEGER)
+    if (id === undefined) return { error: new Error(`params/id must be an integer from ${Number.MIN_SAFE_INTEGER} to ${Number.MAX_SAFE_INTEGER}`) }
+    record.id = id
+  }
+  return { value: record }
+}
+
+function readQuery (query: unknown, integers: Record<string, { minimum: number }>): { value: unknown } | { error: Error } {
+  const record = { ...(query as Record<string, unknown>) }
+  for (const [name, { minimum }] of Object.entries(integers)) {
+    if (record[name] === undefined) continue
+    const value = safeInteger(record[name], minimum)
+    if (value === undefined) return { error: new Error(`querystring/${name} must be an integer from ${minimum} to ${Number.MAX_SAFE_INTEGER}`) }
+    record[name] = value
+  }
+  return { value: record }
+}
+
+/** A decimal integer (as text, or already a number) from `minimum` to 2^53 - 1; undefined otherwise. */
+function safeInteger (value: unknown, minimum: number): number | undefined {
+  const number = typeof value === 'number' ? value : typeof value === 'string' && digits.test(value) ? Number(value) : NaN
+  return Number.isSafeInteger(number) && number >= minimum ? number : undefined
+}
