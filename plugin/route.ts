@@ -3,12 +3,13 @@ import type {
   FastifyReply,
   FastifyRequest,
   HookHandlerDoneFunction,
+  onSendHookHandler,
   RouteOptions,
   preHandlerHookHandler,
   preSerializationHookHandler,
 } from 'fastify'
 import type { ExpandEngine, RegisteredTarget } from './engine.js'
-import { InvalidOptionError } from './errors.js'
+import { InvalidDataError, InvalidOptionError } from './errors.js'
 import type { ResolvedOptions } from './options.js'
 import { isResource, type AnyResource } from './resource.js'
 import { expandableSetting, markPrepared } from './route-declarations.js'
@@ -53,6 +54,7 @@ export function prepareRoute (engine: ExpandEngine, routeOptions: RouteOptions):
   routeOptions.config = { ...routeOptions.config, expandable: setting }
   routeOptions.preHandler = [planRequest(engine, target), ...asArray(routeOptions.preHandler)]
   routeOptions.preSerialization = [...asArray(routeOptions.preSerialization), useCompiledSerializer(engine)]
+  routeOptions.onSend = [requireCompiledBody(target.node.qualifiedName), ...asArray(routeOptions.onSend)]
   markPrepared(routeOptions)
 }
 
@@ -117,10 +119,38 @@ function useCompiledSerializer (engine: ExpandEngine): preSerializationHookHandl
     const plan = request.expansion
     if (plan !== null && reply.statusCode >= 200 && reply.statusCode < 300) {
       reply.serializer(engine.serializerFor(plan))
+      compiledBodies.add(request)
       if (!reply.hasHeader('content-type')) reply.header('content-type', jsonContentType)
     }
     done(null, payload)
   }
+}
+
+/** Requests whose 2xx body the compiled serializer writes. */
+const compiledBodies = new WeakSet<FastifyRequest>()
+
+/**
+ * Fastify sends a string, a Buffer or a stream as it is, without
+ * serialization hooks: on an expandable route that would be data past the
+ * plan (every field, unchecked). A 2xx body the compiled serializer did not
+ * write is a 500; only a 204 (no body) is let through.
+ */
+function requireCompiledBody (resource: string): onSendHookHandler<unknown> {
+  return function compiledBodyHook (request, reply, payload, done) {
+    const status = reply.statusCode
+    if (status >= 200 && status < 300 && status !== 204 && !compiledBodies.has(request)) {
+      done(new InvalidDataError(`Data for ${resource} does not fit the response: the handler sent ${describePayload(payload)}; return the data itself and fastify-expand writes it`))
+      return
+    }
+    done(null, payload)
+  }
+}
+
+function describePayload (payload: unknown): string {
+  if (payload === undefined || payload === null) return 'no body'
+  if (typeof payload === 'string') return 'a string'
+  if (Buffer.isBuffer(payload)) return 'a Buffer'
+  return 'a stream'
 }
 
 function checkRouteSetting (setting: ExpandableRouteOptions, context: string): void {

@@ -96,6 +96,16 @@ function valueCheck (context: CheckContext, schema: JsonSchema, at: string): str
   const label = JSON.stringify(`'${at}'`)
   const accepted: string[] = []
   const deeper: string[] = []
+  // Several types (string | integer) are written by fast-json-stringify picking the
+  // first that matches strictly, so only the plain JavaScript forms are accepted there.
+  if (types.filter((type) => type !== 'null').length > 1) {
+    for (const type of types) {
+      if (!(type in strictChecks)) return ''
+      accepted.push(strictChecks[type]!)
+    }
+    const expected = types.map((type) => typeNames[type] ?? type).join(' or ')
+    return `if (!(${accepted.join(' || ')})) return ${label} + ' is ' + kind(value) + ', expected ${expected}'`
+  }
   for (const type of types) {
     switch (type) {
       case 'string':
@@ -166,6 +176,17 @@ function arrayFunction (context: CheckContext, items: JsonSchema, path: string):
   }
 }`)
   return name
+}
+
+/** What fast-json-stringify's type lists match, by type (objects and arrays as values, unchecked inside). */
+const strictChecks: Record<string, string> = {
+  string: "typeof value === 'string'",
+  integer: 'Number.isInteger(value)',
+  number: "(typeof value === 'number' && Number.isFinite(value))",
+  boolean: "typeof value === 'boolean'",
+  null: 'value === null',
+  array: 'Array.isArray(value)',
+  object: "(typeof value === 'object' && value !== null && !Array.isArray(value))",
 }
 
 const typeNames: Record<string, string> = {

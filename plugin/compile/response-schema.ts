@@ -22,12 +22,39 @@ export function levelSchema (level: LevelPlan): JsonSchema {
       const nested = levelSchema(field.level)
       properties[field.name] = field.relation.many ? { type: 'array', items: nested } : { ...nested, nullable: true }
     } else {
-      properties[field.name] = level.node.fieldSchemas.get(field.name)!
+      properties[field.name] = writerSchema(level.node.fieldSchemas.get(field.name)!)
     }
   }
-  // Every planned field is required unless the resource schema makes it
-  // optional: the generated code then writes each key unconditionally (no
-  // comma bookkeeping). The data check (data-check.ts) has made sure it is there.
-  const required = level.fields.filter((field) => field.kind === 'expanded' || !level.node.optionalFields.has(field.name))
-  return { type: 'object', properties, required: required.map((field) => field.name) }
+  // Every planned field is required, so the generated code writes each key
+  // unconditionally (no comma bookkeeping); the data check (data-check.ts) has
+  // made sure each is there. A level with an optional field (`Type.Optional`)
+  // declares none required: fast-json-stringify writes required properties
+  // first, which would move the optional one out of its declared place.
+  const hasOptional = level.fields.some((field) => field.kind !== 'expanded' && level.node.optionalFields.has(field.name))
+  return hasOptional ? { type: 'object', properties } : { type: 'object', properties, required: Object.keys(properties) }
+}
+
+/**
+ * A field schema as fast-json-stringify should write it. A type list of one
+ * type and null (`integer | null`) becomes that type, `nullable`: its generated
+ * code then writes the forms the data check accepts (an int8 as text, 0/1 for
+ * a boolean) as it does for the type alone, where a type list would match
+ * each type strictly and throw on them.
+ */
+function writerSchema (schema: JsonSchema): JsonSchema {
+  let written = schema
+  if (Array.isArray(schema.type)) {
+    const types = schema.type as string[]
+    const others = types.filter((type) => type !== 'null')
+    if (others.length === 1 && types.length === 2) written = { ...schema, type: others[0], nullable: true }
+  }
+  if (typeof written.properties === 'object' && written.properties !== null) {
+    const properties: JsonSchema = {}
+    for (const [key, value] of Object.entries(written.properties as Record<string, JsonSchema>)) properties[key] = writerSchema(value)
+    written = { ...written, properties }
+  }
+  if (typeof written.items === 'object' && written.items !== null && !Array.isArray(written.items)) {
+    written = { ...written, items: writerSchema(written.items as JsonSchema) }
+  }
+  return written
 }
