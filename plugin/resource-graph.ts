@@ -246,7 +246,7 @@ const annotationKeys = new Set(['type', 'format', 'description', 'title', 'examp
 /**
  * The JSON schema a field is written with. TypeBox's symbols are dropped and
  * unions of plain types become a type list, so fast-json-stringify never
- * falls back to its slow anyOf path (FINDINGS: anyOf is validated with Ajv at runtime).
+ * falls back to its slow anyOf path (fast-json-stringify validates anyOf with Ajv at runtime).
  */
 export function toOutputSchema (schema: TSchema): JsonSchema {
   return simplify(JSON.parse(JSON.stringify(schema)) as JsonSchema)

@@ -27,7 +27,7 @@ export interface RelationOptions extends RelationKeys {
 /** A resource, a lazy name resolved through the plugin's registry, or a thunk. */
 export type ResourceReference = AnyResource | string | (() => AnyResource)
 
-/** The four forms of seed section 2.2. */
+/** The four forms of a relation, as in drf-flex-fields: a resource, `[resource, options]`, a lazy reference, `[lazy reference, options]`. */
 export type RelationDefinition = ResourceReference | readonly [ResourceReference, RelationOptions]
 
 type FieldName<S extends TObject> = keyof S['properties'] & string

@@ -10,7 +10,7 @@ export interface SerializerOptions {
   expand?: PathListInput
   fields?: PathListInput
   omit?: PathListInput
-  /** Seed section 8's context key: only these paths (and their prefixes) may be expanded. */
+  /** drf-flex-fields' `permitted_expands`: only these paths (and their prefixes) may be expanded. */
   permittedExpands?: readonly string[]
   /** The data is an array of the resource. */
   list?: boolean
