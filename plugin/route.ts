@@ -93,7 +93,19 @@ function withExpansionParameters (schema: FastifySchema, options: ResolvedOption
       if (!Object.hasOwn(declared, key)) properties[key] = expansionParameterSchema()
     }
   }
-  return { ...schema, querystring: { ...querystring, properties: { ...properties, ...declared } } }
+  // Bracketed forms other than `[]` (`expand[0]`, `expand[x]`) must reach the plugin too: it reads or refuses them.
+  const patternProperties: Record<string, unknown> = {}
+  for (const name of [options.expandParam, options.fieldsParam, options.omitParam]) {
+    patternProperties[`^${name.replace(/[.-]/g, '\\$&')}\\[[^\\]]+\\]$`] = expansionParameterSchema()
+  }
+  return {
+    ...schema,
+    querystring: {
+      ...querystring,
+      properties: { ...properties, ...declared },
+      patternProperties: { ...patternProperties, ...(querystring.patternProperties as Record<string, unknown> | undefined) },
+    },
+  }
 }
 
 /** A comma list, once or repeated: what readParam takes. */

@@ -49,7 +49,7 @@ class ObjectBudget {
   charge (objects: number): void {
     this.used += objects
     if (this.used > this.limit) {
-      throw new TooLargeError(`The response would hold more than ${this.limit} objects: expand fewer relations or ask for a smaller page`)
+      throw new TooLargeError(`The expanded relations would hold more than ${this.limit} objects: expand fewer relations or ask for a smaller page`)
     }
   }
 }
@@ -60,8 +60,8 @@ class ObjectBudget {
  * path are loaded for all parents at once (`WHERE key IN (...)`), never per row.
  */
 export async function loadRows (db: AnyKysely, level: LevelPlan, rows: Row[], maxObjects: number): Promise<void> {
+  // The rows given are the caller's (a page, a handler's query): the budget counts what loading adds.
   const budget = new ObjectBudget(maxObjects)
-  budget.charge(rows.length)
   await loadLevel(db, level, rows, rows.map(() => 1), budget)
 }
 

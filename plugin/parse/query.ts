@@ -12,16 +12,21 @@ export interface RawExpansionQuery {
 export type PathListInput = string | readonly string[] | undefined
 
 /**
- * Reads `name`, repeated `name` and bracketed `name[]` from a parsed query
- * string. The length limit is checked here, before anything is split.
+ * Reads `name`, repeated `name`, bracketed `name[]` and indexed `name[0]` from
+ * a parsed query string, in the order the keys came. The length limit is
+ * checked here, before anything is split.
  */
 export function readParam (query: unknown, name: string, options: ResolvedOptions): string {
   if (typeof query !== 'object' || query === null) return ''
   const record = query as Record<string, unknown>
   let joined = ''
   let length = 0
-  for (const key of [name, `${name}[]`]) {
-    if (!Object.hasOwn(record, key)) continue
+  for (const key of Object.keys(record)) {
+    if (key !== name && !(key.startsWith(name) && key[name.length] === '[')) continue
+    // `name[]` and indexed `name[0]` (as PHP and some clients write arrays) are the repeated form; other brackets mean nothing here.
+    if (key !== name && !/^\[[0-9]*\]$/.test(key.slice(name.length))) {
+      throw new MalformedError(`'${key}' is not a form of '${name}': send ${name}=a,b, repeat ${name}, or use ${name}[]`)
+    }
     const values = record[key]
     for (const value of Array.isArray(values) ? values : [values]) {
       if (typeof value !== 'string') throw new MalformedError(`'${name}' must be a comma-separated list of field paths`)

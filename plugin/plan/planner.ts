@@ -29,6 +29,8 @@ export function planExpansion (target: PlanTarget, raw: RawExpansionQuery, optio
   const expandPaths = parsePaths(raw.expand, options.expandParam, options)
   const fieldsPaths = parsePaths(raw.fields, options.fieldsParam, options)
   const omitPaths = parsePaths(raw.omit, options.omitParam, options)
+  checkWildcards(fieldsPaths, options.fieldsParam, options, true)
+  checkWildcards(omitPaths, options.omitParam, options, false)
   for (const path of expandPaths) {
     if (path.length > target.maxDepth) {
       throw new TooDeepError(`Cannot expand '${path.join('.')}': the maximum expansion depth is ${target.maxDepth}`)
@@ -56,7 +58,7 @@ export function planExpansion (target: PlanTarget, raw: RawExpansionQuery, optio
 class Planner {
   readonly expanded = new Set<string>()
   readonly included = new Set<string>()
-  private levels = 0
+  private expansions = 0
 
   constructor (private readonly target: PlanTarget, private readonly options: ResolvedOptions) {}
 
@@ -67,13 +69,11 @@ class Planner {
     fieldsTree: PathNode | undefined,
     omitTree: PathNode | undefined,
     path: readonly string[],
-    emit: boolean
+    emit: boolean,
+    definitionDepth = 0
   ): LevelPlan {
-    if (++this.levels > this.options.maxPaths) {
-      throw new MalformedError(`The request expands more than ${this.options.maxPaths} relations`)
-    }
-    if (path.length > definitionDepthGuard) {
-      throw new InvalidDefinitionError(`The always-applied expansions of ${this.target.node.qualifiedName} (nested fields or relation 'expand' options) form a cycle: ${path.join('.')}`)
+    if (definitionDepth > definitionDepthGuard) {
+      throw new InvalidDefinitionError(`The always-applied expansions of ${this.target.node.qualifiedName} (nested fields or relation 'expand' options) form a cycle: '${repeatingUnit(path)}' repeats without end`)
     }
     if (emit && (fieldsTree !== undefined || omitTree !== undefined)) {
       const names = clientFieldNames(node, base)
@@ -82,11 +82,7 @@ class Planner {
     }
     const requested = this.requestedRelations(node, requestedHere, path, emit)
 
-    const baseSet = new Set(base)
-    const candidates = [...base]
-    for (const field of node.expandableFields) {
-      if (!baseSet.has(field) && requested.has(field)) candidates.push(field)
-    }
+    const candidates = candidateFields(node, base, requested)
     const selected = fieldsTree !== undefined && !this.hasWildcard(fieldsTree) ? fieldsTree.children : undefined
     const fields: PlannedField[] = []
     const prefix = path.length > 0 ? `${path.join('.')}.` : ''
@@ -104,6 +100,7 @@ class Planner {
         fields.push({ kind: 'id', name, relation })
       } else {
         if (emit) this.expanded.add(prefix + name)
+        if (wanted.query !== undefined) this.countExpansion()
         const nestedFields = fieldsTree?.children.get(name)
         const level = this.level(
           relation.target,
@@ -112,7 +109,8 @@ class Planner {
           nestedFields !== undefined && nestedFields.children.size > 0 ? nestedFields : undefined,
           omitTree?.children.get(name),
           [...path, name],
-          emit
+          emit,
+          wanted.query === undefined ? definitionDepth + 1 : 0
         )
         fields.push({ kind: 'expanded', name, relation, level })
       }
@@ -121,9 +119,20 @@ class Planner {
     for (const [name, wanted] of requested) {
       if (shown.has(name) || wanted.query === undefined || wanted.query.children.size === 0) continue
       const relation = node.relations.get(name)!
+      this.countExpansion()
       this.level(relation.target, relation.baseFields, { query: wanted.query, always: undefined }, undefined, undefined, [...path, name], false)
     }
     return Object.freeze({ node, fields: Object.freeze(fields) })
+  }
+
+  /**
+   * maxPaths bounds the relations the query expands (wildcards multiply them):
+   * the root and the expansions a definition always applies are not the client's doing.
+   */
+  private countExpansion (): void {
+    if (++this.expansions > this.options.maxPaths) {
+      throw new MalformedError(`The request expands more than ${this.options.maxPaths} relations`)
+    }
   }
 
   /** The relations expanded at this level, each with what is requested below it. */
@@ -146,10 +155,20 @@ class Planner {
     const prefix = path.length > 0 ? `${path.join('.')}.` : ''
     for (const [name, below] of here.query.children) {
       if (this.options.wildcards.has(name)) {
-        for (const field of node.relations.keys()) {
+        // `*.employer` expands employer below every relation that has one (and so that relation), not the others.
+        const named = [...below.children.keys()].filter((child) => !this.options.wildcards.has(child))
+        const matched = new Set<string>()
+        for (const [field, relation] of node.relations) {
           if (!this.options.allowRecursive && path.includes(field)) continue
           if (!this.permits(prefix + field)) continue
-          add(field, 'query', below)
+          const applying = namesOf(below, relation.target, this.options.wildcards)
+          if (!below.leaf && below.children.size > 0 && applying.children.size === 0) continue
+          for (const child of applying.children.keys()) matched.add(child)
+          add(field, 'query', applying)
+        }
+        const unmatched = named.find((child) => !matched.has(child))
+        if (unmatched !== undefined && this.options.onInvalidExpand === 'error') {
+          throw new UnknownFieldError(`Cannot expand '${prefix}${name}.${unmatched}' on ${node.name}: no relation ${this.target.list && this.target.permitted !== undefined ? 'permitted ' : ''}at that level has '${unmatched}'`)
         }
         continue
       }
@@ -187,6 +206,69 @@ class Planner {
       throw new UnknownFieldError(`Unknown field '${at}' in '${param}': ${node.name} has ${names.join(', ')}`)
     }
   }
+}
+
+/**
+ * In `fields` a wildcard keeps a level's default set, so it can only end a
+ * path (`*`, `owner.*`); in `omit` it would mean nothing. Anywhere else it
+ * is malformed, rather than silently ignored.
+ */
+function checkWildcards (paths: readonly string[][], param: string, options: ResolvedOptions, lastSegmentAllowed: boolean): void {
+  if (options.wildcards.size === 0) return
+  for (const path of paths) {
+    path.forEach((segment, index) => {
+      if (!options.wildcards.has(segment)) return
+      if (lastSegmentAllowed && index === path.length - 1) return
+      throw new MalformedError(lastSegmentAllowed
+        ? `'${param}' takes a wildcard only at the end of a path ('${segment}', 'owner.${segment}'), not in '${path.join('.')}'`
+        : `'${param}' takes field names, not the wildcard in '${path.join('.')}'`)
+    })
+  }
+}
+
+/** The part of a wildcard's subtree that applies below a relation to `target`: its relations' names and wildcards. */
+function namesOf (below: PathNode, target: ResourceNode, wildcards: ReadonlySet<string>): PathNode {
+  if (below.children.size === 0) return below
+  const applying: PathNode = { leaf: below.leaf, children: new Map() }
+  for (const [name, child] of below.children) {
+    if (wildcards.has(name) || target.relations.has(name)) applying.children.set(name, child)
+  }
+  return applying
+}
+
+/**
+ * The fields a level may show, in output order: its base set, then the
+ * relations requested beyond it. One the resource's own `fields` lists (left
+ * out by a relation's `fields` option) takes its place in that order; a
+ * deferred one follows, in `expandable` order.
+ */
+function candidateFields (node: ResourceNode, base: readonly string[], requested: ReadonlyMap<string, Requested>): string[] {
+  const candidates = [...base]
+  const deferred: string[] = []
+  const order = node.defaultFields
+  for (const field of node.expandableFields) {
+    if (base.includes(field) || !requested.has(field)) continue
+    const at = order.indexOf(field)
+    if (at < 0) {
+      deferred.push(field)
+      continue
+    }
+    const before = candidates.findIndex((candidate) => {
+      const index = order.indexOf(candidate)
+      return index > at
+    })
+    candidates.splice(before < 0 ? candidates.length : before, 0, field)
+  }
+  return [...candidates, ...deferred]
+}
+
+/** The shortest run of segments a cyclic path ends by repeating (`owner.pets` for `owner.pets.owner.pets…`). */
+function repeatingUnit (path: readonly string[]): string {
+  for (let length = 1; length * 2 <= path.length; length++) {
+    const unit = path.slice(path.length - length).join('.')
+    if (unit === path.slice(path.length - 2 * length, path.length - length).join('.')) return unit
+  }
+  return path.join('.')
 }
 
 /** A new tree holding both; neither input is changed (query trees are shared through the plan cache). */

@@ -76,6 +76,8 @@ export function referenceAnswer (list: boolean, query: ReferenceQuery, limits: R
     parsed.push(paths)
   }
   const [expand, fields, omit] = parsed
+  // A wildcard may end a `fields` path; anywhere else in fields, and anywhere in omit, it is malformed.
+  if (fields.some((path) => path.slice(0, -1).some(isWildcard)) || omit.some((path) => path.some(isWildcard))) return malformed()
   if (expand.some((path) => path.length > limits.maxDepth)) return { status: 400, codes: new Set(['FST_EXPAND_TOO_DEEP']) }
 
   const permitted = (path: string) => !list || listPermits.some((listed) => listed === path || listed.startsWith(`${path}.`))
@@ -93,7 +95,12 @@ function checkExpandPath (type: string, path: string[], prefix: string, permitte
   const relations = model[type].relations
   let targets: string[]
   if (isWildcard(segment)) {
-    targets = Object.keys(relations).filter((name) => permitted(prefix + name))
+    // `*.x` reaches x below every permitted relation that has one; none having it is an unknown name.
+    targets = Object.keys(relations).filter((name) => permitted(prefix + name) && (rest.length === 0 || applies(relations[name], rest[0])))
+    if (rest.length > 0 && !isWildcard(rest[0]) && targets.length === 0) {
+      errors.add('FST_EXPAND_UNKNOWN_FIELD')
+      return
+    }
   } else if (!hasOwn(relations, segment)) {
     errors.add('FST_EXPAND_UNKNOWN_FIELD')
     return
@@ -105,6 +112,11 @@ function checkExpandPath (type: string, path: string[], prefix: string, permitte
   }
   if (rest.length === 0) return
   for (const name of targets) checkExpandPath(relations[name].type, rest, `${prefix}${name}.`, permitted, errors)
+}
+
+/** Whether a name below a wildcard applies to a relation: a wildcard, or a relation of its target. */
+function applies (relation: RelationModel, next: string): boolean {
+  return isWildcard(next) || hasOwn(model[relation.type].relations, next)
 }
 
 /** One level of the answer: the fields written, in order, and what each expanded relation shows. */
@@ -127,16 +139,18 @@ function levelOf (
     // A field outside the level's set (its base and its relations) does not exist for clients.
     if (!isWildcard(path[0]) && !base.includes(path[0]) && !hasOwn(resource.relations, path[0])) errors.add('FST_EXPAND_UNKNOWN_FIELD')
   }
+  const viaWildcard = (path: string[], name: string) => isWildcard(path[0]) && permitted(prefix + name) &&
+    (path.length === 1 || applies(resource.relations[name], path[1]))
   const expands = (name: string) => hasOwn(resource.relations, name) &&
-    expand.some((path) => path[0] === name || (isWildcard(path[0]) && permitted(prefix + name)))
+    expand.some((path) => path[0] === name || viaWildcard(path, name))
   const deferred = Object.keys(resource.relations).filter((name) => !base.includes(name) && expands(name))
   const restrictToFields = fields.length > 0 && !fields.some((path) => isWildcard(path[0]))
   const shown = [...base, ...deferred]
     .filter((name) => !restrictToFields || fields.some((path) => path[0] === name))
     .filter((name) => !omit.some((path) => path.length === 1 && path[0] === name))
 
-  const below = (paths: string[][], name: string, viaWildcard: boolean) => paths
-    .filter((path) => path.length > 1 && (path[0] === name || (viaWildcard && isWildcard(path[0]) && permitted(prefix + name))))
+  const below = (paths: string[][], name: string, throughWildcard: boolean) => paths
+    .filter((path) => path.length > 1 && (path[0] === name || (throughWildcard && viaWildcard(path, name))))
     .map((path) => path.slice(1))
 
   return {

@@ -13,8 +13,8 @@ const newPet = { id: 10, name: 'Tom', species: 'cat', owner_id: 2, sold_from_id:
 
 async function build (database: TestDatabase): Promise<FastifyInstance> {
   const app = Fastify()
-  // 1 pet + its 3 toys = 4 objects: over the limit when the toys are expanded.
-  await app.register(expandPlugin, { db: database.db, resources, maxObjects: 3 })
+  // The pet's 3 toys are 3 loaded objects: over the limit when the toys are expanded (the given row is not counted).
+  await app.register(expandPlugin, { db: database.db, resources, maxObjects: 2 })
   app.post('/pets', { expandable: { resource: Pet } }, async (request) => {
     return database.db.transaction().execute(async (trx) => {
       await trx.insertInto('pets').values(newPet).execute()
@@ -62,7 +62,7 @@ for (const dialect of dialects()) {
           statusCode: 400,
           code: 'FST_EXPAND_TOO_LARGE',
           error: 'Bad Request',
-          message: 'The response would hold more than 3 objects: expand fewer relations or ask for a smaller page',
+          message: 'The expanded relations would hold more than 2 objects: expand fewer relations or ask for a smaller page',
         },
       })
       t.same(await storedPets(database), [], 'the pet is not in the table')
