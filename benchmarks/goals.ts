@@ -1,5 +1,5 @@
 import { countedRows, loadName } from './suites/database.js'
-import { handName, mercuriusJitName, routesName } from './suites/end-to-end.js'
+import { handName, mercuriusJitName, routesName, routesScopedName } from './suites/end-to-end.js'
 import { expandRouteName } from './suites/http.js'
 import { hitName } from './suites/request-overhead.js'
 import { compiledName, genericName, stringifyName } from './suites/serialization.js'
@@ -51,7 +51,7 @@ function summarize (ratios: Array<[string, number]>, threshold: number): { met: 
   }
 }
 
-export const goals: readonly Goal[] = [
+export const goals: Goal[] = [
   {
     goal: 'Compiled serialization >= 2x the generic walk',
     evaluate: (results) => summarize(serializationRatios(results, genericName, false), 2),
@@ -117,6 +117,19 @@ export const goals: readonly Goal[] = [
     whenMissed: 'mercurius here is written as well as it can be: its loaders run 4 statements prepared once in better-sqlite3 directly (IN lists through json_each), and graphql-jit removes most of the query interpretation. Check that the Kysely instance runs over `cachePreparedStatements`: without it every statement is prepared again on each execution.',
   },
 ]
+
+goals.push({
+  goal: 'A scope on every resource costs at most 10% of the expanded page',
+  evaluate: (results) => {
+    const plain = find(results, 'end-to-end', routesName)[0]
+    const scoped = find(results, 'end-to-end', routesScopedName)[0]
+    if (plain === undefined || scoped === undefined) return undefined
+    const value = scoped.median / plain.median
+    return { met: value >= 1 / 1.1, figure: `${ratio(value)} the unscoped route (${Math.round(scoped.median)} vs ${Math.round(plain.median)} req/s)` }
+  },
+  whenMet: 'A scope adds a WHERE condition to each statement and no statement; the statements that carry one are compiled by Kysely for each request (their condition may differ per caller) instead of reused, with key lists still padded so that the prepared-statement cache keeps hitting.',
+  whenMissed: 'The statements that carry a scope are compiled by Kysely for each request instead of reused from the plan (a condition may differ per caller): Kysely\'s compile of 5 statements is the difference. What would close it: templates keyed by the scope condition\'s compiled SQL, with its parameters placed by position.',
+})
 
 export function evaluateGoals (results: readonly ContenderResult[]): GoalOutcome[] {
   return goals.map((goal) => {

@@ -128,8 +128,7 @@ async function loadIdArrays (context: LoadContext, owner: ResourceNode, field: I
 
 /**
  * Runs the statement of a planned field for some keys: compiled once and
- * reused while the statement is the plan's alone, built for each request
- * when the request's scope on the related table is part of it.
+ * reused, per shape of the request's scope on the related table when it has one.
  */
 async function rowsOf<F extends ExpandedField | IdField> (
   context: LoadContext,
@@ -137,8 +136,7 @@ async function rowsOf<F extends ExpandedField | IdField> (
   keys: readonly unknown[],
   query: (context: LoadContext, field: F, keys: readonly unknown[]) => ReturnType<typeof relationRowsQuery>
 ): Promise<Row[]> {
-  const fixed = context.scope(field.relation.target) === undefined
-  return await context.templates.rowsByKeys(context.db, field, keys, (keys) => query(context, field, keys), fixed)
+  return await context.templates.rowsByKeys(context.db, field, keys, (keys) => query(context, field, keys), context.scopeParts(field.relation.target))
 }
 
 function groupByParent (rows: Row[], owner: ResourceNode): Map<unknown, unknown[]> {

@@ -3,7 +3,7 @@ import { expressionBuilder, type Expression, type SqlBool } from 'kysely'
 import { TooLargeError } from '../errors.js'
 import type { ResourceNode } from '../resource-graph.js'
 import type { AnyKysely } from './selection.js'
-import type { StatementTemplates } from './statement-templates.js'
+import { scopeParts, type ScopeParts, type StatementTemplates } from './statement-templates.js'
 
 /**
  * What one load needs, threaded through every step as fast-json-stringify
@@ -18,6 +18,8 @@ export interface LoadContext {
   readonly budget: ObjectBudget
   /** The request's condition on the resource's table (its `scope`), or undefined for every row. */
   scope(node: ResourceNode): Expression<SqlBool> | undefined
+  /** The same condition split for statement templates (see `scopeParts`); undefined for every row. */
+  scopeParts(node: ResourceNode): ScopeParts | undefined
 }
 
 export function createLoadContext (
@@ -28,6 +30,7 @@ export function createLoadContext (
 ): LoadContext {
   // Each resource's scope is asked once per request, however many statements read its table.
   const scopes = new Map<ResourceNode, Expression<SqlBool> | undefined>()
+  const parts = new Map<ResourceNode, ScopeParts | undefined>()
   return {
     db,
     request,
@@ -40,6 +43,13 @@ export function createLoadContext (
       const condition = rule(expressionBuilder(), request)
       scopes.set(node, condition)
       return condition
+    },
+    scopeParts (node) {
+      if (parts.has(node)) return parts.get(node)
+      const condition = this.scope(node)
+      const split = condition === undefined ? undefined : scopeParts(condition)
+      parts.set(node, split)
+      return split
     },
   }
 }

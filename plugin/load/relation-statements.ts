@@ -33,8 +33,10 @@ const statements: { [K in RelationKind]: KindStatements<K> } = {
       const parentColumn = `${tableOf(relation.target)}.${foreignKeyOf(relation, link.foreignKey)}`
       const relatedKey = keyColumn(relation.target)
       const scope = context.scope(relation.target)
-      const ids = context.db.selectFrom(tableOf(relation.target)).select([`${relatedKey} as id`, `${parentColumn} as ${parentKey}`]).where(parentColumn, 'in', keys)
-      return orderedByParent(scope === undefined ? ids : ids.where(scope), relation, parentColumn, relatedKey)
+      // The scope is the first condition of every statement: statement templates expect its values first.
+      const from = context.db.selectFrom(tableOf(relation.target)).select([`${relatedKey} as id`, `${parentColumn} as ${parentKey}`])
+      const ids = (scope === undefined ? from : from.where(scope)).where(parentColumn, 'in', keys)
+      return orderedByParent(ids, relation, parentColumn, relatedKey)
     },
   },
   'many-to-many': {
@@ -52,10 +54,10 @@ const statements: { [K in RelationKind]: KindStatements<K> } = {
       const parentColumn = `${through.table}.${through.from}`
       const relatedKey = `${through.table}.${through.to}`
       const scope = context.scope(relation.target)
-      let ids = context.db.selectFrom(through.table).select([`${relatedKey} as id`, `${parentColumn} as ${parentKey}`]).where(parentColumn, 'in', keys)
+      let ids = context.db.selectFrom(through.table).select([`${relatedKey} as id`, `${parentColumn} as ${parentKey}`])
       if (scope !== undefined) ids = ids.innerJoin(tableOf(relation.target), keyColumn(relation.target), relatedKey).where(scope)
       else if (relation.keys.orderBy !== undefined) ids = ids.leftJoin(tableOf(relation.target), keyColumn(relation.target), relatedKey)
-      return orderedByParent(ids, relation, parentColumn, relatedKey)
+      return orderedByParent(ids.where(parentColumn, 'in', keys), relation, parentColumn, relatedKey)
     },
   },
 }

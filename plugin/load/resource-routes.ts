@@ -79,16 +79,16 @@ export function registerResourceRoutes (
     const plan = request.expansion!
     const loadContext = loading.contextFor(request)
     const { db, templates } = loadContext
-    // With a scope, the statements carry the request's condition: built for the request, not reused.
+    // With a scope, the statements carry the request's condition first: templates per shape of that condition.
     const scope = loadContext.scope(node)
-    const fixed = scope === undefined
+    const parts = loadContext.scopeParts(node)
     const [rows, [count]] = await Promise.all([
       templates.rows(db, plan.root, 'page', [limit, offset], ([limit, offset]) =>
-        selectLevel(db, plan.root, scope).orderBy(primaryKeyColumn).limit(limit as number).offset(offset as number), false, fixed),
+        selectLevel(db, plan.root, scope).orderBy(primaryKeyColumn).limit(limit as number).offset(offset as number), false, parts),
       templates.rows(db, countSite, 'count', [], () => {
         const count = db.selectFrom(table).select((eb) => eb.fn.countAll().as('total'))
         return scope === undefined ? count : count.where(scope)
-      }, false, fixed),
+      }, false, parts),
     ])
     await loadRows(loadContext, plan.root, rows)
     return { data: rows, limit, offset, total: Number(count!.total) } satisfies ListPage
@@ -107,7 +107,7 @@ export function registerResourceRoutes (
     let row: Row | undefined
     try {
       [row] = await templates.rows(db, plan.root, 'one', [request.params.id], ([id]) =>
-        selectLevel(db, plan.root, scope).where(primaryKeyColumn, '=', id), false, scope === undefined)
+        selectLevel(db, plan.root, scope).where(primaryKeyColumn, '=', id), false, loadContext.scopeParts(node))
     } catch (error) {
       if (isUnstorableValue(error)) throw notFound()
       throw error

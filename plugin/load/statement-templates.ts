@@ -1,4 +1,4 @@
-import { createQueryId, type Compilable, type CompiledQuery } from 'kysely'
+import { createQueryId, type Compilable, type CompiledQuery, type Expression, type SqlBool } from 'kysely'
 import { LruMap } from 'toad-cache'
 import { DatabaseError } from '../errors.js'
 import type { AnyKysely, Row } from './selection.js'
@@ -31,20 +31,26 @@ export class StatementTemplates {
 
   /**
    * Rows of the statement `build` makes for the keys of an `IN` list, where
-   * their order and repeats do not matter. `fixed`: the statement's text and
-   * values are the keys' alone; a statement with a request's own condition
-   * (a scope) is built every time, but still with padded keys, so that its
-   * text repeats for the driver's statement cache.
+   * their order and repeats do not matter. `scope`: the request's condition
+   * that the statement carries, if any (see `scopeParts`).
    */
-  async rowsByKeys (db: AnyKysely, site: object, keys: readonly unknown[], build: (keys: readonly unknown[]) => Compilable<unknown>, fixed = true): Promise<Row[]> {
+  async rowsByKeys (
+    db: AnyKysely,
+    site: object,
+    keys: readonly unknown[],
+    build: (keys: readonly unknown[]) => Compilable<unknown>,
+    scope?: ScopeParts
+  ): Promise<Row[]> {
     if (keys.length > largestTemplateKeys) return await run(db, build(keys).compile())
-    return await this.rows(db, site, 'keys', padKeys(keys), build, true, fixed)
+    return await this.rows(db, site, 'keys', padKeys(keys), build, true, scope)
   }
 
   /**
    * Rows of the statement `build` makes for `values`. `site` (an object that
    * lives as long as the plan, such as a planned field) and `purpose` name the
-   * statement; the number of values tells its variants apart.
+   * statement; the number of values tells its variants apart. A statement
+   * with a scope has the scope's values first (the scope is its first
+   * condition) and one template per shape of the scope's condition.
    */
   async rows (
     db: AnyKysely,
@@ -53,18 +59,19 @@ export class StatementTemplates {
     values: readonly unknown[],
     build: (values: readonly unknown[]) => Compilable<unknown>,
     valuesAreKeys = false,
-    fixed = true
+    scope?: ScopeParts
   ): Promise<Row[]> {
-    if (!fixed || db.getExecutor().plugins.length > 0) return await run(db, build(values).compile())
-    const variant = `${this.siteId(site)}/${purpose}/${values.length}`
+    if (db.getExecutor().plugins.length > 0 || scope?.key === null) return await run(db, build(values).compile())
+    const variant = `${this.siteId(site)}/${purpose}/${values.length}${scope === undefined ? '' : `/${scope.key}`}`
+    const parameters = scope === undefined || scope.values.length === 0 ? values : [...scope.values, ...values]
     const template = this.templates.get(variant)
-    if (template) return await run(db, { ...template, queryId: createQueryId(), parameters: values })
+    if (template) return await run(db, { ...template, queryId: createQueryId(), parameters })
     const compiled = build(values).compile()
     if (template === undefined) {
-      if (!sameValues(compiled.parameters, values)) this.templates.set(variant, null)
+      if (!sameValues(compiled.parameters, parameters)) this.templates.set(variant, null)
       // Equal values in several positions would not tell which parameter is which:
       // keep the template of a later run. Repeated keys of an IN list are interchangeable.
-      else if (valuesAreKeys || new Set(values).size === values.length) this.templates.set(variant, compiled)
+      else if (distinctPositions(values, valuesAreKeys, scope?.values ?? [])) this.templates.set(variant, compiled)
     }
     return await run(db, compiled)
   }
@@ -87,6 +94,51 @@ async function run (db: AnyKysely, compiled: CompiledQuery<unknown>): Promise<Ro
   } catch (error) {
     throw new DatabaseError({ cause: error })
   }
+}
+
+/**
+ * A scope condition as templates see it: `key`, its shape (the condition
+ * with each value replaced by a placeholder), and its values in order; a
+ * null key when the condition holds something the shape cannot stand for.
+ */
+export interface ScopeParts {
+  readonly key: string | null
+  readonly values: readonly unknown[]
+}
+
+/**
+ * Splits a scope condition into its shape and its values, so that a
+ * statement compiled for one caller serves another whose condition has the
+ * same shape. Whether the values really are the statement's parameters, in
+ * this order, is checked against Kysely's compiled statement before a
+ * template is kept.
+ */
+export function scopeParts (condition: Expression<SqlBool>): ScopeParts {
+  const values: unknown[] = []
+  let representable = true
+  const key = JSON.stringify(condition.toOperationNode(), (_name, value: unknown) => {
+    if (typeof value !== 'object' || value === null) return value
+    const node = value as { kind?: unknown; value?: unknown; values?: unknown; immediate?: unknown }
+    if (node.kind === 'ValueNode' && node.immediate !== true) {
+      values.push(node.value)
+      return '?'
+    }
+    if (node.kind === 'PrimitiveValueListNode' && Array.isArray(node.values)) {
+      values.push(...node.values)
+      return `?${node.values.length}`
+    }
+    if (value instanceof Date || value instanceof Uint8Array || typeof (value as { toOperationNode?: unknown }).toOperationNode === 'function') representable = false
+    return value
+  })
+  return representable ? { key, values } : { key: null, values }
+}
+
+/** Whether each value of a sample stands in a position of its own (the keys of an IN list may repeat among themselves). */
+function distinctPositions (values: readonly unknown[], valuesAreKeys: boolean, scopeValues: readonly unknown[]): boolean {
+  const scopeSet = new Set(scopeValues)
+  if (scopeSet.size !== scopeValues.length) return false
+  for (const value of values) if (scopeSet.has(value)) return false
+  return valuesAreKeys || new Set(values).size === values.length
 }
 
 /** `keys` with the last repeated up to the next power of two. */

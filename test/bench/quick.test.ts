@@ -64,7 +64,7 @@ t.test('npm run bench -- --quick completes and writes valid results', async (t) 
   t.same(statements('per-row loader (N+1)', 2), [31, 301, 3001])
   t.same(statements('hand-written JOIN', 2), [1, 1, 1])
 
-  t.equal(report.goals.length, 7)
+  t.equal(report.goals.length, 8)
   for (const goal of report.goals) t.type(goal.met, 'boolean', `${goal.goal} is evaluated`)
   t.equal(report.goals.find((goal: { goal: string }) => goal.goal.startsWith('Statements per request')).met, true)
 
