@@ -23,13 +23,8 @@ export const docsPath = '/docs'
 export async function buildApp ({ db, logger = false }: DemoAppSettings): Promise<FastifyInstance> {
   const app = Fastify({ logger })
   const expandOptions: ExpandPluginOptions = { db, resources, maxDepth: 3 }
-  const documentation = expandOpenApi(expandOptions, {
-    envelopeProperties: {
-      limit: { type: 'integer', description: 'Rows per page' },
-      offset: { type: 'integer', description: 'Rows skipped' },
-      total: { type: 'integer', description: 'Rows in the whole list' },
-    },
-  })
+  // The list routes of app.expand.routes document their own envelope (limit, offset, total).
+  const documentation = expandOpenApi(expandOptions)
 
   // Registered first, so its onRoute hook sees every route below.
   await app.register(swagger, {

@@ -27,6 +27,19 @@ export interface ListPage<T = Row> {
 
 const routesOptionKeys = new Set(['permitListExpands', 'pageSize', 'maxPageSize'])
 
+/** What the OpenAPI documentation needs to know of a route `routes()` registered. */
+export type GeneratedRoute =
+  | { readonly kind: 'list'; readonly pageSize: number; readonly maxPageSize: number }
+  | { readonly kind: 'detail' }
+
+// Keyed by the route's `expandable` setting: Fastify and the plugin pass that object on as it is.
+const generatedRoutes = new WeakMap<object, GeneratedRoute>()
+
+/** The generated route whose `expandable` setting this is; undefined for an application's own route. */
+export function generatedRouteOf (setting: object): GeneratedRoute | undefined {
+  return generatedRoutes.get(setting)
+}
+
 /**
  * The viewset role: `GET prefix` (paginated list, `{ data, limit, offset, total }`)
  * and `GET prefix/:id`, loading exactly what each request's plan needs.
@@ -61,13 +74,15 @@ export function registerResourceRoutes (
   const primaryKeySchema = identifierSchema(node.sourceSchemas.get(node.primaryKey))
   const countSite = {}
 
+  const listSetting = { resource: node.resource, list: true, envelope: 'data', permitListExpands: options.permitListExpands }
+  generatedRoutes.set(listSetting, { kind: 'list', pageSize, maxPageSize })
   app.get(prefix, {
-    expandable: { resource: node.resource, list: true, envelope: 'data', permitListExpands: options.permitListExpands },
+    expandable: listSetting,
     schema: {
       querystring: {
         type: 'object',
         properties: {
-          limit: { type: 'integer', minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: `Rows per page (default ${pageSize}; larger than ${maxPageSize} is clamped)` },
+          limit: { type: 'integer', minimum: 1, maximum: Number.MAX_SAFE_INTEGER, default: pageSize, description: `Rows per page (default ${pageSize}; larger than ${maxPageSize} is clamped)` },
           offset: { type: 'integer', minimum: 0, maximum: Number.MAX_SAFE_INTEGER, default: 0, description: 'Rows to skip' },
         },
       },
@@ -94,8 +109,10 @@ export function registerResourceRoutes (
     return { data: rows, limit, offset, total: Number(count!.total) } satisfies ListPage
   })
 
+  const detailSetting = { resource: node.resource }
+  generatedRoutes.set(detailSetting, { kind: 'detail' })
   app.get(`${prefix}/:id`, {
-    expandable: { resource: node.resource },
+    expandable: detailSetting,
     schema: primaryKeySchema === undefined ? undefined : { params: { type: 'object', properties: { id: primaryKeySchema }, required: ['id'] } },
     validatorCompiler: parameterReader({ id: primaryKeySchema }),
   }, async (request: FastifyRequest<{ Params: { id: unknown } }>) => {

@@ -1,5 +1,6 @@
 import { emptyPathNode, withPaths, type PathNode } from '../parse/query.js'
 import type { JsonSchema, RelationEdge, ResourceNode } from '../resource-graph.js'
+import { exampleValue } from './schema-examples.js'
 
 /*
  * Response schemas for documentation only. Unlike the per-request schemas of
@@ -9,8 +10,19 @@ import type { JsonSchema, RelationEdge, ResourceNode } from '../resource-graph.j
  * anyOf falls back to Ajv at runtime), which is why these schemas are only
  * handed to the documentation generator.
  *
- * No property is `required`: `fields` and `omit` may leave any of them out.
- * Objects forbid additional properties: only declared fields are ever written.
+ * `required` describes the default response, the one without `fields` or
+ * `omit`: every field of the level's field set (the resource's `fields`, or
+ * the relation's) is required unless the schema makes it optional
+ * (`Type.Optional`), and so is a relation the definitions always expand.
+ * Deferred relations are optional: present only when expanded. `fields` and
+ * `omit` can leave any field out; no schema of one response can say which,
+ * so their parameter descriptions say that they make fields optional. A
+ * schema without `required` would type every field of every response as
+ * optional, which is true of none of them by default.
+ *
+ * Objects forbid additional properties: only declared fields are ever
+ * written, and only fields a client may name (the level's field set and the
+ * expandable relations: `clientFieldNames`) are declared.
  */
 
 /** Where the nested level of a relation comes from: the relation's field set and the expansions always applied below it. */
@@ -49,14 +61,14 @@ export class ComponentSchemas {
 
   /** A `$ref` to the resource's default level, the response of a detail route. */
   root (node: ResourceNode): JsonSchema {
-    return this.ref({ node, fields: node.defaultFields, always: emptyPathNode() }, this.rootName(node))
+    return this.ref(rootVariant(node), this.rootName(node))
   }
 
   private rootName (node: ResourceNode): string {
     return this.naming.prefix + (this.ambiguousNames.has(node.name) ? node.qualifiedName : node.name)
   }
 
-  private ref (variant: Variant, suggestedName: string): JsonSchema {
+  private ref (variant: Variant, suggestedName: string, relation?: RelationEdge): JsonSchema {
     const key = variantKey(variant)
     let name = this.names.get(key)
     if (name === undefined) {
@@ -69,9 +81,17 @@ export class ComponentSchemas {
         const target = { node: relation.target, fields: relation.baseFields, always: child }
         // A level shaped by a relation's options is named after the relation: `Pet.sold_from`.
         const targetName = isRootVariant(target) ? this.rootName(relation.target) : `${this.rootName(relation.owner)}.${relation.field}`
-        return this.ref(target, targetName)
+        return this.ref(target, targetName, relation)
       }, () => true)
-      this.schemas.set(name, { title: variant.node.name, ...schema })
+      // The title is the component's own name: Swagger UI shows a schema under its title,
+      // and `Company.employees` titled `Person` would list two schemas as `Person`.
+      const example = levelExample(variant)
+      this.schemas.set(name, {
+        title: name,
+        ...describeVariant(variant, isRootVariant(variant) ? undefined : relation),
+        ...schema,
+        ...(example === undefined ? {} : { examples: [example] }),
+      })
     }
     return { $ref: `${this.naming.refBase}${name}` }
   }
@@ -89,7 +109,18 @@ export function restrictedLevelSchema (node: ResourceNode, permitted: (path: str
     (relation, child) => build({ node: relation.target, fields: relation.baseFields, always: child }, [...path, relation.field]),
     (relation) => permitted([...path, relation.field].join('.'))
   )
-  return build({ node, fields: node.defaultFields, always: emptyPathNode() }, [])
+  const root = rootVariant(node)
+  const example = levelExample(root)
+  return { ...build(root, []), ...(example === undefined ? {} : { examples: [example] }) }
+}
+
+/** An example of the resource's default response (its `fields`, relations as identifiers), or undefined. */
+export function defaultExample (node: ResourceNode): Record<string, unknown> | undefined {
+  return levelExample(rootVariant(node))
+}
+
+function rootVariant (node: ResourceNode): Variant {
+  return { node, fields: node.defaultFields, always: emptyPathNode() }
 }
 
 /**
@@ -104,38 +135,83 @@ function levelSchema (
 ): JsonSchema {
   const { node, fields, always } = variant
   const properties: Record<string, JsonSchema> = {}
+  const required: string[] = []
   const shown = new Set(fields)
-  const describe = (name: string, inDefaults: boolean) => {
+  /** Declares the field; returns whether the default response always holds it. */
+  const describe = (name: string, inDefaults: boolean): boolean => {
     const relation = node.relations.get(name)
     const idSchema = node.fieldSchemas.get(name)!
+    const present = !node.optionalFields.has(name)
     if (relation === undefined) {
       properties[name] = idSchema
-      return
+      return inDefaults && present
     }
     const alwaysBelow = always.children.get(name)
     const forced = relation.alwaysNested || alwaysBelow !== undefined
     const mayExpand = forced || expandable(relation)
     if (!mayExpand) {
       if (inDefaults) properties[name] = idSchema
-      return
+      return inDefaults && present
     }
     const nested = expanded(relation, mergedAlways(alwaysBelow, relation))
     const object = relation.many ? { type: 'array', items: nested } : nested
     const target = relation.target.name
+    // One schema is written as it is, its description beside it: an `anyOf` of one member says nothing more.
     if (forced) {
-      properties[name] = { description: `The ${target}${relation.many ? ' list' : ''}, always nested`, anyOf: [withNull(object, idSchema, relation)] }
-    } else if (inDefaults) {
+      properties[name] = { description: `The ${target}${relation.many ? ' list' : ''}, always nested`, ...withNull(object, idSchema, relation) }
+      return present
+    }
+    if (inDefaults) {
       properties[name] = {
         description: `${relation.many ? `Identifiers of the ${target} list` : `Identifier of the ${target}`}; ${relation.many ? 'the objects' : 'the object'} when expanded`,
         anyOf: [idSchema, object],
       }
-    } else {
-      properties[name] = { description: `The ${target}${relation.many ? ' list' : ''}; present only when expanded`, anyOf: [withNull(object, idSchema, relation)] }
+      return present
     }
+    properties[name] = { description: `The ${target}${relation.many ? ' list' : ''}; present only when expanded`, ...withNull(object, idSchema, relation) }
+    return false
   }
-  for (const name of fields) describe(name, true)
-  for (const name of node.expandableFields) if (!shown.has(name)) describe(name, false)
-  return { type: 'object', properties, additionalProperties: false }
+  for (const name of fields) if (describe(name, true)) required.push(name)
+  for (const name of node.expandableFields) if (!shown.has(name) && describe(name, false)) required.push(name)
+  return { type: 'object', properties, ...(required.length > 0 ? { required } : {}), additionalProperties: false }
+}
+
+/**
+ * The example of a level's default response: its field set, relations as
+ * identifiers, always-expanded relations as objects; deferred relations left
+ * out. Undefined when a field the level always holds has no example.
+ */
+function levelExample (variant: Variant, outer: ReadonlySet<string> = new Set()): Record<string, unknown> | undefined {
+  const key = variantKey(variant)
+  if (outer.has(key)) return undefined
+  const { node, fields, always } = variant
+  const seen = new Set([...outer, key])
+  const example: Record<string, unknown> = {}
+  const shown = new Set(fields)
+  const names = [...fields, ...node.expandableFields.filter((name) => !shown.has(name))]
+  for (const name of names) {
+    const relation = node.relations.get(name)
+    const alwaysBelow = always.children.get(name)
+    const forced = relation !== undefined && (relation.alwaysNested || alwaysBelow !== undefined)
+    if (!shown.has(name) && !forced) continue
+    let value: unknown
+    if (forced) {
+      const nested = levelExample({ node: relation.target, fields: relation.baseFields, always: mergedAlways(alwaysBelow, relation) }, seen)
+      value = nested === undefined ? undefined : relation.many ? [nested] : nested
+    } else {
+      value = exampleValue(node.fieldSchemas.get(name)!)
+    }
+    if (value !== undefined) example[name] = value
+    else if (!node.optionalFields.has(name)) return undefined
+  }
+  return example
+}
+
+/** A level shaped by a relation says what it is: which resource, through which relation, with which fields. */
+function describeVariant (variant: Variant, relation: RelationEdge | undefined): JsonSchema {
+  const own = variant.node.resource.schema.description
+  if (relation === undefined) return typeof own === 'string' ? { description: own } : {}
+  return { description: `A ${variant.node.name} as ${relation.owner.name}.${relation.field} shows it (fields ${variant.fields.join(', ')})` }
 }
 
 /**

@@ -4,6 +4,7 @@ export {
   type ExpandableRouteDocumentation,
   type ExpandOpenApi,
   type ExpandOpenApiOptions,
+  type RouteDocumentationContext,
   type SwaggerTransform,
   type SwaggerTransformInput,
 } from './swagger-transform.js'

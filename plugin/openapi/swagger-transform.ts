@@ -1,11 +1,12 @@
 import type { FastifySchema, RouteOptions } from 'fastify'
-import { loadingErrorCodes, requestErrorCodes } from '../errors.js'
+import { loadingErrorCodes, requestErrorCodes, serverErrorCodes } from '../errors.js'
+import { generatedRouteOf, type GeneratedRoute } from '../load/resource-routes.js'
 import { resolveOptions, type ExpandPluginOptions, type ResolvedOptions } from '../options.js'
 import { permittedPaths } from '../plan/permitted.js'
 import { clientFieldNames, ResourceGraph, type JsonSchema, type ResourceNode } from '../resource-graph.js'
 import type { AnyResource } from '../resource.js'
 import type { ExpandableRouteOptions } from '../route.js'
-import { ComponentSchemas, restrictedLevelSchema } from './documentation-schemas.js'
+import { ComponentSchemas, defaultExample, restrictedLevelSchema } from './documentation-schemas.js'
 import { enumerateExpansionPaths, type PathEnumeration } from './expansion-paths.js'
 import { toOpenApi30 } from './openapi-version.js'
 
@@ -14,7 +15,10 @@ export interface ExpandOpenApiOptions {
   componentPrefix?: string
   /** Paths listed in an `expand` enum at most (default 200); beyond, the enum stops at the last whole depth. */
   maxEnumeratedPaths?: number
-  /** Documented properties of list envelopes besides the array (e.g. `total`); others are admitted undocumented. */
+  /**
+   * Documented properties of list envelopes besides the array (e.g. `total`); others are admitted undocumented.
+   * The list routes of `app.expand.routes` document their own envelope (`limit`, `offset`, `total`).
+   */
   envelopeProperties?: Record<string, JsonSchema>
   /** Another transform to apply first (yours, or another plugin's). */
   transform?: SwaggerTransform
@@ -33,17 +37,33 @@ export type SwaggerTransform = (input: SwaggerTransformInput) => { schema: Fasti
 
 /** The documentation of one expandable route, as pieces of a Fastify route schema. */
 export interface ExpandableRouteDocumentation {
-  /** `expand`, `fields` and `omit` (under their configured names), as querystring properties. */
+  /**
+   * `expand`, `fields` and `omit` (under their configured names), as querystring properties.
+   * `expand` is left out where the route can expand nothing.
+   */
   querystring: Record<string, JsonSchema>
-  /** 200: the resource with every relation as identifier or object; 400: the expansion errors. */
-  response: { 200: JsonSchema; 400: JsonSchema }
+  /**
+   * 200: the success body, the resource with every relation as identifier or
+   * object (the transform files it under 200 for GET and `2XX` for other
+   * methods); 400: the expansion errors; 404: a detail route of
+   * `app.expand.routes` without the row; 500: the plugin's server errors.
+   */
+  response: { 200: JsonSchema; 400: JsonSchema; 404?: JsonSchema; 500: JsonSchema }
+}
+
+/** What describeRoute needs to know of the route beyond its `expandable` setting. */
+export interface RouteDocumentationContext {
+  /** The route validates some part of the request (Fastify's 400 `FST_ERR_VALIDATION`). */
+  validated?: boolean
+  /** The route is one of `app.expand.routes`: its pages, its 404. Found by the transform. */
+  generated?: GeneratedRoute
 }
 
 export interface ExpandOpenApi {
   /** For @fastify/swagger's `transform` option (OpenAPI mode). */
   transform: SwaggerTransform
   /** The pieces for one route setting; `$ref`s in them point at `components()`. */
-  describeRoute(setting: ExpandableRouteOptions, context?: { validated?: boolean }): ExpandableRouteDocumentation
+  describeRoute(setting: ExpandableRouteOptions, context?: RouteDocumentationContext): ExpandableRouteDocumentation
   /** The named resource schemas the descriptions so far refer to, for `components.schemas`. */
   components(version?: string): Record<string, JsonSchema>
 }
@@ -91,19 +111,20 @@ export function expandOpenApi (pluginOptions: ExpandPluginOptions, documentation
       permitted,
       limit: permitted === undefined ? maxEnumeratedPaths : Number.MAX_SAFE_INTEGER,
     })
+    const requestable = new Set(enumeration.paths)
     let item: JsonSchema
     if (permitted === undefined) item = components.root(node)
-    else {
-      const requestable = new Set(enumeration.paths)
-      item = restrictedLevelSchema(node, (path) => requestable.has(path))
+    else item = restrictedLevelSchema(node, (path) => requestable.has(path))
+    // The relations this route can show at the top level: every one, or on a restricted list the permitted ones.
+    const showable = (field: string) => permitted === undefined || requestable.has(field)
+    const generated = context.generated
+    const response: ExpandableRouteDocumentation['response'] = {
+      200: responseSchema(node, item, list, setting.envelope, generated, documentationOptions.envelopeProperties),
+      400: requestErrorSchema(context.validated === true),
+      500: serverErrorSchema(generated !== undefined),
     }
-    return {
-      querystring: expansionParameters(node, enumeration, permitted !== undefined, maxDepth, options),
-      response: {
-        200: responseSchema(node, item, list, setting.envelope, documentationOptions.envelopeProperties),
-        400: errorSchema(context.validated === true),
-      },
-    }
+    if (generated?.kind === 'detail') response[404] = notFoundSchema(node)
+    return { querystring: expansionParameters(node, enumeration, permitted !== undefined, maxDepth, showable, options), response }
   }
 
   const componentsFor = (version = '3.1.0'): Record<string, JsonSchema> => {
@@ -121,23 +142,29 @@ export function expandOpenApi (pluginOptions: ExpandPluginOptions, documentation
     if (document === undefined) throw new TypeError("expandOpenApi: the transform documents OpenAPI 3 only; give @fastify/swagger an 'openapi' option")
     const schema = (previous.schema ?? {}) as FastifySchema & Record<string, unknown>
     const validated = ['querystring', 'params', 'body', 'headers'].some((key) => schema[key] !== undefined)
-    const described = describeRoute(setting, { validated })
+    const described = describeRoute(setting, { validated, generated: generatedRouteOf(setting) })
+    const routeName = `${String(route.method)} ${route.url}`
 
     const querystring = (schema.querystring ?? { type: 'object' }) as JsonSchema
     // The plugin declares the bracketed forms (`expand[]`) for validation; the documented parameters are the plain names.
     const bracketed = new Set([options.expandParam, options.fieldsParam, options.omitParam].map((name) => `${name}[]`))
-    const ownProperties = Object.fromEntries(Object.entries((querystring.properties ?? {}) as Record<string, unknown>).filter(([key]) => !bracketed.has(key)))
+    const ownProperties = Object.fromEntries(Object.entries((querystring.properties ?? {}) as Record<string, unknown>)
+      .filter(([key]) => !bracketed.has(key) && !(key === options.expandParam && described.querystring[key] === undefined)))
+    // @fastify/swagger reads `style` and `explode` from the querystring schema and writes them on
+    // every query parameter of the route. Form style, exploded, is what expand/fields/omit take
+    // (`expand=a&expand=b`; each value may also hold a comma list), and it is also OpenAPI's
+    // default for any query parameter, so it is true of the route's other parameters as well.
+    // A querystring schema that declares another style (through an earlier transform: Fastify's
+    // validator refuses the keyword in a route schema) cannot document both: refused.
+    if ((querystring.style !== undefined && querystring.style !== 'form') || querystring.explode === false) {
+      throw new TypeError(`expandOpenApi: ${routeName} declares querystring style '${String(querystring.style ?? 'form')}'${querystring.explode === false ? ' without explode' : ''}, ` +
+        `which @fastify/swagger would apply to '${options.expandParam}', '${options.fieldsParam}' and '${options.omitParam}' too: they are form style, exploded`)
+    }
     const response = (schema.response ?? {}) as Record<string, unknown>
-    // The application's own 2xx description, if any, wins: it may know better.
-    const hasSuccess = Object.keys(response).some((status) => /^2/.test(status))
     const documented = {
       ...schema,
-      querystring: { ...querystring, type: 'object', properties: { ...ownProperties, ...described.querystring } },
-      response: {
-        ...response,
-        ...(hasSuccess ? {} : { 200: described.response[200] }),
-        ...(response['400'] === undefined ? { 400: described.response[400] } : {}),
-      },
+      querystring: { ...querystring, type: 'object', style: 'form', explode: true, properties: { ...ownProperties, ...described.querystring } },
+      response: { ...successResponses(response, described.response[200], route.method), ...errorResponses(response, described.response) },
     }
 
     const components = (document.components ??= {})
@@ -159,43 +186,116 @@ export function openApiTransform (pluginOptions: ExpandPluginOptions, documentat
   return expandOpenApi(pluginOptions, documentationOptions).transform
 }
 
+/**
+ * The status a success body is documented under. An expandable route's
+ * handler may answer any 2xx, and Fastify's response schema (which would
+ * say which) is refused on these routes, so only what the documentation was
+ * told counts: a 2xx status an earlier transform declared (e.g. `201` on a
+ * POST) receives the body schema. Otherwise GET (and HEAD) answer 200, as
+ * Fastify does unless the handler says otherwise; for other methods 201,
+ * 200 or 202 are all plausible, so the body is documented under `2XX`, which
+ * OpenAPI defines as any 2xx status and @fastify/swagger keeps as it is.
+ * Not `default`: that is the response of any status not listed, and typed
+ * clients (openapi-fetch among them) treat it as the error body, so a
+ * success documented there would be typed as an error.
+ */
+function successResponses (response: Record<string, unknown>, body: JsonSchema, method: RouteOptions['method']): Record<string, unknown> {
+  const declared = Object.keys(response).filter((status) => /^2(\d\d|xx)$/i.test(status))
+  if (declared.length === 0) {
+    const methods = (Array.isArray(method) ? method : [method]).map((name) => String(name).toUpperCase())
+    const status = methods.every((name) => name === 'GET' || name === 'HEAD') ? '200' : '2XX'
+    return { [status]: body, ...response }
+  }
+  // A declaration without a body schema (a description, headers) gets ours; one with a body keeps its own.
+  return Object.fromEntries(Object.entries(response).map(([status, value]) => [
+    status,
+    declared.includes(status) && isBodyless(value) ? { ...body, ...(value as JsonSchema) } : value,
+  ]))
+}
+
+function isBodyless (value: unknown): boolean {
+  if (typeof value !== 'object' || value === null) return false
+  return Object.keys(value).every((key) => key === 'description' || key === 'headers' || key === 'x-response-description')
+}
+
+/** The error responses the route may answer with that the route does not document itself. */
+function errorResponses (response: Record<string, unknown>, described: ExpandableRouteDocumentation['response']): Record<string, unknown> {
+  const added: Record<string, unknown> = {}
+  for (const status of ['400', '404', '500'] as const) {
+    const schema = described[status]
+    if (schema !== undefined && response[status] === undefined) added[status] = schema
+  }
+  return added
+}
+
 function expansionParameters (
   node: ResourceNode,
   enumeration: PathEnumeration,
   restricted: boolean,
   maxDepth: number,
+  showable: (field: string) => boolean,
   options: ResolvedOptions
 ): Record<string, JsonSchema> {
   const wildcards = [...options.wildcards]
-  const wildcardNote = wildcards.length > 0 ? ` \`${wildcards[0]}\` expands every ${restricted ? 'permitted ' : ''}relation of a level.` : ''
+  // A wildcard after a path is shown where the route can expand something below that path.
+  const below = enumeration.paths.find((path) => enumeration.paths.some((other) => other.startsWith(`${path}.`)))
+  const wildcardNote = wildcards.length > 0
+    ? ` ${wildcards.map((token) => `\`${token}\``).join(' or ')} expands every ${restricted ? 'permitted ' : ''}relation of a level` +
+      `${below === undefined ? '' : ` (\`${below}.${wildcards[0]}\`: every one below \`${below}\`)`}.`
+    : ''
   const where = restricted ? ' This list route permits only the paths listed.' : ''
   const syntax = 'Comma-separated or repeated; dot notation reaches nested relations.'
-  const items: JsonSchema = { type: 'string' }
-  let description: string
-  if (enumeration.paths.length === 0) {
-    description = `${node.name} has no relation this route can expand.`
-    items.enum = []
-  } else if (enumeration.complete) {
-    items.enum = [...enumeration.paths]
-    description = `Relations to expand (depth ${maxDepth} at most). ${syntax}${where}${wildcardNote}`
-  } else {
-    const shown = enumeration.paths.filter((path) => !path.includes('.'))
-    description = `Relations to expand, up to ${maxDepth} levels deep: ${shown.join(', ')} and their own relations. ${syntax}${wildcardNote}`
+  const parameters: Record<string, JsonSchema> = {}
+  const expandable = enumeration.paths.length > 0
+  // A route that can expand nothing gets no `expand` parameter: an empty enum admits no value at all.
+  if (expandable) {
+    const items: JsonSchema = { type: 'string' }
+    let description: string
+    if (enumeration.complete) {
+      items.enum = [...enumeration.paths, ...wildcards]
+      description = `Relations to expand (depth ${maxDepth} at most). ${syntax}${where}${wildcardNote}`
+    } else {
+      const shown = enumeration.paths.filter((path) => !path.includes('.'))
+      description = `Relations to expand, up to ${maxDepth} levels deep: ${shown.join(', ')} and their own relations. ${syntax}${wildcardNote}`
+    }
+    parameters[options.expandParam] = { type: 'array', items, description }
   }
-  const fieldNames = clientFieldNames(node).join(', ')
-  return {
-    [options.expandParam]: { type: 'array', items, description },
-    [options.fieldsParam]: {
-      type: 'array',
-      items: { type: 'string' },
-      description: `Only these fields (${node.name}: ${fieldNames}). Dot notation narrows an expanded relation: \`owner.name\`. Comma-separated or repeated.`,
-    },
-    [options.omitParam]: {
-      type: 'array',
-      items: { type: 'string' },
-      description: `Leave these fields out (${node.name}: ${fieldNames}); dot notation reaches an expanded relation. Comma-separated or repeated.`,
-    },
+
+  // Only names this route can show: a deferred relation a restricted list cannot expand is never in its responses.
+  const shownRelations = new Set(node.defaultFields)
+  const fieldNames = clientFieldNames(node).filter((name) => shownRelations.has(name) || showable(name))
+  const example = dotExample(node, enumeration.paths)
+  // The response schemas describe the default response (documentation-schemas.ts): say where they stop holding.
+  const optional = 'Fields left out are absent from the response, even those its schema requires: the schema describes the default response.'
+  const plain = fieldNames.find((name) => !node.relations.has(name))
+  const nested = example === undefined
+    ? ' This route expands no relation, so dot notation has nothing to reach.'
+    : ` Dot notation narrows an expanded relation: \`${options.expandParam}=${example.relation}&${options.fieldsParam}=${plain === undefined ? '' : `${plain},`}${example.path}\`.`
+  parameters[options.fieldsParam] = {
+    type: 'array',
+    items: { type: 'string' },
+    description: `Only these fields (${node.name}: ${fieldNames.join(', ')}).${nested} Comma-separated or repeated. ${optional}`,
   }
+  parameters[options.omitParam] = {
+    type: 'array',
+    items: { type: 'string' },
+    description: `Leave these fields out (${node.name}: ${fieldNames.join(', ')})${example === undefined ? '' : `; dot notation reaches an expanded relation: \`${example.path}\``}. Comma-separated or repeated. ${optional}`,
+  }
+  return parameters
+}
+
+/** A `relation.field` example from the resource's own relations: the first one the route can expand, and a field of its level. */
+function dotExample (node: ResourceNode, paths: readonly string[]): { relation: string; path: string } | undefined {
+  for (const path of paths) {
+    if (path.includes('.')) continue
+    const relation = node.relations.get(path)
+    if (relation === undefined) continue
+    const target = relation.target
+    const fields = relation.baseFields
+    const field = fields.find((name) => name !== target.primaryKey && !target.relations.has(name)) ?? fields[0]
+    if (field !== undefined) return { relation: path, path: `${path}.${field}` }
+  }
+  return undefined
 }
 
 function responseSchema (
@@ -203,35 +303,82 @@ function responseSchema (
   item: JsonSchema,
   list: boolean,
   envelope: string | undefined,
+  generated: GeneratedRoute | undefined,
   envelopeProperties: Record<string, JsonSchema> | undefined
 ): JsonSchema {
   const description = list ? `A list of ${node.name}` : `One ${node.name}`
   if (!list) return { description, ...item }
   const array = { type: 'array', items: item }
-  if (envelope === undefined) return { description, ...array }
+  // An inline item carries its example; a component's is the component's.
+  const itemExample = (Array.isArray(item.examples) ? item.examples[0] : undefined) as unknown ?? defaultExample(node)
+  const examples = (value: unknown) => (itemExample === undefined ? {} : { examples: [value] })
+  if (envelope === undefined) return { description, ...array, ...examples([itemExample]) }
+  if (generated?.kind === 'list') {
+    // The envelope of app.expand.routes: exactly these four properties.
+    return {
+      description,
+      type: 'object',
+      properties: {
+        [envelope]: array,
+        limit: { type: 'integer', minimum: 1, maximum: generated.maxPageSize, description: `Rows per page: the limit asked for (default ${generated.pageSize}), at most ${generated.maxPageSize}` },
+        offset: { type: 'integer', minimum: 0, maximum: Number.MAX_SAFE_INTEGER, description: 'Rows skipped' },
+        total: { type: 'integer', minimum: 0, description: 'Rows in the whole list' },
+      },
+      required: [envelope, 'limit', 'offset', 'total'],
+      additionalProperties: false,
+      ...examples({ [envelope]: [itemExample], limit: generated.pageSize, offset: 0, total: 1 }),
+    }
+  }
   return {
     description,
     type: 'object',
     properties: { [envelope]: array, ...envelopeProperties },
     required: [envelope],
+    ...examples({ [envelope]: [itemExample] }),
   }
 }
 
-function errorSchema (validated: boolean): JsonSchema {
-  // Any expandable route may load through app.expand.load, which bounds the response size.
-  const codes: string[] = [...requestErrorCodes, ...loadingErrorCodes]
-  if (validated) codes.push('FST_ERR_VALIDATION')
+/** Fastify's error body: `{ statusCode, code, error, message }`. */
+function errorBody (description: string, statusCode: number, code: JsonSchema, codeRequired: boolean): JsonSchema {
   return {
-    description: 'Invalid expand, fields or omit, a response over maxObjects, or another invalid parameter',
+    description,
     type: 'object',
     properties: {
-      statusCode: { type: 'integer', enum: [400] },
-      code: { type: 'string', enum: codes },
+      statusCode: { type: 'integer', enum: [statusCode] },
+      code,
       error: { type: 'string' },
       message: { type: 'string' },
     },
-    required: ['statusCode', 'code', 'error', 'message'],
+    required: codeRequired ? ['statusCode', 'code', 'error', 'message'] : ['statusCode', 'error', 'message'],
   }
+}
+
+function requestErrorSchema (validated: boolean): JsonSchema {
+  // Any expandable route may load through app.expand.load, which bounds the response size.
+  const codes: string[] = [...requestErrorCodes, ...loadingErrorCodes]
+  if (validated) codes.push('FST_ERR_VALIDATION')
+  return errorBody('Invalid expand, fields or omit, a response over maxObjects, or another invalid parameter', 400, { type: 'string', enum: codes }, true)
+}
+
+function notFoundSchema (node: ResourceNode): JsonSchema {
+  return errorBody(`No ${node.name} with this identifier`, 404, { type: 'string', enum: ['FST_EXPAND_NOT_FOUND'] }, true)
+}
+
+/**
+ * 500: data that does not fit the plan (FST_EXPAND_INVALID_DATA) or a
+ * statement that failed (FST_EXPAND_DATABASE_ERROR; any route may load through
+ * app.expand.load). The routes of app.expand.routes answer no other 500; an
+ * application's handler may throw anything, and Fastify writes the error's
+ * own code, or none, so there `code` is any string and may be absent.
+ */
+function serverErrorSchema (generated: boolean): JsonSchema {
+  const codes = [...serverErrorCodes]
+  const description = 'Data that does not fit the response, or a failed database statement'
+  if (generated) return errorBody(description, 500, { type: 'string', enum: codes }, true)
+  return errorBody(`${description}, or an error of the handler`, 500, {
+    type: 'string',
+    description: `${codes.join(' or ')} from fastify-expand; another code (or none) from the handler`,
+  }, false)
 }
 
 function isOurs (existing: unknown, component: JsonSchema): boolean {

@@ -22,9 +22,16 @@ function parameter (path: string, name: string): Json | undefined {
 }
 
 /** A validator of one documented response, its `$ref`s resolved against the document's components. */
-function validatorOf (path: string, status: string) {
+function validatorOf (path: string, status: string, schemas: (value: Json) => Json = (value) => value) {
   const schema = operation(path).responses[status].content['application/json'].schema
-  return new Ajv({ strict: false, allErrors: true }).compile({ ...schema, components: document.components })
+  return new Ajv({ strict: false, allErrors: true }).compile(schemas({ ...schema, components: document.components }))
+}
+
+/** The schemas with every `required` left out: what a response narrowed by `fields`/`omit` must still fit. */
+function withoutRequired (value: Json): Json {
+  if (Array.isArray(value)) return value.map(withoutRequired)
+  if (typeof value !== 'object' || value === null) return value
+  return Object.fromEntries(Object.entries(value).filter(([key, inner]) => !(key === 'required' && Array.isArray(inner))).map(([key, inner]) => [key, withoutRequired(inner)]))
 }
 
 async function get (target: FastifyInstance, url: string): Promise<unknown> {
@@ -44,11 +51,11 @@ test('the document is OpenAPI 3.1 and lists every demo route', async (t) => {
 test('a list route documents exactly its permitted expansions', async (t) => {
   t.same(parameter('/pets', 'expand')?.schema, {
     type: 'array',
-    items: { type: 'string', enum: ['owner', 'owner.employer', 'sold_from', 'toys'] },
-  }, 'permitListExpands owner.employer, sold_from, toys: their prefixes, nothing else')
-  t.same(parameter('/people', 'expand')?.schema.items.enum, ['employer'])
-  t.same(parameter('/companies', 'expand')?.schema.items.enum, [], 'an empty permit list documents no path')
-  t.same(parameter('/visits', 'expand')?.schema.items.enum, ['pet', 'vet'])
+    items: { type: 'string', enum: ['owner', 'owner.employer', 'sold_from', 'toys', '*', '~all'] },
+  }, 'permitListExpands owner.employer, sold_from, toys: their prefixes, nothing else; then the wildcards')
+  t.same(parameter('/people', 'expand')?.schema.items.enum, ['employer', '*', '~all'])
+  t.equal(parameter('/companies', 'expand'), undefined, 'an empty permit list: no expand parameter at all')
+  t.same(parameter('/visits', 'expand')?.schema.items.enum, ['pet', 'vet', '*', '~all'])
   for (const name of ['fields', 'omit']) {
     t.same(parameter('/pets', name)?.schema, { type: 'array', items: { type: 'string' } }, name)
   }
@@ -61,8 +68,9 @@ test('a detail route documents every path up to the depth limit, cycles included
     'owner.pets.owner', 'owner.pets.sold_from', 'owner.pets.toys', 'owner.pets.visits',
     'sold_from', 'toys', 'toys.maker', 'toys.maker.employees',
     'visits', 'visits.pet', 'visits.pet.owner', 'visits.pet.sold_from', 'visits.pet.toys', 'visits.pet.visits', 'visits.vet',
+    '*', '~all',
   ])
-  t.same(parameter('/pet-stores/{id}', 'expand')?.schema.items.enum, [], 'a resource without relations')
+  t.equal(parameter('/pet-stores/{id}', 'expand'), undefined, 'a resource without relations: no expand parameter')
   t.ok(operation('/pets/{id}').parameters.some((candidate: Json) => candidate.in === 'path' && candidate.name === 'id'))
 })
 
@@ -71,17 +79,21 @@ test('a relation admits its identifier or its expanded object', async (t) => {
   t.same(detail, { $ref: '#/components/schemas/Pet' })
   const pet = document.components.schemas.Pet
   t.equal(pet.additionalProperties, false)
-  t.notOk(pet.required, 'fields and omit may leave any field out')
+  t.same(pet.required, ['id', 'name', 'species', 'born', 'owner', 'sold_from', 'toys'], 'the default response: its fields, not the deferred visits')
   t.same(pet.properties.owner.anyOf, [{ type: 'integer' }, { $ref: '#/components/schemas/Person' }])
   t.same(pet.properties.sold_from.anyOf, [{ type: ['integer', 'null'] }, { $ref: '#/components/schemas/Pet.sold_from' }])
   t.same(pet.properties.toys.anyOf, [
     { type: 'array', items: { type: 'integer' } },
     { type: 'array', items: { $ref: '#/components/schemas/Toy' } },
   ], 'many-to-many: id array or object array')
-  t.same(pet.properties.visits.anyOf, [{ type: 'array', items: { $ref: '#/components/schemas/Pet.visits' } }], 'deferred: only the expanded form')
+  t.same(pet.properties.visits, {
+    description: 'The Visit list; present only when expanded',
+    type: 'array',
+    items: { $ref: '#/components/schemas/Pet.visits' },
+  }, 'deferred: only the expanded form')
   t.same(Object.keys(document.components.schemas['Pet.sold_from'].properties), ['id', 'name'], "the relation's field set")
   // The relation omits `pet`, so it is shown only when expanded, like a deferred field.
-  t.same(document.components.schemas['Pet.visits'].properties.pet.anyOf, [{ $ref: '#/components/schemas/Pet' }], "the relation's omit")
+  t.same(document.components.schemas['Pet.visits'].properties.pet, { description: 'The Pet; present only when expanded', $ref: '#/components/schemas/Pet' }, "the relation's omit")
   t.same(Object.keys((await get(app, '/pets/5?expand=visits')) as Json).includes('visits'), true)
   t.notOk(((await get(app, '/pets/5?expand=visits')) as Json).visits[0].pet, 'omitted unless expanded')
   t.equal(((await get(app, '/pets/5?expand=visits.pet')) as Json).visits[0].pet.id, 5, 'and shown when expanded')
@@ -92,10 +104,17 @@ test('real detail responses validate against the documented schema', async (t) =
   const validate = validatorOf('/pets/{id}', '200')
   for (const url of [
     '/pets/10', '/pets/2', '/pets/10?expand=owner.employer,sold_from', '/pets/5?expand=toys.maker,visits.vet',
-    '/pets/10?expand=owner.pets.toys&fields=name,owner.pets', '/pets/14?expand=owner.employer', '/pets/5?expand=*&omit=name',
+    '/pets/14?expand=owner.employer', '/pets/5?expand=*',
   ]) {
     const body = await get(app, url)
     t.ok(validate(body), `${url}: ${JSON.stringify(validate.errors)}`)
+  }
+  // The schema is the default response's: fields/omit leave out fields it requires (their descriptions say so).
+  const sparse = validatorOf('/pets/{id}', '200', withoutRequired)
+  for (const url of ['/pets/10?expand=owner.pets.toys&fields=name,owner.pets', '/pets/5?expand=*&omit=name']) {
+    const body = await get(app, url)
+    t.notOk(validate(body), `${url}: narrowed, so not the default response`)
+    t.ok(sparse(body), `${url}: every field it holds is documented: ${JSON.stringify(sparse.errors)}`)
   }
   const pet = await get(app, '/pets/10?expand=owner') as Json
   t.notOk(validate({ ...pet, password_hash: 'x' }), 'a property the resource does not declare is refused')
@@ -106,10 +125,13 @@ test('real detail responses validate against the documented schema', async (t) =
 
 test('real list responses validate against the documented schema, which follows the permitted paths', async (t) => {
   const validate = validatorOf('/pets', '200')
-  for (const url of ['/pets?limit=3', '/pets?limit=3&expand=owner.employer,sold_from,toys', '/pets?limit=2&expand=*&fields=id,owner']) {
+  for (const url of ['/pets?limit=3', '/pets?limit=3&expand=owner.employer,sold_from,toys', '/pets?limit=2&expand=*']) {
     const body = await get(app, url)
     t.ok(validate(body), `${url}: ${JSON.stringify(validate.errors)}`)
   }
+  const narrowed = await get(app, '/pets?limit=2&expand=*&fields=id,owner')
+  t.notOk(validate(narrowed), 'fields narrows the default response')
+  t.ok(validatorOf('/pets', '200', withoutRequired)(narrowed), 'to documented fields only')
   const page = await get(app, '/pets?limit=1&expand=owner') as Json
   t.ok(validate(page))
   const visits = (await get(app, '/pets/5?expand=visits') as Json).visits

@@ -64,11 +64,11 @@ test('handler routes: string references and config.expandable are documented; se
   const { app, routes } = await buildDocumentedApp()
   t.teardown(() => app.close())
   const document = await documentOf(app)
-  t.same(queryParameter(document, '/pets', 'expand')?.schema.items.enum, ['owner'])
+  t.same(queryParameter(document, '/pets', 'expand')?.schema.items.enum, ['owner', '*', '~all'])
   t.same(queryParameter(document, '/pets/{id}', 'expand')?.schema.items.enum, [
-    'owner', 'owner.employer', 'sold_from', 'toys',
+    'owner', 'owner.employer', 'sold_from', 'toys', '*', '~all',
   ], 'the fixture graph has no cycle: every path, whatever the depth')
-  t.same(queryParameter(document, '/companies', 'expand')?.schema.items.enum, [])
+  t.equal(queryParameter(document, '/companies', 'expand'), undefined, 'Company has no relation: no expand parameter')
   t.same(document.paths['/plain'].get.responses['200'].content['application/json'].schema, { type: 'object', properties: { ok: { type: 'boolean' } } }, 'other routes are left alone')
   t.notOk(document.paths['/plain'].get.parameters, 'and get no expansion parameters')
   t.same(Object.keys(document.components.schemas).sort(), ['Company', 'Person', 'Pet', 'Pet.sold_from', 'Pet.toys'])
@@ -166,7 +166,7 @@ test('swagger 2.0 mode is refused with a clear message', async (t) => {
 test('describeRoute and components, without @fastify/swagger', async (t) => {
   const documentation = expandOpenApi({ resources })
   const described: Json = documentation.describeRoute({ resource: Pet, list: true, envelope: 'items', permitListExpands: ['toys'] })
-  t.same(described.querystring.expand, { type: 'array', items: { type: 'string', enum: ['toys'] }, description: described.querystring.expand.description })
+  t.same(described.querystring.expand, { type: 'array', items: { type: 'string', enum: ['toys', '*', '~all'] }, description: described.querystring.expand.description })
   const item = described.response[200].properties.items.items
   t.same(item.properties.toys.anyOf[1].items.properties, { id: { type: 'integer' }, name: { type: 'string' } }, "the toys relation's omit, inline")
   t.same(item.properties.owner, { type: 'integer' }, 'a relation that is not permitted is only its identifier')
@@ -219,12 +219,12 @@ test('always-nested relations and relation expand options', async (t) => {
   const documentation = expandOpenApi({ resources: [Book, Toy, Person] })
   documentation.describeRoute({ resource: Book })
   const components: Json = documentation.components()
-  t.same(components.Book.properties.author, { description: 'The Author, always nested', anyOf: [{ $ref: '#/components/schemas/Book.author' }] })
-  t.same(components['Book.author'].properties.team, { description: 'The Company, always nested', anyOf: [{ $ref: '#/components/schemas/Company' }] }, "the relation's expand option")
+  t.same(components.Book.properties.author, { description: 'The Author, always nested', $ref: '#/components/schemas/Book.author' })
+  t.same(components['Book.author'].properties.team, { description: 'The Company, always nested', $ref: '#/components/schemas/Company' }, "the relation's expand option")
   t.same(components.Book.properties.store.anyOf, [{ type: ['integer', 'null'] }, { $ref: '#/components/schemas/PetStore' }])
 
   const list: Json = documentation.describeRoute({ resource: Book, list: true, permitListExpands: [] })
-  t.same(list.response[200].items.properties.author.anyOf[0].properties.team.anyOf[0].properties.name, { type: 'string' }, 'always nested even where nothing is permitted')
+  t.same(list.response[200].items.properties.author.properties.team.properties.name, { type: 'string' }, 'always nested even where nothing is permitted')
   t.same(list.response[200].items.properties.store, { type: ['integer', 'null'] })
 })
 
@@ -237,7 +237,10 @@ test('toOpenApi30 rewrites every null form, at any depth', async (t) => {
       c: { anyOf: [{ $ref: '#/components/schemas/X' }, { type: 'null' }] },
       d: { type: 'array', items: { type: ['boolean', 'null'] } },
       e: { type: 'string', enum: ['x'] },
+      f: { description: 'described', $ref: '#/components/schemas/X' },
+      g: { type: 'object', properties: { type: { type: 'null' } }, examples: [{ type: 'null' }] },
     },
+    examples: [{ a: 1 }, { a: 2 }],
   }), {
     type: 'object',
     properties: {
@@ -246,6 +249,9 @@ test('toOpenApi30 rewrites every null form, at any depth', async (t) => {
       c: { anyOf: [{ $ref: '#/components/schemas/X' }, { type: 'object', nullable: true, enum: [null] }] },
       d: { type: 'array', items: { type: 'boolean', nullable: true } },
       e: { type: 'string', enum: ['x'] },
+      f: { description: 'described', allOf: [{ $ref: '#/components/schemas/X' }] },
+      g: { type: 'object', properties: { type: { type: 'object', nullable: true, enum: [null] } }, example: { type: 'null' } },
     },
-  })
+    example: { a: 1 },
+  }, 'examples become one example, left as data; a described $ref becomes a described allOf')
 })
