@@ -62,7 +62,7 @@ export interface ResourceDefinition<S extends TObject = TObject> {
    */
   scope?: ResourceScope
   /** The fields this request may see (undefined: every field), at every level where the resource appears. */
-  fieldsFor?: (request: FastifyRequest) => readonly FieldName<S>[] | undefined
+  fieldsFor?: (request: FastifyRequest) => readonly string[] | undefined
 }
 
 /** A resource's row rule: the request's condition on the table, or undefined for none. */
