@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyPluginCallback, FastifyRequest } from 'fastify'
 import type { Kysely } from 'kysely'
 import fp from 'fastify-plugin'
+import { unknownKey } from './checks.js'
 import { ExpandEngine } from './engine.js'
 import { InvalidOptionError } from './errors.js'
 import { loadRows, plannedStatements, selectLevel, type AnyKysely, type Row } from './load/batch-loader.js'
@@ -86,9 +87,8 @@ const expandPluginCallback: FastifyPluginCallback<ExpandPluginOptions> = (app, p
   const databaseFor = (options: LoadOptions | undefined): AnyKysely => {
     if (options !== undefined) {
       if (typeof options !== 'object' || options === null) throw new InvalidOptionError('fastify-expand: load options must be an object')
-      for (const key of Object.keys(options)) {
-        if (!loadOptionKeys.has(key)) throw new InvalidOptionError(`fastify-expand: unknown load option '${key}'`)
-      }
+      const unknown = unknownKey(options, loadOptionKeys)
+      if (unknown !== undefined) throw new InvalidOptionError(`fastify-expand: unknown load option '${unknown}'`)
       if (options.db !== undefined) return options.db
     }
     if (db === undefined) throw new InvalidOptionError("fastify-expand: load needs the plugin's 'db' option (or a 'db' load option)")

@@ -1,4 +1,5 @@
 import type { TObject, TSchema } from '@sinclair/typebox'
+import { isIdentifier, isPositiveInteger, unknownKey } from './checks.js'
 import { InvalidDefinitionError } from './errors.js'
 
 /** The keys of a relation, for loading it from the database. */
@@ -71,7 +72,6 @@ export type AnyResource = Resource<any>
 
 const definitionKeys = new Set(['name', 'namespace', 'schema', 'fields', 'expandable', 'nested', 'maxDepth', 'table', 'primaryKey', 'columns'])
 const relationOptionKeys = new Set(['many', 'fields', 'omit', 'expand', 'column', 'foreignKey', 'through', 'orderBy'])
-const identifier = /^[A-Za-z_][A-Za-z0-9_]*$/
 
 export function isResource (value: unknown): value is AnyResource {
   return typeof value === 'object' && value !== null && (value as { kind?: unknown }).kind === 'fastify-expand/resource'
@@ -86,10 +86,9 @@ export function defineResource<S extends TObject> (definition: ResourceDefinitio
   const fail = (message: string): never => { throw new InvalidDefinitionError(`${label}: ${message}`) }
 
   if (typeof definition !== 'object' || definition === null) fail('the definition must be an object')
-  for (const key of Object.keys(definition)) {
-    if (!definitionKeys.has(key)) fail(`unknown option '${key}' (known: ${[...definitionKeys].join(', ')})`)
-  }
-  if (typeof definition.name !== 'string' || !identifier.test(definition.name)) fail('name must be an identifier')
+  const unknownOption = unknownKey(definition, definitionKeys)
+  if (unknownOption !== undefined) fail(`unknown option '${unknownOption}' (known: ${[...definitionKeys].join(', ')})`)
+  if (!isIdentifier(definition.name)) fail('name must be an identifier')
   if (definition.namespace !== undefined && (typeof definition.namespace !== 'string' || !/^[A-Za-z_][A-Za-z0-9_.]*$/.test(definition.namespace))) {
     fail('namespace must be a dotted identifier')
   }
@@ -117,7 +116,7 @@ export function defineResource<S extends TObject> (definition: ResourceDefinitio
     if (Object.hasOwn(expandable, field)) fail(`field '${field}' is both expandable and nested`)
   }
 
-  if (definition.maxDepth !== undefined && (!Number.isInteger(definition.maxDepth) || definition.maxDepth < 1)) {
+  if (definition.maxDepth !== undefined && !isPositiveInteger(definition.maxDepth)) {
     fail('maxDepth must be a positive integer')
   }
   if (definition.table !== undefined && (typeof definition.table !== 'string' || definition.table === '')) fail('table must be a table name')
@@ -169,9 +168,8 @@ function checkRelationDefinition (relation: unknown, fail: (message: string) => 
   checkReference(relation[0])
   const options = relation[1] as Record<string, unknown>
   if (typeof options !== 'object' || options === null || Array.isArray(options)) fail('relation options must be an object')
-  for (const key of Object.keys(options)) {
-    if (!relationOptionKeys.has(key)) fail(`unknown option '${key}' (known: ${[...relationOptionKeys].join(', ')})`)
-  }
+  const unknownOption = unknownKey(options, relationOptionKeys)
+  if (unknownOption !== undefined) fail(`unknown option '${unknownOption}' (known: ${[...relationOptionKeys].join(', ')})`)
   if (options.many !== undefined && typeof options.many !== 'boolean') fail('many must be a boolean')
   for (const key of ['fields', 'omit', 'expand'] as const) {
     const list = options[key]

@@ -8,6 +8,7 @@ import type {
   preHandlerHookHandler,
   preSerializationHookHandler,
 } from 'fastify'
+import { unknownKey } from './checks.js'
 import type { ExpandEngine, RegisteredTarget } from './engine.js'
 import { InvalidDataError, InvalidOptionError } from './errors.js'
 import type { ResolvedOptions } from './options.js'
@@ -156,9 +157,8 @@ function describePayload (payload: unknown): string {
 function checkRouteSetting (setting: ExpandableRouteOptions, context: string): void {
   const fail = (message: string): never => { throw new InvalidOptionError(`${context}: expandable ${message}`) }
   if (typeof setting !== 'object' || setting === null) fail('must be an object')
-  for (const key of Object.keys(setting)) {
-    if (!routeOptionKeys.has(key)) fail(`has an unknown option '${key}'`)
-  }
+  const unknown = unknownKey(setting, routeOptionKeys)
+  if (unknown !== undefined) fail(`has an unknown option '${unknown}'`)
   if (!isResource(setting.resource) && typeof setting.resource !== 'string') fail('.resource must be a resource or a resource name')
   if (setting.list !== undefined && typeof setting.list !== 'boolean') fail('.list must be a boolean')
   if (setting.envelope !== undefined && (typeof setting.envelope !== 'string' || setting.envelope === '')) fail('.envelope must be a property name')
