@@ -16,3 +16,15 @@ const identifier = /^[A-Za-z_][A-Za-z0-9_]*$/
 export function isIdentifier (value: unknown): value is string {
   return typeof value === 'string' && identifier.test(value)
 }
+
+const qualifiedTable = /^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)?$/
+
+/** A table, or `schema.table`. */
+export function isTableName (value: unknown): value is string {
+  return typeof value === 'string' && qualifiedTable.test(value)
+}
+
+/** How a message describes what `isIdentifier` accepts. */
+export const columnNameRule = 'letters, digits and underscores'
+/** How a message describes what `isTableName` accepts. */
+export const tableNameRule = 'letters, digits and underscores, or schema.table'

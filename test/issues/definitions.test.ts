@@ -1,0 +1,110 @@
+import { Type, type TObject } from '@sinclair/typebox'
+import SQLite from 'better-sqlite3'
+import Fastify, { type FastifyInstance } from 'fastify'
+import { Kysely, SqliteDialect } from 'kysely'
+import t, { type Test } from 'tap'
+import expandPlugin, { defineResource, type AnyResource, type ExpandPluginOptions, type ResourceDefinition } from '../../plugin/index.js'
+
+// Every mistake in a definition, a relation or a route option fails at
+// defineResource, register or ready(), with a message naming the resource,
+// the field and what to do: never a 500 at request time, never ignored.
+
+const definitionError = (message: string) => ({ code: 'FST_EXPAND_INVALID_DEFINITION', message })
+const optionError = (message: string) => ({ code: 'FST_EXPAND_INVALID_OPTION', message })
+
+/** A database that is never queried: ready() does not connect. */
+function unusedDatabase (t: Test): Kysely<any> { // eslint-disable-line @typescript-eslint/no-explicit-any
+  const db = new Kysely({ dialect: new SqliteDialect({ database: new SQLite(':memory:') }) })
+  t.teardown(() => db.destroy())
+  return db
+}
+
+async function start (t: Test, options: ExpandPluginOptions, addRoutes: (app: FastifyInstance) => void = () => {}): Promise<FastifyInstance> {
+  const app = Fastify()
+  t.teardown(() => app.close().catch(() => {}))
+  await app.register(expandPlugin, options)
+  addRoutes(app)
+  await app.ready()
+  return app
+}
+
+/** The failure of defineResource(definition). */
+function defineFails (t: Test, definition: unknown, message: string, label: string): void {
+  t.throws(() => defineResource(definition as ResourceDefinition<TObject>), definitionError(message), label)
+}
+
+t.test('many must match the schema of the field: an array for to-many, a single value for to-one', async (t) => {
+  const Maker = defineResource({ name: 'Maker', schema: Type.Object({ id: Type.Integer() }), fields: ['id'] })
+  const schema = Type.Object({
+    id: Type.Integer(),
+    maker: Type.Integer(),
+    previous: Type.Union([Type.Integer(), Type.Null()]),
+    makers: Type.Array(Type.Integer()),
+    old_makers: Type.Union([Type.Array(Type.Integer()), Type.Null()]),
+  })
+  const tool = (relations: Record<string, unknown>, where = 'expandable') => ({ name: 'Tool', schema, fields: ['id', ...(where === 'nested' ? Object.keys(relations) : [])], [where]: relations })
+  defineFails(t, tool({ maker: [Maker, { many: true }] }),
+    "Resource 'Tool': expandable field 'maker': many: true needs an array schema: declare 'maker' as Type.Array of the related identifier, or remove many", 'many on an integer')
+  defineFails(t, tool({ previous: [Maker, { many: true }] }),
+    "Resource 'Tool': expandable field 'previous': many: true needs an array schema: declare 'previous' as Type.Array of the related identifier, or remove many", 'many on a nullable integer')
+  defineFails(t, tool({ makers: Maker }),
+    "Resource 'Tool': expandable field 'makers': its schema is an array, so the relation is to-many: add many: true, or declare 'makers' as the related identifier", 'to-one on an array')
+  defineFails(t, tool({ old_makers: ['Maker', {}] }),
+    "Resource 'Tool': expandable field 'old_makers': its schema is an array, so the relation is to-many: add many: true, or declare 'old_makers' as the related identifier", 'to-one on a nullable array')
+  defineFails(t, tool({ maker: [Maker, { many: true }] }, 'nested'),
+    "Resource 'Tool': nested field 'maker': many: true needs an array schema: declare 'maker' as Type.Array of the related identifier, or remove many", 'nested, many on an integer')
+  // What fits is accepted, nullable unions included; a schema that says nothing (Type.Any) is not judged.
+  t.ok(defineResource(tool({ maker: Maker, previous: Maker, makers: [Maker, { many: true }], old_makers: [Maker, { many: true }] }) as ResourceDefinition<typeof schema>))
+  t.ok(defineResource({ name: 'Loose', schema: Type.Object({ id: Type.Integer(), any: Type.Any() }), fields: ['id'], expandable: { any: [Maker, { many: true }] } }))
+})
+
+t.test('a nested field is always shown, so it must be listed in fields', async (t) => {
+  const Company = defineResource({ name: 'Company', schema: Type.Object({ id: Type.Integer(), name: Type.String() }), fields: ['name'] })
+  defineFails(t, {
+    name: 'Employee',
+    schema: Type.Object({ id: Type.Integer(), employer: Type.Integer() }),
+    fields: ['id'],
+    nested: { employer: Company },
+  }, "Resource 'Employee': nested field 'employer': nested fields are always shown: list 'employer' in fields", 'nested field left out of fields')
+})
+
+t.test('table and column names are identifiers, so no SQL can hide in them', async (t) => {
+  const Maker = defineResource({ name: 'Maker', table: 'makers', schema: Type.Object({ id: Type.Integer() }), fields: ['id'] })
+  const schema = Type.Object({ id: Type.Integer(), code: Type.String(), maker: Type.Integer(), parts: Type.Array(Type.Integer()) })
+  const tool = (definition: Record<string, unknown>) => ({ name: 'Tool', table: 'tools', schema, fields: ['id'], ...definition })
+  const column = 'letters, digits and underscores'
+  const cases: [string, Record<string, unknown>, string][] = [
+    ['table with a statement', { table: 'tools; drop table tools' }, `table 'tools; drop table tools' must be a table name (${column}, or schema.table)`],
+    ['table with three parts', { table: 'a.b.c' }, `table 'a.b.c' must be a table name (${column}, or schema.table)`],
+    ['table not a string', { table: 7 }, `table '7' must be a table name (${column}, or schema.table)`],
+    ['columns value with SQL', { columns: { maker: 'maker_id) or (1=1' } }, `columns.maker 'maker_id) or (1=1' must be a column name (${column})`],
+    ['columns value qualified', { columns: { maker: 'tools.maker_id' } }, `columns.maker 'tools.maker_id' must be a column name (${column})`],
+    ['primaryKey not an identifier', { schema: Type.Object({ 'the id': Type.Integer() }), fields: ['the id'], primaryKey: 'the id', columns: { 'the id': 'id' } },
+      `primaryKey 'the id' must be a field whose name is an identifier (${column})`],
+    ['primaryKey not in the schema', { primaryKey: 'uuid' }, "primaryKey 'uuid' is not in its schema"],
+    ['a field read from a column of its name', { schema: Type.Object({ id: Type.Integer(), 'made by': Type.String() }), fields: ['id', 'made by'] },
+      `field 'made by' is read from the column of the same name, which is not a column name (${column}): map it in columns`],
+    ['relation column', { expandable: { maker: [Maker, { column: 'maker_id desc' }] } }, `expandable field 'maker': column 'maker_id desc' must be a column name (${column})`],
+    ['foreignKey', { expandable: { parts: [Maker, { many: true, foreignKey: 'tool_id or 1=1' }] } }, `expandable field 'parts': foreignKey 'tool_id or 1=1' must be a column name (${column})`],
+    ['through.table', { expandable: { parts: [Maker, { many: true, through: { table: 'x y', from: 'tool_id', to: 'maker_id' } }] } },
+      `expandable field 'parts': through.table 'x y' must be a table name (${column}, or schema.table)`],
+    ['through.from', { expandable: { parts: [Maker, { many: true, through: { table: 'tool_makers', from: 'tool id', to: 'maker_id' } }] } },
+      `expandable field 'parts': through.from 'tool id' must be a column name (${column})`],
+    ['through.to', { expandable: { parts: [Maker, { many: true, through: { table: 'tool_makers', from: 'tool_id', to: '' } }] } },
+      `expandable field 'parts': through.to '' must be a column name (${column})`],
+    ['through with another key', { expandable: { parts: [Maker, { many: true, through: { table: 'tool_makers', from: 'tool_id', to: 'maker_id', where: '1=1' } }] } },
+      "expandable field 'parts': through has an unknown option 'where' (known: table, from, to)"],
+  ]
+  for (const [label, definition, message] of cases) defineFails(t, tool(definition), `Resource 'Tool': ${message}`, label)
+  defineFails(t, { name: 'Label', primaryKey: 'uuid', schema: Type.Object({ id: Type.Integer() }), fields: ['id'] },
+    "Resource 'Label': primaryKey 'uuid' is not in its schema", 'a primaryKey given is in the schema, with or without a table')
+  // Accepted: schema-qualified tables, mapped columns, field names that are not identifiers when mapped, or on resources without a table.
+  t.ok(defineResource(tool({
+    table: 'shop.tools',
+    schema: Type.Object({ id: Type.Integer(), 'made by': Type.String(), maker: Type.Integer(), parts: Type.Array(Type.Integer()) }),
+    fields: ['id', 'made by', 'maker', 'parts'],
+    columns: { 'made by': 'made_by', maker: 'maker_id' },
+    expandable: { maker: Maker, parts: [Maker, { many: true, through: { table: 'shop.tool_makers', from: 'tool_id', to: 'maker_id' } }] },
+  }) as never))
+  t.ok(defineResource({ name: 'Label', schema: Type.Object({ id: Type.Integer(), 'made by': Type.String() }), fields: ['id', 'made by'] }))
+})
