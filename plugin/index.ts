@@ -73,7 +73,7 @@ const expandPluginCallback: FastifyPluginCallback<ExpandPluginOptions> = (app, p
   let engine: ExpandEngine
   try {
     if (app.hasDecorator('expand')) throw new InvalidOptionError('fastify-expand is already registered on this instance')
-    engine = new ExpandEngine(new ResourceGraph(pluginOptions.resources ?? []), resolveOptions(pluginOptions))
+    engine = new ExpandEngine(new ResourceGraph(pluginOptions.resources ?? [], { loadsFromDatabase: pluginOptions.db !== undefined }), resolveOptions(pluginOptions))
   } catch (error) {
     done(error as Error)
     return

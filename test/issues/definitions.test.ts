@@ -33,6 +33,77 @@ function defineFails (t: Test, definition: unknown, message: string, label: stri
   t.throws(() => defineResource(definition as ResourceDefinition<TObject>), definitionError(message), label)
 }
 
+t.test('a relation between a table-bound resource and its target must be loadable when the plugin has a db', async (t) => {
+  const Person = defineResource({ name: 'Person', schema: Type.Object({ id: Type.Integer(), name: Type.String() }), fields: ['id', 'name'] })
+  const Pet = defineResource({
+    name: 'Pet',
+    table: 'pets',
+    schema: Type.Object({ id: Type.Integer(), owner: Type.Integer() }),
+    fields: ['id', 'owner'],
+    expandable: { owner: Person },
+  })
+  await t.rejects(start(t, { db: unusedDatabase(t), resources: [Pet] }),
+    definitionError("Resource 'Pet', field 'owner': Person has no table, so it cannot be loaded from Pet's table; give Person a table"), 'to-one to a resource without a table')
+
+  const Vet = defineResource({ name: 'Vet', schema: Type.Object({ id: Type.Integer() }), fields: ['id'] })
+  const Patient = defineResource({
+    name: 'Patient',
+    table: 'pets',
+    schema: Type.Object({ id: Type.Integer(), vets: Type.Array(Type.Integer()) }),
+    fields: ['id'],
+    expandable: { vets: [Vet, { many: true, through: { table: 'pet_vets', from: 'pet_id', to: 'vet_id' } }] },
+  })
+  await t.rejects(start(t, { db: unusedDatabase(t), resources: [Patient] }),
+    definitionError("Resource 'Patient', field 'vets': Vet has no table, so it cannot be loaded from Patient's table; give Vet a table"), 'to-many to a resource without a table')
+
+  // Without db, the handler supplies the data: nothing is loaded, nothing to check.
+  const app = await start(t, { resources: [Pet] }, (app) => {
+    app.get('/pets/1', { expandable: { resource: Pet } }, async () => ({ id: 1, owner: { id: 8, name: 'Jon' } }))
+  })
+  t.equal((await app.inject('/pets/1?expand=owner')).body, '{"id":1,"owner":{"id":8,"name":"Jon"}}', 'without db a handler supplies the relation')
+})
+
+t.test('a to-many relation to a table needs foreignKey or through, whether or not its owner has a table', async (t) => {
+  const Book = defineResource({ name: 'Book', table: 'books', schema: Type.Object({ id: Type.Integer(), title: Type.String() }), fields: ['id', 'title'] })
+  const shelf = (name: string, table?: string) => defineResource({
+    name,
+    table,
+    schema: Type.Object({ id: Type.Integer(), volumes: Type.Array(Type.Integer()) }),
+    fields: ['id', 'volumes'],
+    expandable: { volumes: [Book, { many: true }] },
+  })
+  const Shelf = shelf('Shelf')
+  const message = "Resource 'Shelf', field 'volumes': a to-many relation loaded from Book's table needs foreignKey (the column of books holding the Shelf's key) or through (a join table: { table, from, to })"
+  await t.rejects(start(t, { db: unusedDatabase(t), resources: [Shelf] }), definitionError(message), 'owner without a table')
+  await t.rejects(start(t, { resources: [shelf('Bookcase', 'bookcases')] }),
+    definitionError(message.replaceAll('Shelf', 'Bookcase')), 'both with tables: wrong with or without db')
+  await start(t, { resources: [Shelf] })
+  t.pass('without db, a handler supplies the books')
+
+  // The parents are found by their primary key: it must be in the schema.
+  const crate = (primaryKey?: 'code') => defineResource({
+    name: 'Crate',
+    primaryKey,
+    schema: Type.Object({ code: Type.String(), volumes: Type.Array(Type.Integer()) }),
+    fields: ['code', 'volumes'],
+    expandable: { volumes: [Book, { many: true, foreignKey: 'crate_code' }] },
+  })
+  await t.rejects(start(t, { db: unusedDatabase(t), resources: [crate()] }),
+    definitionError("Resource 'Crate', field 'volumes': the related rows are found by Crate's primary key 'id', which is not in its schema; set primaryKey to the field holding the key"))
+  await start(t, { db: unusedDatabase(t), resources: [crate('code')] })
+  t.pass('with primaryKey the crate is loadable')
+
+  // A to-one relation from rows a handler gives, to a table: loadable by the id in the row.
+  const Reader = defineResource({
+    name: 'Reader',
+    schema: Type.Object({ id: Type.Integer(), reading: Type.Integer() }),
+    fields: ['id', 'reading'],
+    expandable: { reading: Book },
+  })
+  await start(t, { db: unusedDatabase(t), resources: [Reader] })
+  t.pass('to-one from a resource without a table')
+})
+
 t.test('many must match the schema of the field: an array for to-many, a single value for to-one', async (t) => {
   const Maker = defineResource({ name: 'Maker', schema: Type.Object({ id: Type.Integer() }), fields: ['id'] })
   const schema = Type.Object({
@@ -107,4 +178,12 @@ t.test('table and column names are identifiers, so no SQL can hide in them', asy
     expandable: { maker: Maker, parts: [Maker, { many: true, through: { table: 'shop.tool_makers', from: 'tool_id', to: 'maker_id' } }] },
   }) as never))
   t.ok(defineResource({ name: 'Label', schema: Type.Object({ id: Type.Integer(), 'made by': Type.String() }), fields: ['id', 'made by'] }))
+})
+
+t.test('a resource reached only through a relation is checked too', async (t) => {
+  const Owner: AnyResource = defineResource({ name: 'Owner', schema: Type.Object({ id: Type.Integer() }), fields: ['id'] })
+  const Dog = defineResource({ name: 'Dog', table: 'dogs', schema: Type.Object({ id: Type.Integer(), owner: Type.Integer() }), fields: ['id', 'owner'], expandable: { owner: () => Owner } })
+  const Kennel = defineResource({ name: 'Kennel', schema: Type.Object({ id: Type.Integer(), dog: Type.Integer() }), fields: ['id', 'dog'], expandable: { dog: Dog } })
+  await t.rejects(start(t, { db: unusedDatabase(t), resources: [Kennel] }),
+    definitionError("Resource 'Dog', field 'owner': Owner has no table, so it cannot be loaded from Dog's table; give Owner a table"))
 })
