@@ -139,6 +139,18 @@ t.test('a nested field is always shown, so it must be listed in fields', async (
   }, "Resource 'Employee': nested field 'employer': nested fields are always shown: list 'employer' in fields", 'nested field left out of fields')
 })
 
+t.test('permitListExpands on a detail route is an option error naming the route', async (t) => {
+  const Maker = defineResource({ name: 'Maker', schema: Type.Object({ id: Type.Integer() }), fields: ['id'] })
+  const Tool = defineResource({ name: 'Tool', schema: Type.Object({ id: Type.Integer(), maker: Type.Integer() }), fields: ['id', 'maker'], expandable: { maker: Maker } })
+  const app = Fastify()
+  t.teardown(() => app.close())
+  await app.register(expandPlugin, { resources: [Tool] })
+  const message = 'Route GET /tools/:id: expandable.permitListExpands needs list: true (detail routes are never restricted by it)'
+  t.throws(() => app.get('/tools/:id', { expandable: { resource: Tool, permitListExpands: ['maker'] } }, async () => ({ id: 1, maker: 2 })), optionError(message))
+  t.throws(() => app.get('/tools/:id', { config: { expandable: { resource: Tool, list: false, permitListExpands: [] } } }, async () => ({ id: 1, maker: 2 })),
+    optionError(message), 'config.expandable, list: false')
+})
+
 t.test('table and column names are identifiers, so no SQL can hide in them', async (t) => {
   const Maker = defineResource({ name: 'Maker', table: 'makers', schema: Type.Object({ id: Type.Integer() }), fields: ['id'] })
   const schema = Type.Object({ id: Type.Integer(), code: Type.String(), maker: Type.Integer(), parts: Type.Array(Type.Integer()) })
