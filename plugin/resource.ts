@@ -10,7 +10,7 @@ export interface RelationKeys {
   foreignKey?: string
   /** many-to-many: the join table, its column holding this resource's key and the one holding the related key. */
   through?: { table: string; from: string; to: string }
-  /** to-many: order by this column of the related table instead of its primary key. */
+  /** to-many: order by this column of the related table (`-column`: descending); the related key breaks ties. */
   orderBy?: string
 }
 
@@ -221,7 +221,12 @@ function checkRelationDefinition (relation: unknown, fail: (message: string) => 
   for (const key of ['column', 'foreignKey'] as const) {
     if (options[key] !== undefined && !isIdentifier(options[key])) fail(`${key} '${String(options[key])}' must be a column name (${columnNameRule})`)
   }
-  if (options.orderBy !== undefined && (typeof options.orderBy !== 'string' || options.orderBy === '')) fail('orderBy must be a column name')
+  if (options.orderBy !== undefined) {
+    if (typeof options.orderBy !== 'string' || !isIdentifier(options.orderBy.replace(/^-/, ''))) {
+      fail(`orderBy '${String(options.orderBy)}' must be a column name (${columnNameRule}), or '-' and a column name for descending order`)
+    }
+    if (options.many !== true) fail('orderBy orders the rows of a to-many relation: it needs many: true')
+  }
   if (options.through !== undefined) {
     const through = options.through as Record<string, unknown>
     if (typeof through !== 'object' || through === null || Array.isArray(through) || !throughKeys.every((key) => Object.hasOwn(through, key))) {

@@ -151,6 +151,24 @@ t.test('permitListExpands on a detail route is an option error naming the route'
     optionError(message), 'config.expandable, list: false')
 })
 
+t.test('orderBy is a column name, or -column for descending, and orders a to-many relation', async (t) => {
+  const Comment = defineResource({ name: 'Comment', table: 'comments', schema: Type.Object({ id: Type.Integer(), created_at: Type.String() }), fields: ['id'] })
+  const post = (options: Record<string, unknown>, field = 'comments') => ({
+    name: 'Post',
+    table: 'posts',
+    schema: Type.Object({ id: Type.Integer(), comments: Type.Array(Type.Integer()), latest: Type.Integer() }),
+    fields: ['id'],
+    expandable: { [field]: [Comment, options] },
+  })
+  for (const orderBy of ['created_at desc', 'created_at; drop table comments', '--created_at', '-', 'comments.created_at', '"created_at"', '1']) {
+    defineFails(t, post({ many: true, foreignKey: 'post_id', orderBy }),
+      `Resource 'Post': expandable field 'comments': orderBy '${orderBy}' must be a column name (letters, digits and underscores), or '-' and a column name for descending order`, orderBy)
+  }
+  defineFails(t, post({ orderBy: 'created_at' }, 'latest'), "Resource 'Post': expandable field 'latest': orderBy orders the rows of a to-many relation: it needs many: true", 'orderBy on a to-one relation')
+  t.ok(defineResource(post({ many: true, foreignKey: 'post_id', orderBy: '-created_at' }) as never), '-created_at')
+  t.ok(defineResource(post({ many: true, foreignKey: 'post_id', orderBy: 'created_at' }) as never), 'created_at')
+})
+
 t.test('table and column names are identifiers, so no SQL can hide in them', async (t) => {
   const Maker = defineResource({ name: 'Maker', table: 'makers', schema: Type.Object({ id: Type.Integer() }), fields: ['id'] })
   const schema = Type.Object({ id: Type.Integer(), code: Type.String(), maker: Type.Integer(), parts: Type.Array(Type.Integer()) })
