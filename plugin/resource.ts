@@ -126,16 +126,22 @@ export function defineResource<S extends TObject> (definition: ResourceDefinitio
   if (table !== undefined && !isTableName(table)) fail(`table '${String(table)}' must be a table name (${tableNameRule})`)
   const primaryKey = definition.primaryKey ?? 'id'
   if (!hasField(primaryKey) && (table !== undefined || definition.primaryKey !== undefined)) fail(`primaryKey '${primaryKey}' is not in its schema`)
+  const relations: Record<string, RelationDefinition> = { ...expandable, ...nested }
+  // Every field but a to-many relation is read from a column: its own name unless columns maps it.
+  const toMany = new Set(Object.keys(relations).filter((field) => relationOptions(relations[field]!).many === true))
   const columns: Record<string, unknown> = definition.columns === undefined ? {} : definition.columns
   if (typeof columns !== 'object' || columns === null) fail('columns must map fields to column names')
   for (const [field, column] of Object.entries(columns)) {
     checkField(field, 'columns')
     if (!isIdentifier(column)) fail(`columns.${field} '${String(column)}' must be a column name (${columnNameRule})`)
+    if (toMany.has(field)) fail(`columns.${field}: '${field}' is a to-many relation, which has no column of its own: its rows are found by foreignKey or through`)
+    const relationColumn = Object.hasOwn(relations, field) ? relationOptions(relations[field]!).column : undefined
+    if (relationColumn !== undefined && relationColumn !== column) {
+      fail(`field '${field}' is given two columns, columns.${field} '${column}' and the relation's column '${relationColumn}': keep one`)
+    }
   }
   if (table !== undefined) {
     if (!isIdentifier(primaryKey)) fail(`primaryKey '${primaryKey}' must be a field whose name is an identifier (${columnNameRule})`)
-    // Every field but a to-many relation is read from a column: its own name unless columns maps it.
-    const toMany = new Set(Object.entries({ ...expandable, ...nested }).filter(([, relation]) => relationOptions(relation).many === true).map(([field]) => field))
     for (const field of Object.keys(properties)) {
       if (!toMany.has(field) && !Object.hasOwn(columns, field) && !isIdentifier(field)) {
         fail(`field '${field}' is read from the column of the same name, which is not a column name (${columnNameRule}): map it in columns`)

@@ -193,6 +193,10 @@ t.test('table and column names are identifiers, so no SQL can hide in them', asy
       `expandable field 'parts': through.from 'tool id' must be a column name (${column})`],
     ['through.to', { expandable: { parts: [Maker, { many: true, through: { table: 'tool_makers', from: 'tool_id', to: '' } }] } },
       `expandable field 'parts': through.to '' must be a column name (${column})`],
+    ['columns for a to-many relation', { columns: { parts: 'part_ids' }, expandable: { parts: [Maker, { many: true, foreignKey: 'tool_id' }] } },
+      "columns.parts: 'parts' is a to-many relation, which has no column of its own: its rows are found by foreignKey or through"],
+    ['two columns for one relation', { columns: { maker: 'maker_id' }, expandable: { maker: [Maker, { column: 'made_by' }] } },
+      "field 'maker' is given two columns, columns.maker 'maker_id' and the relation's column 'made_by': keep one"],
     ['through with another key', { expandable: { parts: [Maker, { many: true, through: { table: 'tool_makers', from: 'tool_id', to: 'maker_id', where: '1=1' } }] } },
       "expandable field 'parts': through has an unknown option 'where' (known: table, from, to)"],
   ]
