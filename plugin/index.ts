@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyPluginCallback, FastifyRequest } from 'fastify'
 import type { Kysely, SelectQueryBuilder } from 'kysely'
 import fp from 'fastify-plugin'
+import { unknownKey } from './checks.js'
 import { ExpandEngine } from './engine.js'
 import { InvalidOptionError } from './errors.js'
 import { loadRows } from './load/batch-loader.js'
@@ -85,7 +86,7 @@ const expandPluginCallback: FastifyPluginCallback<ExpandPluginOptions> = (app, p
   let engine: ExpandEngine
   try {
     if (app.hasDecorator('expand')) throw new InvalidOptionError('fastify-expand is already registered on this instance')
-    engine = new ExpandEngine(new ResourceGraph(pluginOptions.resources ?? []), resolveOptions(pluginOptions))
+    engine = new ExpandEngine(new ResourceGraph(pluginOptions.resources ?? [], { loadsFromDatabase: pluginOptions.db !== undefined }), resolveOptions(pluginOptions))
   } catch (error) {
     done(error as Error)
     return
@@ -101,9 +102,8 @@ const expandPluginCallback: FastifyPluginCallback<ExpandPluginOptions> = (app, p
   const databaseFor = (request: FastifyRequest, options: LoadOptions | undefined): AnyKysely => {
     if (options !== undefined) {
       if (typeof options !== 'object' || options === null) throw new InvalidOptionError('fastify-expand: load options must be an object')
-      for (const key of Object.keys(options)) {
-        if (!loadOptionKeys.has(key)) throw new InvalidOptionError(`fastify-expand: unknown load option '${key}'`)
-      }
+      const unknown = unknownKey(options, loadOptionKeys)
+      if (unknown !== undefined) throw new InvalidOptionError(`fastify-expand: unknown load option '${unknown}'`)
       if (options.db !== undefined) return options.db
     }
     if (db === undefined) throw new InvalidOptionError("fastify-expand: loading needs the plugin's 'db' option (or a 'db' load option)")

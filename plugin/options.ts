@@ -1,5 +1,6 @@
 import type { FastifyRequest } from 'fastify'
 import type { Kysely } from 'kysely'
+import { isPositiveInteger, unknownKey } from './checks.js'
 import { InvalidOptionError } from './errors.js'
 import type { AnyResource } from './resource.js'
 
@@ -71,9 +72,8 @@ const knownOptions = new Set([
 export function resolveOptions (options: ExpandPluginOptions = {}): ResolvedOptions {
   const fail = (message: string): never => { throw new InvalidOptionError(`fastify-expand: ${message}`) }
   if (typeof options !== 'object' || options === null) fail('options must be an object')
-  for (const key of Object.keys(options)) {
-    if (!knownOptions.has(key)) fail(`unknown option '${key}'`)
-  }
+  const unknown = unknownKey(options, knownOptions)
+  if (unknown !== undefined) fail(`unknown option '${unknown}'`)
   const param = (key: 'expandParam' | 'fieldsParam' | 'omitParam'): string => {
     const value = options[key] ?? defaultOptions[key]
     if (typeof value !== 'string' || !/^[A-Za-z_][A-Za-z0-9_.-]*$/.test(value)) fail(`${key} must be a query parameter name`)
@@ -81,7 +81,7 @@ export function resolveOptions (options: ExpandPluginOptions = {}): ResolvedOpti
   }
   const positive = (key: 'maxDepth' | 'maxParamLength' | 'maxPaths' | 'cacheSize' | 'maxObjects'): number => {
     const value = options[key] ?? defaultOptions[key]
-    if (!Number.isInteger(value) || value < 1) fail(`${key} must be a positive integer`)
+    if (!isPositiveInteger(value)) fail(`${key} must be a positive integer`)
     return value
   }
   let wildcards: ReadonlySet<string> = defaultOptions.wildcards

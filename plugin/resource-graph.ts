@@ -68,6 +68,15 @@ interface MutableNode extends ResourceNode {
   relations: Map<string, RelationEdge>
 }
 
+export interface GraphOptions {
+  /**
+   * The plugin loads relations from a database (it has `db`): every relation
+   * with a table-bound side must then be loadable. Without it, handlers supply
+   * the data and a resource needs no table.
+   */
+  loadsFromDatabase?: boolean
+}
+
 /**
  * The resources one plugin instance knows, by name: the registry of lazy
  * references. Built once, at registration; immutable after.
@@ -78,7 +87,7 @@ export class ResourceGraph {
   private readonly byQualifiedName = new Map<string, ResourceNode>()
   private readonly byName = new Map<string, ResourceNode[]>()
 
-  constructor (resources: readonly AnyResource[]) {
+  constructor (resources: readonly AnyResource[], options: GraphOptions = {}) {
     const all = collectReachable(resources)
     for (const resource of all) {
       const node = createNode(resource)
@@ -94,7 +103,7 @@ export class ResourceGraph {
     }
     this.nodes = [...this.byResource.values()]
     for (const node of this.nodes) this.resolveRelations(node as MutableNode)
-    for (const node of this.nodes) for (const edge of node.relations.values()) checkRelationOptions(edge)
+    for (const node of this.nodes) for (const edge of node.relations.values()) checkRelationOptions(edge, options.loadsFromDatabase === true)
   }
 
   /** The node of a resource or a resource name; throws a definition error naming `context` when absent. */
@@ -244,7 +253,7 @@ function collectReachable (resources: readonly AnyResource[]): AnyResource[] {
 }
 
 /** What needs every relation resolved first: `expand` paths, and keys for loading. */
-function checkRelationOptions (edge: RelationEdge): void {
+function checkRelationOptions (edge: RelationEdge, loadsFromDatabase: boolean): void {
   const context = `Resource '${edge.owner.qualifiedName}', field '${edge.field}'`
   for (const path of edge.alwaysExpand) {
     let node = edge.target
@@ -256,9 +265,31 @@ function checkRelationOptions (edge: RelationEdge): void {
       node = next.target
     }
   }
-  if (edge.many && edge.owner.table !== undefined && edge.target.table !== undefined &&
-    edge.keys.through === undefined && edge.keys.foreignKey === undefined) {
-    throw new InvalidDefinitionError(`${context}: a to-many relation between tables needs foreignKey or through`)
+  checkLoadable(edge, context, loadsFromDatabase)
+}
+
+/**
+ * A relation with a table-bound side is loaded by the batch loader: its
+ * target must have a table, and a to-many relation needs the keys that find
+ * its rows. Between two tables this holds even without a database (the
+ * definition is incomplete either way); from a resource without a table only
+ * when the plugin loads (rows a handler gives are then filled by `load`).
+ */
+function checkLoadable (edge: RelationEdge, context: string, loadsFromDatabase: boolean): void {
+  const { owner, target, keys } = edge
+  if (loadsFromDatabase && owner.table !== undefined && target.table === undefined) {
+    throw new InvalidDefinitionError(`${context}: ${target.qualifiedName} has no table, so it cannot be loaded from ${owner.qualifiedName}'s table; give ${target.qualifiedName} a table`)
+  }
+  if (!edge.many || target.table === undefined || (!loadsFromDatabase && owner.table === undefined)) return
+  if (keys.through === undefined && keys.foreignKey === undefined) {
+    throw new InvalidDefinitionError(
+      `${context}: a to-many relation loaded from ${target.qualifiedName}'s table needs foreignKey (the column of ${target.table} holding the ${owner.qualifiedName}'s key) ` +
+      'or through (a join table: { table, from, to })'
+    )
+  }
+  // Rows are grouped under their parents by the parent's primary key (a table-bound resource always has it).
+  if (!owner.fieldSchemas.has(owner.primaryKey)) {
+    throw new InvalidDefinitionError(`${context}: the related rows are found by ${owner.qualifiedName}'s primary key '${owner.primaryKey}', which is not in its schema; set primaryKey to the field holding the key`)
   }
 }
 

@@ -1,6 +1,7 @@
 import type { TObject, TSchema } from '@sinclair/typebox'
 import type { FastifyRequest } from 'fastify'
 import type { Expression, ExpressionBuilder, SqlBool } from 'kysely'
+import { columnNameRule, isIdentifier, isPositiveInteger, isTableName, tableNameRule, unknownKey } from './checks.js'
 import { InvalidDefinitionError } from './errors.js'
 
 /** The keys of a relation, for loading it from the database. */
@@ -11,7 +12,7 @@ export interface RelationKeys {
   foreignKey?: string
   /** many-to-many: the join table, its column holding this resource's key and the one holding the related key. */
   through?: { table: string; from: string; to: string }
-  /** to-many: order by this column of the related table instead of its primary key. */
+  /** to-many: order by this column of the related table (`-column`: descending); the related key breaks ties. */
   orderBy?: string
 }
 
@@ -86,7 +87,7 @@ export type AnyResource = Resource<any>
 
 const definitionKeys = new Set(['name', 'namespace', 'schema', 'fields', 'expandable', 'nested', 'maxDepth', 'table', 'primaryKey', 'columns', 'scope', 'fieldsFor'])
 const relationOptionKeys = new Set(['many', 'fields', 'omit', 'expand', 'column', 'foreignKey', 'through', 'orderBy'])
-const identifier = /^[A-Za-z_][A-Za-z0-9_]*$/
+const throughKeys = ['table', 'from', 'to']
 
 export function isResource (value: unknown): value is AnyResource {
   return typeof value === 'object' && value !== null && (value as { kind?: unknown }).kind === 'fastify-expand/resource'
@@ -101,10 +102,9 @@ export function defineResource<S extends TObject> (definition: ResourceDefinitio
   const fail = (message: string): never => { throw new InvalidDefinitionError(`${label}: ${message}`) }
 
   if (typeof definition !== 'object' || definition === null) fail('the definition must be an object')
-  for (const key of Object.keys(definition)) {
-    if (!definitionKeys.has(key)) fail(`unknown option '${key}' (known: ${[...definitionKeys].join(', ')})`)
-  }
-  if (typeof definition.name !== 'string' || !identifier.test(definition.name)) fail('name must be an identifier')
+  const unknownOption = unknownKey(definition, definitionKeys)
+  if (unknownOption !== undefined) fail(`unknown option '${unknownOption}' (known: ${[...definitionKeys].join(', ')})`)
+  if (!isIdentifier(definition.name)) fail('name must be an identifier')
   if (definition.namespace !== undefined && (typeof definition.namespace !== 'string' || !/^[A-Za-z_][A-Za-z0-9_.]*$/.test(definition.namespace))) {
     fail('namespace must be a dotted identifier')
   }
@@ -126,23 +126,41 @@ export function defineResource<S extends TObject> (definition: ResourceDefinitio
     seen.add(field)
   }
 
-  const expandable = checkRelationMap(definition.expandable, 'expandable', checkField, fail)
-  const nested = checkRelationMap(definition.nested, 'nested', checkField, fail)
+  const expandable = checkRelationMap(definition.expandable, 'expandable', properties, checkField, fail)
+  const nested = checkRelationMap(definition.nested, 'nested', properties, checkField, fail)
   for (const field of Object.keys(nested)) {
     if (Object.hasOwn(expandable, field)) fail(`field '${field}' is both expandable and nested`)
+    if (!seen.has(field)) fail(`nested field '${field}': nested fields are always shown: list '${field}' in fields`)
   }
 
-  if (definition.maxDepth !== undefined && (!Number.isInteger(definition.maxDepth) || definition.maxDepth < 1)) {
+  if (definition.maxDepth !== undefined && !isPositiveInteger(definition.maxDepth)) {
     fail('maxDepth must be a positive integer')
   }
-  if (definition.table !== undefined && (typeof definition.table !== 'string' || definition.table === '')) fail('table must be a table name')
+  // Table and column names are written into SQL as they are: identifiers only, so no SQL can hide in them.
+  const table = definition.table
+  if (table !== undefined && !isTableName(table)) fail(`table '${String(table)}' must be a table name (${tableNameRule})`)
   const primaryKey = definition.primaryKey ?? 'id'
-  if (!hasField(primaryKey) && definition.table !== undefined) fail(`primaryKey '${primaryKey}' is not in its schema`)
-  if (definition.columns !== undefined) {
-    if (typeof definition.columns !== 'object' || definition.columns === null) fail('columns must map fields to column names')
-    for (const [field, column] of Object.entries(definition.columns)) {
-      checkField(field, 'columns')
-      if (typeof column !== 'string' || column === '') fail(`columns.${field} must be a column name`)
+  if (!hasField(primaryKey) && (table !== undefined || definition.primaryKey !== undefined)) fail(`primaryKey '${primaryKey}' is not in its schema`)
+  const relations: Record<string, RelationDefinition> = { ...expandable, ...nested }
+  // Every field but a to-many relation is read from a column: its own name unless columns maps it.
+  const toMany = new Set(Object.keys(relations).filter((field) => relationOptions(relations[field]!).many === true))
+  const columns: Record<string, unknown> = definition.columns === undefined ? {} : definition.columns
+  if (typeof columns !== 'object' || columns === null) fail('columns must map fields to column names')
+  for (const [field, column] of Object.entries(columns)) {
+    checkField(field, 'columns')
+    if (!isIdentifier(column)) fail(`columns.${field} '${String(column)}' must be a column name (${columnNameRule})`)
+    if (toMany.has(field)) fail(`columns.${field}: '${field}' is a to-many relation, which has no column of its own: its rows are found by foreignKey or through`)
+    const relationColumn = Object.hasOwn(relations, field) ? relationOptions(relations[field]!).column : undefined
+    if (relationColumn !== undefined && relationColumn !== column) {
+      fail(`field '${field}' is given two columns, columns.${field} '${column}' and the relation's column '${relationColumn}': keep one`)
+    }
+  }
+  if (table !== undefined) {
+    if (!isIdentifier(primaryKey)) fail(`primaryKey '${primaryKey}' must be a field whose name is an identifier (${columnNameRule})`)
+    for (const field of Object.keys(properties)) {
+      if (!toMany.has(field) && !Object.hasOwn(columns, field) && !isIdentifier(field)) {
+        fail(`field '${field}' is read from the column of the same name, which is not a column name (${columnNameRule}): map it in columns`)
+      }
     }
   }
 
@@ -164,6 +182,7 @@ export function defineResource<S extends TObject> (definition: ResourceDefinitio
 function checkRelationMap (
   map: unknown,
   where: string,
+  properties: Record<string, unknown>,
   checkField: (field: unknown, where: string) => void,
   fail: (message: string) => never
 ): Record<string, RelationDefinition> {
@@ -172,10 +191,37 @@ function checkRelationMap (
   const checked: Record<string, RelationDefinition> = {}
   for (const [field, relation] of Object.entries(map as Record<string, unknown>)) {
     checkField(field, where)
-    checkRelationDefinition(relation, (message) => fail(`${where} field '${field}': ${message}`))
+    const failHere = (message: string) => fail(`${where} field '${field}': ${message}`)
+    checkRelationDefinition(relation, failHere)
+    // The field's schema says whether it holds one identifier or an array of them.
+    const many = relationOptions(relation as RelationDefinition).many === true
+    const shape = valueShape(properties[field])
+    if (many && shape === 'single') failHere(`many: true needs an array schema: declare '${field}' as Type.Array of the related identifier, or remove many`)
+    if (!many && shape === 'array') failHere(`its schema is an array, so the relation is to-many: add many: true, or declare '${field}' as the related identifier`)
     checked[field] = relation as RelationDefinition
   }
   return checked
+}
+
+function relationOptions (relation: RelationDefinition): RelationOptions {
+  return Array.isArray(relation) ? relation[1] : {}
+}
+
+/**
+ * Whether a field's schema holds an array or a single value; undefined when
+ * it cannot tell (Type.Any, a reference, a union of both). `null` is neither:
+ * `Type.Union([Type.Integer(), Type.Null()])` holds a single value.
+ */
+function valueShape (schema: unknown): 'array' | 'single' | undefined {
+  if (typeof schema !== 'object' || schema === null) return undefined
+  const { type, anyOf, oneOf } = schema as { type?: unknown; anyOf?: unknown; oneOf?: unknown }
+  const members = Array.isArray(anyOf) ? anyOf : Array.isArray(oneOf) ? oneOf : Array.isArray(type) ? type.map((member) => ({ type: member })) : undefined
+  if (members !== undefined) {
+    const shapes = new Set(members.filter((member) => (member as { type?: unknown })?.type !== 'null').map(valueShape))
+    return shapes.size === 1 ? [...shapes][0] : undefined
+  }
+  if (type === 'array') return 'array'
+  return typeof type === 'string' && type !== 'null' ? 'single' : undefined
 }
 
 function checkRelationDefinition (relation: unknown, fail: (message: string) => never): void {
@@ -189,9 +235,8 @@ function checkRelationDefinition (relation: unknown, fail: (message: string) => 
   checkReference(relation[0])
   const options = relation[1] as Record<string, unknown>
   if (typeof options !== 'object' || options === null || Array.isArray(options)) fail('relation options must be an object')
-  for (const key of Object.keys(options)) {
-    if (!relationOptionKeys.has(key)) fail(`unknown option '${key}' (known: ${[...relationOptionKeys].join(', ')})`)
-  }
+  const unknownOption = unknownKey(options, relationOptionKeys)
+  if (unknownOption !== undefined) fail(`unknown option '${unknownOption}' (known: ${[...relationOptionKeys].join(', ')})`)
   if (options.many !== undefined && typeof options.many !== 'boolean') fail('many must be a boolean')
   for (const key of ['fields', 'omit', 'expand'] as const) {
     const list = options[key]
@@ -199,13 +244,25 @@ function checkRelationDefinition (relation: unknown, fail: (message: string) => 
       fail(`${key} must be an array of field names`)
     }
   }
-  for (const key of ['column', 'foreignKey', 'orderBy'] as const) {
-    if (options[key] !== undefined && (typeof options[key] !== 'string' || options[key] === '')) fail(`${key} must be a column name`)
+  for (const key of ['column', 'foreignKey'] as const) {
+    if (options[key] !== undefined && !isIdentifier(options[key])) fail(`${key} '${String(options[key])}' must be a column name (${columnNameRule})`)
+  }
+  if (options.orderBy !== undefined) {
+    if (typeof options.orderBy !== 'string' || !isIdentifier(options.orderBy.replace(/^-/, ''))) {
+      fail(`orderBy '${String(options.orderBy)}' must be a column name (${columnNameRule}), or '-' and a column name for descending order`)
+    }
+    if (options.many !== true) fail('orderBy orders the rows of a to-many relation: it needs many: true')
   }
   if (options.through !== undefined) {
     const through = options.through as Record<string, unknown>
-    if (typeof through !== 'object' || through === null || !['table', 'from', 'to'].every((key) => typeof through[key] === 'string' && through[key] !== '')) {
+    if (typeof through !== 'object' || through === null || Array.isArray(through) || !throughKeys.every((key) => Object.hasOwn(through, key))) {
       fail('through must be { table, from, to }')
+    }
+    const unknownThrough = unknownKey(through, new Set(throughKeys))
+    if (unknownThrough !== undefined) fail(`through has an unknown option '${unknownThrough}' (known: ${throughKeys.join(', ')})`)
+    if (!isTableName(through.table)) fail(`through.table '${String(through.table)}' must be a table name (${tableNameRule})`)
+    for (const key of ['from', 'to'] as const) {
+      if (!isIdentifier(through[key])) fail(`through.${key} '${String(through[key])}' must be a column name (${columnNameRule})`)
     }
     if (options.many !== true) fail('through needs many: true')
   }

@@ -8,6 +8,7 @@ import type {
   preHandlerHookHandler,
   preSerializationHookHandler,
 } from 'fastify'
+import { unknownKey } from './checks.js'
 import type { ExpandEngine, RegisteredTarget } from './engine.js'
 import { InvalidDataError, InvalidOptionError } from './errors.js'
 import type { ResolvedOptions } from './options.js'
@@ -44,7 +45,7 @@ export function prepareRoute (engine: ExpandEngine, routeOptions: RouteOptions):
     target = engine.target(setting.resource, {
       list: setting.list,
       envelope: setting.envelope,
-      permittedExpands: setting.list === true ? setting.permitListExpands : undefined,
+      permittedExpands: setting.permitListExpands,
     }, context)
   } catch (error) {
     // An unknown resource or path here is a mistake in the route's options, not in a definition.
@@ -166,11 +167,11 @@ function describePayload (payload: unknown): string {
 }
 
 function checkRouteSetting (setting: ExpandableRouteOptions, context: string): void {
-  const fail = (message: string): never => { throw new InvalidOptionError(`${context}: expandable ${message}`) }
-  if (typeof setting !== 'object' || setting === null) fail('must be an object')
-  for (const key of Object.keys(setting)) {
-    if (!routeOptionKeys.has(key)) fail(`has an unknown option '${key}'`)
-  }
+  // Messages start with the property at fault ('.list ...') or a space.
+  const fail = (message: string): never => { throw new InvalidOptionError(`${context}: expandable${message}`) }
+  if (typeof setting !== 'object' || setting === null) fail(' must be an object')
+  const unknown = unknownKey(setting, routeOptionKeys)
+  if (unknown !== undefined) fail(` has an unknown option '${unknown}'`)
   if (!isResource(setting.resource) && typeof setting.resource !== 'string') fail('.resource must be a resource or a resource name')
   if (setting.list !== undefined && typeof setting.list !== 'boolean') fail('.list must be a boolean')
   if (setting.envelope !== undefined && (typeof setting.envelope !== 'string' || setting.envelope === '')) fail('.envelope must be a property name')
@@ -179,6 +180,7 @@ function checkRouteSetting (setting: ExpandableRouteOptions, context: string): v
     (!Array.isArray(setting.permitListExpands) || !setting.permitListExpands.every((path) => typeof path === 'string'))) {
     fail('.permitListExpands must be an array of paths')
   }
+  if (setting.permitListExpands !== undefined && setting.list !== true) fail('.permitListExpands needs list: true (detail routes are never restricted by it)')
 }
 
 function asArray<T> (value: T | T[] | undefined): T[] {

@@ -85,13 +85,16 @@ export function relationIdsQuery (context: LoadContext, relation: RelationEdge, 
 /**
  * The parent key first: an index on it (a foreign key's, a join table's primary
  * key) hands over each parent's rows together and in order, without a sort. The
- * related key then orders them, or ends the relation's orderBy, so ties come
- * out the same on every run; expanded rows and id arrays share this order.
+ * related key then orders them, or ends the relation's orderBy (`column`, or
+ * `-column` for descending, checked by defineResource), so ties come out the
+ * same on every run; expanded rows and id arrays share this order.
  */
 function orderedByParent (query: AnySelect, relation: RelationEdge, parentColumn: string, relatedKey: string): AnySelect {
   const byParent = query.orderBy(parentColumn)
   const { orderBy } = relation.keys
-  return (orderBy === undefined ? byParent : byParent.orderBy(`${tableOf(relation.target)}.${orderBy}`)).orderBy(relatedKey)
+  if (orderBy === undefined) return byParent.orderBy(relatedKey)
+  const column = `${tableOf(relation.target)}.${orderBy.replace(/^-/, '')}`
+  return (orderBy.startsWith('-') ? byParent.orderBy(column, 'desc') : byParent.orderBy(column)).orderBy(relatedKey)
 }
 
 /**

@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { TSchema } from '@sinclair/typebox'
+import { isPositiveInteger, unknownKey } from '../checks.js'
 import { DatabaseError, InvalidOptionError, NotFoundError } from '../errors.js'
 import type { JsonSchema } from '../resource-graph.js'
 import type { ExpandEngine } from '../engine.js'
@@ -62,11 +63,12 @@ export function registerResourceRoutes (
   const context = `expand.routes('${prefix}')`
   const fail = (message: string): never => { throw new InvalidOptionError(`${context}: ${message}`) }
   if (!loading.hasDatabase) fail("the plugin needs the 'db' option (a Kysely instance) to serve resource routes")
-  for (const key of Object.keys(options)) if (!routesOptionKeys.has(key)) fail(`unknown option '${key}'`)
+  const unknown = unknownKey(options, routesOptionKeys)
+  if (unknown !== undefined) fail(`unknown option '${unknown}'`)
   const maxPageSize = options.maxPageSize ?? 100
-  if (!Number.isInteger(maxPageSize) || maxPageSize < 1) fail('maxPageSize must be a positive integer')
+  if (!isPositiveInteger(maxPageSize)) fail('maxPageSize must be a positive integer')
   const pageSize = options.pageSize ?? Math.min(20, maxPageSize)
-  if (!Number.isInteger(pageSize) || pageSize < 1) fail('pageSize must be a positive integer')
+  if (!isPositiveInteger(pageSize)) fail('pageSize must be a positive integer')
   if (maxPageSize < pageSize) fail('maxPageSize must be no smaller than pageSize')
   const node = engine.graph.node(resource, context)
   const table = tableOf(node)

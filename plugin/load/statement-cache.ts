@@ -1,5 +1,6 @@
 import type { SqliteDatabase, SqliteStatement } from 'kysely'
 import { LruMap } from 'toad-cache'
+import { isPositiveInteger, unknownKey } from '../checks.js'
 import { InvalidOptionError } from '../errors.js'
 
 export interface StatementCacheOptions {
@@ -37,9 +38,8 @@ interface BetterSqliteStatement extends SqliteStatement {
  * ```
  */
 export function cachePreparedStatements (database: SqliteDatabase, options: StatementCacheOptions = {}): SqliteDatabase {
-  for (const key of Object.keys(options)) {
-    if (!optionKeys.has(key)) throw new InvalidOptionError(`cachePreparedStatements: unknown option '${key}'`)
-  }
+  const unknown = unknownKey(options, optionKeys)
+  if (unknown !== undefined) throw new InvalidOptionError(`cachePreparedStatements: unknown option '${unknown}'`)
   const maxStatements = positiveInteger('maxStatements', options.maxStatements, 256)
   const maxStatementLength = positiveInteger('maxStatementLength', options.maxStatementLength, 2_048)
   const statements = new LruMap<SqliteStatement>(maxStatements)
@@ -61,7 +61,7 @@ const optionKeys = new Set(['maxStatements', 'maxStatementLength'])
 
 function positiveInteger (name: string, value: number | undefined, fallback: number): number {
   if (value === undefined) return fallback
-  if (!Number.isInteger(value) || value < 1) throw new InvalidOptionError(`cachePreparedStatements: ${name} must be a positive integer, got ${String(value)}`)
+  if (!isPositiveInteger(value)) throw new InvalidOptionError(`cachePreparedStatements: ${name} must be a positive integer, got ${String(value)}`)
   return value
 }
 

@@ -23,6 +23,8 @@ const expected: [string, string, RegExp][] = [
   ['thunk returning something else', 'FST_EXPAND_INVALID_DEFINITION', /Resource 'Job', field 'holder': the reference function did not return a resource/],
   ['nested fields that nest forever', 'FST_EXPAND_INVALID_DEFINITION', /cycle/],
   ['resources not made by defineResource', 'FST_EXPAND_INVALID_DEFINITION', /resources\[0\] is not a resource/],
+  ['with db, a table-bound resource relating to one without a table', 'FST_EXPAND_INVALID_DEFINITION',
+    /^Resource 'Collar', field 'wearer': people\.Person has no table, so it cannot be loaded from Collar's table; give people\.Person a table$/],
 ]
 
 t.test('a valid registry starts', async (t) => {

@@ -1,4 +1,6 @@
 import { Type } from '@sinclair/typebox'
+import SQLite from 'better-sqlite3'
+import { Kysely, SqliteDialect } from 'kysely'
 import type { ExpandPluginOptions } from '../../plugin/index.js'
 import { defineResource, type AnyResource } from '../../plugin/index.js'
 import { Company, Person, Pet, resources } from '../fixtures/pets.js'
@@ -78,4 +80,15 @@ export const startupCases: Record<string, () => ExpandPluginOptions> = {
     return { resources: [Egg, Hen] }
   },
   'resources not made by defineResource': () => ({ resources: [{ name: 'Pet' } as unknown as AnyResource] }),
+  'with db, a table-bound resource relating to one without a table': () => ({
+    // Never queried: the child process exits once every case has run.
+    db: new Kysely({ dialect: new SqliteDialect({ database: new SQLite(':memory:') }) }),
+    resources: [Company, Person, defineResource({
+      name: 'Collar',
+      table: 'collars',
+      schema: Type.Object({ id: Type.Integer(), wearer: Type.Integer() }),
+      fields: ['id', 'wearer'],
+      expandable: { wearer: Person },
+    })],
+  }),
 }

@@ -119,3 +119,77 @@ t.test('through a join table, expanded rows come in the order of the ids, the jo
   t.same((await app.inject('/notes/1')).json(), { id: 1, labels: ['Banana', 'apple', 'cherry'] }, 'ids in the join column\'s order')
   t.same((await app.inject('/notes/1?expand=labels')).json(), { id: 1, labels: [{ id: 'Banana' }, { id: 'apple' }, { id: 'cherry' }] }, 'expanded in the same order')
 })
+
+// orderBy '-column': descending, the related key (ascending) still breaking ties.
+const Pup = defineResource({
+  name: 'Pup',
+  table: 'pets',
+  schema: Type.Object({ id: Type.Integer(), name: Type.String(), born: Type.String() }),
+  fields: ['id', 'name', 'born'],
+})
+const Owner = defineResource({
+  name: 'Owner',
+  table: 'people',
+  schema: Type.Object({ id: Type.Integer(), pets: Type.Array(Type.Integer()) }),
+  fields: ['id', 'pets'],
+  expandable: { pets: [Pup, { many: true, foreignKey: 'owner_id', orderBy: '-born' }] },
+})
+const LatestPost = defineResource({
+  name: 'LatestPost',
+  table: 'posts',
+  schema: Type.Object({ id: Type.Integer(), tags: Type.Array(Type.Integer()) }),
+  fields: ['id', 'tags'],
+  expandable: { tags: [Tag, { many: true, through, orderBy: '-rank' }] },
+})
+
+for (const dialect of dialects()) {
+  t.test(`descending orderBy on ${dialect.name}`, async (t) => {
+    const database = await dialect.open()
+    t.teardown(() => database.close())
+    const { db } = database
+    await seed(db)
+    await db.schema.createTable('people').addColumn('id', 'integer', (column) => column.primaryKey()).execute()
+    await db.schema.createTable('pets').addColumn('id', 'integer', (column) => column.primaryKey())
+      .addColumn('owner_id', 'integer', (column) => column.notNull()).addColumn('name', 'text', (column) => column.notNull())
+      .addColumn('born', 'text', (column) => column.notNull()).execute()
+    await db.insertInto('people').values([{ id: 1 }, { id: 2 }]).execute()
+    // Two pets of owner 1 born the same day (2 and 3): the key orders them.
+    await db.insertInto('pets').values([
+      { id: 1, owner_id: 1, name: 'Rex', born: '2019-05-01' }, { id: 2, owner_id: 1, name: 'Tom', born: '2021-02-03' },
+      { id: 3, owner_id: 1, name: 'Kit', born: '2021-02-03' }, { id: 4, owner_id: 2, name: 'Bo', born: '2018-01-01' },
+      { id: 5, owner_id: 1, name: 'Old', born: '2015-07-07' },
+    ]).execute()
+    const app = Fastify()
+    await app.register(expandPlugin, { db, resources: [Owner, LatestPost] })
+    app.expand.routes('/owners', Owner)
+    app.expand.routes('/posts', LatestPost)
+    await app.ready()
+    t.teardown(() => app.close())
+
+    const key = dialect.name === 'postgres' ? '$1' : '?'
+    database.reset()
+    t.same((await app.inject('/owners/1')).json(), { id: 1, pets: [2, 3, 1, 5] }, 'ids: born descending, then key')
+    t.equal(database.statements[1],
+      `select "pets"."id" as "id", "pets"."owner_id" as "__expand_parent" from "pets" where "pets"."owner_id" in (${key}) order by "pets"."owner_id", "pets"."born" desc, "pets"."id"`)
+    database.reset()
+    const pup = (id: number, name: string, born: string) => ({ id, name, born })
+    t.same((await app.inject('/owners?expand=pets')).json().data, [
+      { id: 1, pets: [pup(2, 'Tom', '2021-02-03'), pup(3, 'Kit', '2021-02-03'), pup(1, 'Rex', '2019-05-01'), pup(5, 'Old', '2015-07-07')] },
+      { id: 2, pets: [pup(4, 'Bo', '2018-01-01')] },
+    ], 'expanded: the same order')
+    const second = dialect.name === 'postgres' ? '$2' : '?'
+    t.same(database.statements.filter((statement) => statement.includes('from "pets"')), [
+      `select "pets"."id" as "id", "pets"."name" as "name", "pets"."born" as "born", "pets"."owner_id" as "__expand_parent" from "pets" where "pets"."owner_id" in (${key}, ${second}) order by "pets"."owner_id", "pets"."born" desc, "pets"."id"`,
+    ])
+
+    // Through a join table: the ids join the related table to follow orderBy.
+    database.reset()
+    t.same((await app.inject('/posts/1')).json(), { id: 1, tags: [20, 10, 30, 40] }, 'through: rank descending, then key')
+    t.equal(database.statements[1],
+      'select "post_tags"."tag_id" as "id", "post_tags"."post_id" as "__expand_parent" from "post_tags" left join "tags" on "tags"."id" = "post_tags"."tag_id" ' +
+      `where "post_tags"."post_id" in (${key}) order by "post_tags"."post_id", "tags"."rank" desc, "post_tags"."tag_id"`)
+    t.same((await app.inject('/posts/1?expand=tags')).json().tags, [
+      { id: 20, label: 'twenty' }, { id: 10, label: 'ten' }, { id: 30, label: 'thirty' }, { id: 40, label: 'forty' },
+    ], 'through, expanded: the same order')
+  })
+}

@@ -1,0 +1,30 @@
+// The checks that definitions and options share. Each caller words its own
+// message (it knows what it is checking and where), so these only answer.
+
+/** The first key of `object` that `known` does not list. */
+export function unknownKey (object: object, known: ReadonlySet<string>): string | undefined {
+  return Object.keys(object).find((key) => !known.has(key))
+}
+
+export function isPositiveInteger (value: unknown): value is number {
+  return Number.isInteger(value) && (value as number) >= 1
+}
+
+const identifier = /^[A-Za-z_][A-Za-z0-9_]*$/
+
+/** A name written into SQL as it is: letters, digits and underscores, not starting with a digit. */
+export function isIdentifier (value: unknown): value is string {
+  return typeof value === 'string' && identifier.test(value)
+}
+
+const qualifiedTable = /^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)?$/
+
+/** A table, or `schema.table`. */
+export function isTableName (value: unknown): value is string {
+  return typeof value === 'string' && qualifiedTable.test(value)
+}
+
+/** How a message describes what `isIdentifier` accepts. */
+export const columnNameRule = 'letters, digits and underscores'
+/** How a message describes what `isTableName` accepts. */
+export const tableNameRule = 'letters, digits and underscores, or schema.table'
