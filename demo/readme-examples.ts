@@ -33,8 +33,7 @@ export const walkthroughSteps: readonly WalkthroughStep[] = [
 \`npm start\` serves a veterinary network (companies, people, pets, pet stores,
 toys, vets, visits: about 61,000 rows) from \`demo.db\`, an SQLite file it seeds
 on first start, or from PostgreSQL when \`DATABASE_URL\` is set. \`PORT\` and \`HOST\`
-default to 3000 and 127.0.0.1. Every response below is the real one: the
-README's examples are replayed by \`test/demo/readme.test.ts\`.
+default to 3000 and 127.0.0.1. Every response below is the demo's real answer.
 
 A pet as stored: relations are identifiers (\`owner\`, the nullable \`sold_from\`,
 the many-to-many \`toys\`); \`visits\` is deferred, absent unless expanded.`,
@@ -82,23 +81,9 @@ the many-to-many \`toys\`); \`visits\` is deferred, absent unless expanded.`,
   },
   {
     text: `The OpenAPI documentation, generated from the resource definitions by
-\`expandOpenApi\`, is served at ${exampleBase}${docsPath} (the document itself at
-\`${docsPath}/json\`): each route lists its valid \`expand\` paths (on list routes exactly
-the permitted ones), and each relation's schema admits its identifier or its
-expanded object. Any application gets the same from the options it registers
-the plugin with (demo/app.ts does this):
-
-\`\`\`ts
-import swagger from '@fastify/swagger'
-import expandPlugin, { openApiTransform } from 'fastify-expand'
-
-const expandOptions = { db, resources }
-await app.register(swagger, { openapi: { openapi: '3.1.0', info }, transform: openApiTransform(expandOptions) })
-await app.register(expandPlugin, expandOptions)
-\`\`\`
-
-The generated schemas only document: responses are still written by the
-compiled serializer of each request's combination.`,
+\`expandOpenApi\` (see OpenAPI above), is served at ${exampleBase}${docsPath}
+(the document itself at \`${docsPath}/json\`): each route lists its valid
+\`expand\` paths, on list routes exactly the permitted ones.`,
   },
 ]
 

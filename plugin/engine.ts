@@ -1,8 +1,9 @@
+import type { FastifyRequest } from 'fastify'
 import { LruMap } from 'toad-cache'
 import { InvalidDefinitionError } from './errors.js'
 import type { ResolvedOptions } from './options.js'
 import { readExpansionQuery, type RawExpansionQuery } from './parse/query.js'
-import type { ExpansionPlan, PlanTarget } from './plan/plan.js'
+import { fullVisibility, type ExpansionPlan, type PlanTarget, type Visibility } from './plan/plan.js'
 import { permittedPaths } from './plan/permitted.js'
 import { planExpansion } from './plan/planner.js'
 import { ResourceGraph, type ResourceNode } from './resource-graph.js'
@@ -29,10 +30,13 @@ export class ExpandEngine {
   readonly serializers: SerializerCache
   private readonly plans: LruMap<ExpansionPlan>
   private nextTargetId = 0
+  /** Resources with a `fieldsFor`: asked once per request. */
+  private readonly fieldRules: readonly ResourceNode[]
 
   constructor (readonly graph: ResourceGraph, readonly options: ResolvedOptions) {
     this.serializers = new SerializerCache(options.cacheSize)
     this.plans = new LruMap<ExpansionPlan>(options.cacheSize)
+    this.fieldRules = graph.nodes.filter((node) => node.resource.fieldsFor !== undefined)
     this.checkDefinitionExpansions()
   }
 
@@ -55,19 +59,43 @@ export class ExpandEngine {
     })
   }
 
-  /** The plan of one request: one lookup by the raw values; parsed and validated only on a miss. */
-  planFor (target: RegisteredTarget, query: unknown): ExpansionPlan {
-    return this.planForRaw(target, readExpansionQuery(query, this.options))
+  /**
+   * The plan of one request: one lookup by the raw values (and, where
+   * resources have `fieldsFor`, by what the request may see); parsed and
+   * validated only on a miss.
+   */
+  planFor (target: RegisteredTarget, query: unknown, request?: FastifyRequest): ExpansionPlan {
+    return this.planForRaw(target, readExpansionQuery(query, this.options), request === undefined ? fullVisibility : this.visibilityFor(request))
   }
 
-  planForRaw (target: RegisteredTarget, raw: RawExpansionQuery): ExpansionPlan {
-    const key = `${target.id}\u0000${raw.expand}\u0000${raw.fields}\u0000${raw.omit}`
+  planForRaw (target: RegisteredTarget, raw: RawExpansionQuery, visibility: Visibility = fullVisibility): ExpansionPlan {
+    const key = `${target.id}\u0000${raw.expand}\u0000${raw.fields}\u0000${raw.omit}\u0000${visibility.key}`
     let plan = this.plans.get(key)
     if (plan === undefined) {
-      plan = planExpansion(target, raw, this.options)
+      plan = planExpansion(target, raw, this.options, visibility)
       this.plans.set(key, plan)
     }
     return plan
+  }
+
+  /** The answers of every `fieldsFor` for one request, checked, with a key that tells them apart. */
+  visibilityFor (request: FastifyRequest): Visibility {
+    if (this.fieldRules.length === 0) return fullVisibility
+    const visibleFields = new Map<ResourceNode, ReadonlySet<string>>()
+    let key = ''
+    this.fieldRules.forEach((node, index) => {
+      const answer = node.resource.fieldsFor!(request)
+      if (answer === undefined) return
+      if (!Array.isArray(answer)) throw new InvalidDefinitionError(`Resource '${node.qualifiedName}': fieldsFor must return an array of field names or undefined`)
+      for (const field of answer) {
+        if (!node.fieldSchemas.has(field)) throw new InvalidDefinitionError(`Resource '${node.qualifiedName}': fieldsFor returned '${String(field)}', which is not in its schema`)
+      }
+      const visible = new Set<string>(answer)
+      visibleFields.set(node, visible)
+      key += `${index}:${[...visible].sort().join(',')};`
+    })
+    if (visibleFields.size === 0) return fullVisibility
+    return { key, visible: (node) => visibleFields.get(node) }
   }
 
   serializerFor (plan: ExpansionPlan): Stringify {

@@ -6,6 +6,8 @@ export const NotPermittedError = createError<'FST_EXPAND_NOT_PERMITTED', 400, [s
 export const TooDeepError = createError<'FST_EXPAND_TOO_DEEP', 400, [string]>('FST_EXPAND_TOO_DEEP', '%s', 400)
 export const RecursiveError = createError<'FST_EXPAND_RECURSIVE', 400, [string]>('FST_EXPAND_RECURSIVE', '%s', 400)
 export const MalformedError = createError<'FST_EXPAND_MALFORMED', 400, [string]>('FST_EXPAND_MALFORMED', '%s', 400)
+// The request names a field that the resource's fieldsFor hides from it.
+export const ForbiddenError = createError<'FST_EXPAND_FORBIDDEN', 403, [string]>('FST_EXPAND_FORBIDDEN', '%s', 403)
 // Found while loading: to-many levels multiply, so only the rows themselves tell how large a response gets.
 export const TooLargeError = createError<'FST_EXPAND_TOO_LARGE', 400, [string]>('FST_EXPAND_TOO_LARGE', '%s', 400)
 // The detail route of `app.expand.routes`: no row with that id (or none this request may see).
@@ -30,6 +32,9 @@ export const requestErrorCodes = [
   'FST_EXPAND_RECURSIVE',
   'FST_EXPAND_MALFORMED',
 ] as const
+
+/** Codes a request can get from its caller's access rules (`fieldsFor`): 403. */
+export const accessErrorCodes = ['FST_EXPAND_FORBIDDEN'] as const
 
 /** Codes a request can get while its relations are loaded (`app.expand.load`, `app.expand.routes`). */
 export const loadingErrorCodes = ['FST_EXPAND_TOO_LARGE'] as const

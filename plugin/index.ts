@@ -1,9 +1,13 @@
 import type { FastifyInstance, FastifyPluginCallback, FastifyRequest } from 'fastify'
-import type { Kysely } from 'kysely'
+import type { Kysely, SelectQueryBuilder } from 'kysely'
 import fp from 'fastify-plugin'
 import { ExpandEngine } from './engine.js'
 import { InvalidOptionError } from './errors.js'
-import { loadRows, plannedStatements, selectLevel, type AnyKysely, type Row } from './load/batch-loader.js'
+import { loadRows } from './load/batch-loader.js'
+import { createLoadContext, type LoadContext } from './load/load-context.js'
+import { plannedStatements } from './load/relation-statements.js'
+import { selectLevel, type AnyKysely, type Row } from './load/selection.js'
+import { StatementTemplates } from './load/statement-templates.js'
 import { registerResourceRoutes, type ResourceRoutesOptions } from './load/resource-routes.js'
 import { resolveOptions, type ExpandPluginOptions } from './options.js'
 import type { ExpansionPlan } from './plan/plan.js'
@@ -27,6 +31,15 @@ export interface ExpandDecorator {
    * with its hooks and constraints.
    */
   routes(prefix: string, resource: AnyResource | string, options?: ResourceRoutesOptions): void
+  /**
+   * On an expandable route whose resource has a table: a Kysely select over
+   * that table with the columns the request's plan needs and the resource's
+   * scope applied. Add your own where/orderBy/limit, run it, and pass the
+   * rows to `load`.
+   */
+  // The tables are the application's: the query is typed loosely, as the plugin's own statements are.
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  select(request: FastifyRequest, options?: LoadOptions): SelectQueryBuilder<any, any, Row>
   /** What a request does: its plan, and the serializer code generated for it. */
   explain(request: FastifyRequest): ExpansionExplanation
 }
@@ -78,12 +91,14 @@ const expandPluginCallback: FastifyPluginCallback<ExpandPluginOptions> = (app, p
     return
   }
   const db = pluginOptions.db
+  const templates = new StatementTemplates()
 
   const planOf = (request: FastifyRequest): ExpansionPlan => {
     if (request.expansion === null) throw new InvalidOptionError(`Route ${request.method} ${request.url} is not expandable`)
     return request.expansion
   }
-  const databaseFor = (options: LoadOptions | undefined): AnyKysely => {
+  /** The Kysely instance a request loads through: the load option's, else the plugin's (or its function's answer). */
+  const databaseFor = (request: FastifyRequest, options: LoadOptions | undefined): AnyKysely => {
     if (options !== undefined) {
       if (typeof options !== 'object' || options === null) throw new InvalidOptionError('fastify-expand: load options must be an object')
       for (const key of Object.keys(options)) {
@@ -91,9 +106,17 @@ const expandPluginCallback: FastifyPluginCallback<ExpandPluginOptions> = (app, p
       }
       if (options.db !== undefined) return options.db
     }
-    if (db === undefined) throw new InvalidOptionError("fastify-expand: load needs the plugin's 'db' option (or a 'db' load option)")
-    return db
+    if (db === undefined) throw new InvalidOptionError("fastify-expand: loading needs the plugin's 'db' option (or a 'db' load option)")
+    if (typeof db !== 'function') return db
+    const database = db(request)
+    if (typeof database !== 'object' || database === null || typeof database.selectFrom !== 'function') {
+      throw new InvalidOptionError("fastify-expand: the 'db' function must return a Kysely instance (or a transaction)")
+    }
+    return database
   }
+  const contextFor = (request: FastifyRequest, options?: LoadOptions): LoadContext =>
+    createLoadContext(databaseFor(request, options), request, templates, engine.options.maxObjects)
+  const loading = { hasDatabase: db !== undefined, contextFor: (request: FastifyRequest) => contextFor(request) }
   // One decorator object per instance that asks for it: routes() registers on
   // the instance it is called on (its prefix, hooks, constraints), never on the
   // one that registered the plugin.
@@ -101,23 +124,32 @@ const expandPluginCallback: FastifyPluginCallback<ExpandPluginOptions> = (app, p
   const decoratorFor = (instance: FastifyInstance): ExpandDecorator => ({
     cacheStats: () => engine.serializers.stats(),
     async load (request, rows, options) {
-      const database = databaseFor(options)
-      await loadRows(database, planOf(request).root, rows, engine.options.maxObjects)
+      const plan = planOf(request)
+      await loadRows(contextFor(request, options), plan.root, rows)
       return rows
     },
+    select (request, options) {
+      const plan = planOf(request)
+      if (plan.root.node.table === undefined) {
+        throw new InvalidOptionError(`fastify-expand: select needs a table: resource '${plan.root.node.qualifiedName}' has none`)
+      }
+      const context = contextFor(request, options)
+      return selectLevel(context.db, plan.root, context.scope(plan.root.node))
+    },
     routes (prefix, resource, routesOptions) {
-      registerResourceRoutes(instance, engine, db, prefix, resource, routesOptions)
+      registerResourceRoutes(instance, engine, loading, prefix, resource, routesOptions)
     },
     explain (request) {
       const plan = planOf(request)
+      const context = db === undefined || plan.root.node.table === undefined ? undefined : contextFor(request)
       return {
         key: plan.key,
         expanded: [...plan.expandedPaths],
         included: [...plan.includedPaths],
         serializer: engine.serializers.source(plan),
-        statements: db === undefined || plan.root.node.table === undefined
+        statements: context === undefined
           ? []
-          : [{ path: '', sql: selectLevel(db, plan.root).compile().sql }, ...plannedStatements(db, plan.root)],
+          : [{ path: '', sql: selectLevel(context.db, plan.root, context.scope(plan.root.node)).compile().sql }, ...plannedStatements(context, plan.root)],
       }
     },
   })
@@ -149,15 +181,16 @@ export type {
   Resource,
   ResourceDefinition,
   ResourceReference,
+  ResourceScope,
 } from './resource.js'
 export { isExpanded, isIncluded, type HasExpansion } from './request-helpers.js'
 export { createSerializer, type Serializer, type SerializerOptions } from './standalone.js'
-export type { ExpandPluginOptions } from './options.js'
+export type { DatabaseOption, ExpandPluginOptions } from './options.js'
 export type { ExpandableRouteOptions } from './route.js'
 export type { ExpansionPlan, LevelPlan, PlannedField } from './plan/plan.js'
 export type { CacheStats } from './compile/serializer-cache.js'
 export type { ResourceRoutesOptions, ListPage } from './load/resource-routes.js'
-export type { Row } from './load/batch-loader.js'
+export type { Row } from './load/selection.js'
 export { cachePreparedStatements, type StatementCacheOptions } from './load/statement-cache.js'
 export {
   UnknownFieldError,
@@ -169,10 +202,12 @@ export {
   InvalidDefinitionError,
   InvalidOptionError,
   NotFoundError,
+  ForbiddenError,
   InvalidDataError,
   DatabaseError,
   requestErrorCodes,
   loadingErrorCodes,
+  accessErrorCodes,
   serverErrorCodes,
 } from './errors.js'
 export * from './openapi/index.js'

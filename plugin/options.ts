@@ -1,3 +1,4 @@
+import type { FastifyRequest } from 'fastify'
 import type { Kysely } from 'kysely'
 import { InvalidOptionError } from './errors.js'
 import type { AnyResource } from './resource.js'
@@ -5,10 +6,12 @@ import type { AnyResource } from './resource.js'
 export interface ExpandPluginOptions {
   /** The registry: every resource a route or a lazy reference may name. */
   resources?: readonly AnyResource[]
-  /** A Kysely instance, for `app.expand.load` and `app.expand.routes`. */
-  // The plugin reads tables by name at runtime; the database type is the user's.
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  db?: Kysely<any>
+  /**
+   * A Kysely instance, for `app.expand.load`, `app.expand.select` and
+   * `app.expand.routes`; or a function giving the one of each request (a
+   * transaction of its own, a read replica), called when the request loads.
+   */
+  db?: DatabaseOption
   expandParam?: string
   fieldsParam?: string
   omitParam?: string
@@ -26,6 +29,10 @@ export interface ExpandPluginOptions {
   /** Objects one loaded response may hold, counting each time a shared row is written. */
   maxObjects?: number
 }
+
+// The plugin reads tables by name at runtime; the database type is the user's.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type DatabaseOption = Kysely<any> | ((request: FastifyRequest) => Kysely<any>)
 
 export interface ResolvedOptions {
   readonly expandParam: string
@@ -90,6 +97,10 @@ export function resolveOptions (options: ExpandPluginOptions = {}): ResolvedOpti
   const allowRecursive = options.allowRecursive ?? true
   if (typeof allowRecursive !== 'boolean') fail('allowRecursive must be a boolean')
   if (options.resources !== undefined && !Array.isArray(options.resources)) fail('resources must be an array of resources')
+  if (options.db !== undefined && typeof options.db !== 'function' &&
+    (typeof options.db !== 'object' || options.db === null || typeof (options.db as { selectFrom?: unknown }).selectFrom !== 'function')) {
+    fail('db must be a Kysely instance or a function of the request returning one')
+  }
   const resolved: ResolvedOptions = Object.freeze({
     expandParam: param('expandParam'),
     fieldsParam: param('fieldsParam'),

@@ -47,7 +47,22 @@ export interface RelationEdge {
   /** Expansions always applied below this relation, as paths. */
   readonly alwaysExpand: readonly (readonly string[])[]
   readonly keys: RelationKeys
+  /** How the related rows are found: the relation's kind and its keys. */
+  readonly link: RelationLink
 }
+
+/**
+ * A relation's kind, with the keys that kind needs: a to-one relation through
+ * a column of the owner's table, a to-many relation through a foreign key on
+ * the related table, a many-to-many relation through a join table. A to-many
+ * relation without a foreign key is one a handler fills itself.
+ */
+export type RelationLink =
+  | { readonly kind: 'to-one'; readonly column: string }
+  | { readonly kind: 'to-many'; readonly foreignKey: string | undefined }
+  | { readonly kind: 'many-to-many'; readonly through: { readonly table: string; readonly from: string; readonly to: string } }
+
+export type RelationKind = RelationLink['kind']
 
 interface MutableNode extends ResourceNode {
   relations: Map<string, RelationEdge>
@@ -128,6 +143,11 @@ export class ResourceGraph {
           }
         }
         const omit = new Set(options.omit ?? [])
+        const link: RelationLink = options.many !== true
+          ? { kind: 'to-one', column: options.column ?? node.column(field) }
+          : options.through !== undefined
+            ? { kind: 'many-to-many', through: Object.freeze({ ...options.through }) }
+            : { kind: 'to-many', foreignKey: options.foreignKey }
         node.relations.set(field, Object.freeze({
           field,
           owner: node,
@@ -142,6 +162,7 @@ export class ResourceGraph {
             through: options.through,
             orderBy: options.orderBy,
           }),
+          link: Object.freeze(link),
         }))
       }
     }

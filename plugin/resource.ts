@@ -1,4 +1,6 @@
 import type { TObject, TSchema } from '@sinclair/typebox'
+import type { FastifyRequest } from 'fastify'
+import type { Expression, ExpressionBuilder, SqlBool } from 'kysely'
 import { InvalidDefinitionError } from './errors.js'
 
 /** The keys of a relation, for loading it from the database. */
@@ -53,7 +55,20 @@ export interface ResourceDefinition<S extends TObject = TObject> {
   primaryKey?: FieldName<S>
   /** Database binding: field -> column, for fields whose column has another name. */
   columns?: { readonly [K in FieldName<S>]?: string }
+  /**
+   * The rows this request may see: a boolean expression over the resource's
+   * table (columns written `table.column`), or undefined for every row.
+   * Applied to every statement that reads the table for a request, at any depth.
+   */
+  scope?: ResourceScope
+  /** The fields this request may see (undefined: every field), at every level where the resource appears. */
+  fieldsFor?: (request: FastifyRequest) => readonly FieldName<S>[] | undefined
 }
+
+/** A resource's row rule: the request's condition on the table, or undefined for none. */
+// The tables are the application's: the builder is typed loosely, as the plugin's own statements are.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type ResourceScope = (eb: ExpressionBuilder<any, any>, request: FastifyRequest) => Expression<SqlBool> | undefined
 
 /** A defined resource: the definition, checked and frozen. */
 export interface Resource<S extends TObject = TObject> extends Readonly<ResourceDefinition<S>> {
@@ -69,7 +84,7 @@ export interface Resource<S extends TObject = TObject> extends Readonly<Resource
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export type AnyResource = Resource<any>
 
-const definitionKeys = new Set(['name', 'namespace', 'schema', 'fields', 'expandable', 'nested', 'maxDepth', 'table', 'primaryKey', 'columns'])
+const definitionKeys = new Set(['name', 'namespace', 'schema', 'fields', 'expandable', 'nested', 'maxDepth', 'table', 'primaryKey', 'columns', 'scope', 'fieldsFor'])
 const relationOptionKeys = new Set(['many', 'fields', 'omit', 'expand', 'column', 'foreignKey', 'through', 'orderBy'])
 const identifier = /^[A-Za-z_][A-Za-z0-9_]*$/
 
@@ -130,6 +145,11 @@ export function defineResource<S extends TObject> (definition: ResourceDefinitio
       if (typeof column !== 'string' || column === '') fail(`columns.${field} must be a column name`)
     }
   }
+
+  for (const key of ['scope', 'fieldsFor'] as const) {
+    if (definition[key] !== undefined && typeof definition[key] !== 'function') fail(`${key} must be a function of the request`)
+  }
+  if (definition.scope !== undefined && definition.table === undefined) fail('scope needs a table: it is a condition on the rows the plugin reads')
 
   return Object.freeze({
     ...definition,

@@ -4,9 +4,10 @@ import { DatabaseError, InvalidOptionError, NotFoundError } from '../errors.js'
 import type { JsonSchema } from '../resource-graph.js'
 import type { ExpandEngine } from '../engine.js'
 import type { AnyResource } from '../resource.js'
-import { keyColumn, loadRows, selectLevel, tableOf, type AnyKysely, type Row } from './batch-loader.js'
+import { loadRows } from './batch-loader.js'
+import type { LoadContext } from './load-context.js'
 import { parameterReader } from './route-parameters.js'
-import { templatesFor } from './statement-templates.js'
+import { keyColumn, selectLevel, tableOf, type Row } from './selection.js'
 
 export interface ResourceRoutesOptions {
   /** Paths a list request may expand (prefixes included); absent: every path. */
@@ -30,17 +31,24 @@ const routesOptionKeys = new Set(['permitListExpands', 'pageSize', 'maxPageSize'
  * The viewset role: `GET prefix` (paginated list, `{ data, limit, offset, total }`)
  * and `GET prefix/:id`, loading exactly what each request's plan needs.
  */
+/** What the routes need of the plugin instance to load for a request. */
+export interface RequestLoading {
+  /** Whether the plugin has a `db` option at all. */
+  readonly hasDatabase: boolean
+  contextFor(request: FastifyRequest): LoadContext
+}
+
 export function registerResourceRoutes (
   app: FastifyInstance,
   engine: ExpandEngine,
-  db: AnyKysely | undefined,
+  loading: RequestLoading,
   prefix: string,
   resource: AnyResource | string,
   options: ResourceRoutesOptions = {}
 ): void {
   const context = `expand.routes('${prefix}')`
   const fail = (message: string): never => { throw new InvalidOptionError(`${context}: ${message}`) }
-  if (db === undefined) fail("the plugin needs the 'db' option (a Kysely instance) to serve resource routes")
+  if (!loading.hasDatabase) fail("the plugin needs the 'db' option (a Kysely instance) to serve resource routes")
   for (const key of Object.keys(options)) if (!routesOptionKeys.has(key)) fail(`unknown option '${key}'`)
   const maxPageSize = options.maxPageSize ?? 100
   if (!Number.isInteger(maxPageSize) || maxPageSize < 1) fail('maxPageSize must be a positive integer')
@@ -49,10 +57,8 @@ export function registerResourceRoutes (
   if (maxPageSize < pageSize) fail('maxPageSize must be no smaller than pageSize')
   const node = engine.graph.node(resource, context)
   const table = tableOf(node)
-  const database = db as AnyKysely
   const primaryKeyColumn = keyColumn(node)
   const primaryKeySchema = identifierSchema(node.sourceSchemas.get(node.primaryKey))
-  const templates = templatesFor(database)
   const countSite = {}
 
   app.get(prefix, {
@@ -71,12 +77,20 @@ export function registerResourceRoutes (
     const limit = Math.min(request.query.limit ?? pageSize, maxPageSize)
     const offset = request.query.offset ?? 0
     const plan = request.expansion!
+    const loadContext = loading.contextFor(request)
+    const { db, templates } = loadContext
+    // With a scope, the statements carry the request's condition: built for the request, not reused.
+    const scope = loadContext.scope(node)
+    const fixed = scope === undefined
     const [rows, [count]] = await Promise.all([
-      templates.rows(plan.root, 'page', [limit, offset], ([limit, offset]) =>
-        selectLevel(database, plan.root).orderBy(primaryKeyColumn).limit(limit as number).offset(offset as number)),
-      templates.rows(countSite, 'count', [], () => database.selectFrom(table).select((eb) => eb.fn.countAll().as('total'))),
+      templates.rows(db, plan.root, 'page', [limit, offset], ([limit, offset]) =>
+        selectLevel(db, plan.root, scope).orderBy(primaryKeyColumn).limit(limit as number).offset(offset as number), false, fixed),
+      templates.rows(db, countSite, 'count', [], () => {
+        const count = db.selectFrom(table).select((eb) => eb.fn.countAll().as('total'))
+        return scope === undefined ? count : count.where(scope)
+      }, false, fixed),
     ])
-    await loadRows(database, plan.root, rows, engine.options.maxObjects)
+    await loadRows(loadContext, plan.root, rows)
     return { data: rows, limit, offset, total: Number(count!.total) } satisfies ListPage
   })
 
@@ -86,16 +100,20 @@ export function registerResourceRoutes (
     validatorCompiler: parameterReader({ id: primaryKeySchema }),
   }, async (request: FastifyRequest<{ Params: { id: unknown } }>) => {
     const plan = request.expansion!
+    const loadContext = loading.contextFor(request)
+    const { db, templates } = loadContext
+    const scope = loadContext.scope(node)
     const notFound = () => new NotFoundError(`${node.name} ${String(request.params.id)} not found`)
     let row: Row | undefined
     try {
-      [row] = await templates.rows(plan.root, 'one', [request.params.id], ([id]) => selectLevel(database, plan.root).where(primaryKeyColumn, '=', id))
+      [row] = await templates.rows(db, plan.root, 'one', [request.params.id], ([id]) =>
+        selectLevel(db, plan.root, scope).where(primaryKeyColumn, '=', id), false, scope === undefined)
     } catch (error) {
       if (isUnstorableValue(error)) throw notFound()
       throw error
     }
     if (row === undefined) throw notFound()
-    await loadRows(database, plan.root, [row], engine.options.maxObjects)
+    await loadRows(loadContext, plan.root, [row])
     return row
   })
 }

@@ -1,12 +1,12 @@
 import { createQueryId, type Compilable, type CompiledQuery } from 'kysely'
 import { LruMap } from 'toad-cache'
 import { DatabaseError } from '../errors.js'
-import type { AnyKysely, Row } from './batch-loader.js'
+import type { AnyKysely, Row } from './selection.js'
 
 /** Longer key lists are neither padded nor kept as templates: a statement costs memory per parameter. */
 export const largestTemplateKeys = 512
-/** Compiled statements kept per Kysely instance, least recently used evicted first. */
-const templatesPerDatabase = 500
+/** Compiled statements kept per plugin instance, least recently used evicted first. */
+const templatesKept = 500
 
 /**
  * Statements of a cached plan are built and compiled by Kysely once, then run
@@ -18,27 +18,27 @@ const templatesPerDatabase = 500
  *
  * Only on a Kysely instance without plugins: a plugin may write the SQL from
  * more than the query (a tenant's schema, say) or change values one by one,
- * so with plugins every statement is built and compiled, as Kysely does. A
+ * so with plugins every statement is built and compiled, as Kysely does.
+ * One set per plugin instance, whichever Kysely instance (the plugin's, a
+ * request's transaction) runs a statement: they share a dialect. A
  * compiled statement is kept only when its parameters are exactly the values
  * it was built with, each in a position of its own.
  */
 export class StatementTemplates {
-  private readonly templates = new LruMap<CompiledQuery<unknown> | null>(templatesPerDatabase)
+  private readonly templates = new LruMap<CompiledQuery<unknown> | null>(templatesKept)
   private readonly siteIds = new WeakMap<object, number>()
   private nextSiteId = 0
-  private readonly reusable: boolean
-
-  constructor (private readonly db: AnyKysely) {
-    this.reusable = db.getExecutor().plugins.length === 0
-  }
 
   /**
    * Rows of the statement `build` makes for the keys of an `IN` list, where
-   * their order and repeats do not matter.
+   * their order and repeats do not matter. `fixed`: the statement's text and
+   * values are the keys' alone; a statement with a request's own condition
+   * (a scope) is built every time, but still with padded keys, so that its
+   * text repeats for the driver's statement cache.
    */
-  async rowsByKeys (site: object, keys: readonly unknown[], build: (keys: readonly unknown[]) => Compilable<unknown>): Promise<Row[]> {
-    if (!this.reusable || keys.length > largestTemplateKeys) return await this.run(build(keys).compile())
-    return await this.rows(site, 'keys', padKeys(keys), build, true)
+  async rowsByKeys (db: AnyKysely, site: object, keys: readonly unknown[], build: (keys: readonly unknown[]) => Compilable<unknown>, fixed = true): Promise<Row[]> {
+    if (keys.length > largestTemplateKeys) return await run(db, build(keys).compile())
+    return await this.rows(db, site, 'keys', padKeys(keys), build, true, fixed)
   }
 
   /**
@@ -47,16 +47,18 @@ export class StatementTemplates {
    * statement; the number of values tells its variants apart.
    */
   async rows (
+    db: AnyKysely,
     site: object,
     purpose: string,
     values: readonly unknown[],
     build: (values: readonly unknown[]) => Compilable<unknown>,
-    valuesAreKeys = false
+    valuesAreKeys = false,
+    fixed = true
   ): Promise<Row[]> {
-    if (!this.reusable) return await this.run(build(values).compile())
+    if (!fixed || db.getExecutor().plugins.length > 0) return await run(db, build(values).compile())
     const variant = `${this.siteId(site)}/${purpose}/${values.length}`
     const template = this.templates.get(variant)
-    if (template) return await this.run({ ...template, queryId: createQueryId(), parameters: values })
+    if (template) return await run(db, { ...template, queryId: createQueryId(), parameters: values })
     const compiled = build(values).compile()
     if (template === undefined) {
       if (!sameValues(compiled.parameters, values)) this.templates.set(variant, null)
@@ -64,7 +66,7 @@ export class StatementTemplates {
       // keep the template of a later run. Repeated keys of an IN list are interchangeable.
       else if (valuesAreKeys || new Set(values).size === values.length) this.templates.set(variant, compiled)
     }
-    return await this.run(compiled)
+    return await run(db, compiled)
   }
 
   private siteId (site: object): number {
@@ -76,26 +78,15 @@ export class StatementTemplates {
     return id
   }
 
-  private async run (compiled: CompiledQuery<unknown>): Promise<Row[]> {
-    try {
-      return (await this.db.executeQuery(compiled)).rows as Row[]
-    } catch (error) {
-      // Every statement the plugin runs passes here: the driver's words go to the log (as the cause), never into a body.
-      throw new DatabaseError({ cause: error })
-    }
-  }
 }
 
-const templatesOfDatabase = new WeakMap<AnyKysely, StatementTemplates>()
-
-/** The statement templates of a Kysely instance, kept as long as it is. */
-export function templatesFor (db: AnyKysely): StatementTemplates {
-  let templates = templatesOfDatabase.get(db)
-  if (templates === undefined) {
-    templates = new StatementTemplates(db)
-    templatesOfDatabase.set(db, templates)
+/** Every statement the plugin runs passes here: the driver's words go to the log (as the cause), never into a body. */
+async function run (db: AnyKysely, compiled: CompiledQuery<unknown>): Promise<Row[]> {
+  try {
+    return (await db.executeQuery(compiled)).rows as Row[]
+  } catch (error) {
+    throw new DatabaseError({ cause: error })
   }
-  return templates
 }
 
 /** `keys` with the last repeated up to the next power of two. */

@@ -6,6 +6,20 @@ export type PlannedField =
   | { readonly kind: 'id'; readonly name: string; readonly relation: RelationEdge }
   | { readonly kind: 'expanded'; readonly name: string; readonly relation: RelationEdge; readonly level: LevelPlan }
 
+/**
+ * What one request may see of each resource: the answers of the resources'
+ * `fieldsFor`. `key` tells apart requests that see differently, so that
+ * they never share a plan.
+ */
+export interface Visibility {
+  readonly key: string
+  /** The fields of `node` this request may see; undefined: all of them. */
+  visible(node: ResourceNode): ReadonlySet<string> | undefined
+}
+
+/** Every field of every resource: requests without access rules, standalone serializers. */
+export const fullVisibility: Visibility = Object.freeze({ key: '', visible: () => undefined })
+
 /** The fields of one resource at one level, in output order. */
 export interface LevelPlan {
   readonly node: ResourceNode

@@ -1,4 +1,5 @@
 import {
+  ForbiddenError,
   InvalidDefinitionError,
   MalformedError,
   NotPermittedError,
@@ -9,7 +10,7 @@ import {
 import type { ResolvedOptions } from '../options.js'
 import { emptyPathNode, parsePaths, toPathTree, withPaths, type PathNode, type RawExpansionQuery } from '../parse/query.js'
 import { clientFieldNames, type ResourceNode } from '../resource-graph.js'
-import { planKey, type ExpansionPlan, type LevelPlan, type PlannedField, type PlanTarget } from './plan.js'
+import { fullVisibility, planKey, type ExpansionPlan, type LevelPlan, type PlannedField, type PlanTarget, type Visibility } from './plan.js'
 
 /** Definition-level expansions (nested fields, relation `expand`) deeper than this can only be a cycle. */
 const definitionDepthGuard = 32
@@ -25,7 +26,7 @@ interface Requested {
  * are checked before names: malformed input and depth first, then each
  * level against the resource graph.
  */
-export function planExpansion (target: PlanTarget, raw: RawExpansionQuery, options: ResolvedOptions): ExpansionPlan {
+export function planExpansion (target: PlanTarget, raw: RawExpansionQuery, options: ResolvedOptions, visibility: Visibility = fullVisibility): ExpansionPlan {
   const expandPaths = parsePaths(raw.expand, options.expandParam, options)
   const fieldsPaths = parsePaths(raw.fields, options.fieldsParam, options)
   const omitPaths = parsePaths(raw.omit, options.omitParam, options)
@@ -36,7 +37,7 @@ export function planExpansion (target: PlanTarget, raw: RawExpansionQuery, optio
       throw new TooDeepError(`Cannot expand '${path.join('.')}': the maximum expansion depth is ${target.maxDepth}`)
     }
   }
-  const planner = new Planner(target, options)
+  const planner = new Planner(target, options, visibility)
   const root = planner.level(
     target.node,
     target.node.defaultFields,
@@ -60,7 +61,7 @@ class Planner {
   readonly included = new Set<string>()
   private expansions = 0
 
-  constructor (private readonly target: PlanTarget, private readonly options: ResolvedOptions) {}
+  constructor (private readonly target: PlanTarget, private readonly options: ResolvedOptions, private readonly visibility: Visibility) {}
 
   level (
     node: ResourceNode,
@@ -75,14 +76,16 @@ class Planner {
     if (definitionDepth > definitionDepthGuard) {
       throw new InvalidDefinitionError(`The always-applied expansions of ${this.target.node.qualifiedName} (nested fields or relation 'expand' options) form a cycle: '${repeatingUnit(path)}' repeats without end`)
     }
+    const visible = this.visibility.visible(node)
     if (emit && (fieldsTree !== undefined || omitTree !== undefined)) {
       const names = clientFieldNames(node, base)
-      this.checkFieldNames(node, names, fieldsTree, this.options.fieldsParam, path)
-      this.checkFieldNames(node, names, omitTree, this.options.omitParam, path)
+      const shownNames = visible === undefined ? names : names.filter((name) => visible.has(name))
+      this.checkFieldNames(node, shownNames, names, fieldsTree, this.options.fieldsParam, path, true)
+      this.checkFieldNames(node, shownNames, names, omitTree, this.options.omitParam, path, false)
     }
-    const requested = this.requestedRelations(node, requestedHere, path, emit)
+    const requested = this.requestedRelations(node, requestedHere, path, emit, visible)
 
-    const candidates = candidateFields(node, base, requested)
+    const candidates = candidateFields(node, base, requested, visible)
     const selected = fieldsTree !== undefined && !this.hasWildcard(fieldsTree) ? fieldsTree.children : undefined
     const fields: PlannedField[] = []
     const prefix = path.length > 0 ? `${path.join('.')}.` : ''
@@ -136,7 +139,13 @@ class Planner {
   }
 
   /** The relations expanded at this level, each with what is requested below it. */
-  private requestedRelations (node: ResourceNode, here: Requested, path: readonly string[], emit: boolean): Map<string, Requested> {
+  private requestedRelations (
+    node: ResourceNode,
+    here: Requested,
+    path: readonly string[],
+    emit: boolean,
+    visible: ReadonlySet<string> | undefined
+  ): Map<string, Requested> {
     const requested = new Map<string, Requested>()
     const add = (field: string, source: 'query' | 'always', below: PathNode) => {
       const entry = requested.get(field) ?? { query: undefined, always: undefined }
@@ -159,6 +168,7 @@ class Planner {
         const named = [...below.children.keys()].filter((child) => !this.options.wildcards.has(child))
         const matched = new Set<string>()
         for (const [field, relation] of node.relations) {
+          if (visible !== undefined && !visible.has(field)) continue
           if (!this.options.allowRecursive && path.includes(field)) continue
           if (!this.permits(prefix + field)) continue
           const applying = namesOf(below, relation.target, this.options.wildcards)
@@ -172,9 +182,13 @@ class Planner {
         }
         continue
       }
+      if (node.relations.has(name) && visible !== undefined && !visible.has(name)) {
+        if (this.options.onInvalidExpand === 'ignore') continue
+        throw new ForbiddenError(`Cannot expand '${prefix + name}' on ${node.name}: it is not available to this request`)
+      }
       if (!node.relations.has(name)) {
         if (this.options.onInvalidExpand === 'ignore') continue
-        const expandable = [...node.relations.keys()]
+        const expandable = [...node.relations.keys()].filter((field) => visible === undefined || visible.has(field))
         throw new UnknownFieldError(`Cannot expand '${prefix + name}' on ${node.name}: ${expandable.length > 0 ? `expandable fields are ${expandable.join(', ')}` : 'it has no expandable fields'}`)
       }
       if (!this.options.allowRecursive && path.includes(name)) {
@@ -198,12 +212,29 @@ class Planner {
     return false
   }
 
-  private checkFieldNames (node: ResourceNode, names: readonly string[], tree: PathNode | undefined, param: string, path: readonly string[]): void {
+  /**
+   * `shown`: the names this request may use at the level; `all`: the level's
+   * names for any request. A name only `fieldsFor` hides is forbidden in
+   * `fields` and has no effect in `omit`; messages list only `shown`.
+   */
+  private checkFieldNames (
+    node: ResourceNode,
+    shown: readonly string[],
+    all: readonly string[],
+    tree: PathNode | undefined,
+    param: string,
+    path: readonly string[],
+    selecting: boolean
+  ): void {
     if (tree === undefined || this.options.onInvalidExpand === 'ignore') return
     for (const name of tree.children.keys()) {
-      if (names.includes(name) || this.options.wildcards.has(name)) continue
+      if (shown.includes(name) || this.options.wildcards.has(name)) continue
       const at = path.length > 0 ? `${path.join('.')}.${name}` : name
-      throw new UnknownFieldError(`Unknown field '${at}' in '${param}': ${node.name} has ${names.join(', ')}`)
+      if (all.includes(name)) {
+        if (!selecting) continue
+        throw new ForbiddenError(`Field '${at}' in '${param}' is not available to this request`)
+      }
+      throw new UnknownFieldError(`Unknown field '${at}' in '${param}': ${node.name} has ${shown.join(', ')}`)
     }
   }
 }
@@ -238,16 +269,22 @@ function namesOf (below: PathNode, target: ResourceNode, wildcards: ReadonlySet<
 
 /**
  * The fields a level may show, in output order: its base set, then the
- * relations requested beyond it. One the resource's own `fields` lists (left
+ * relations requested beyond it; only those the request may see. One the resource's own `fields` lists (left
  * out by a relation's `fields` option) takes its place in that order; a
  * deferred one follows, in `expandable` order.
  */
-function candidateFields (node: ResourceNode, base: readonly string[], requested: ReadonlyMap<string, Requested>): string[] {
-  const candidates = [...base]
+function candidateFields (
+  node: ResourceNode,
+  base: readonly string[],
+  requested: ReadonlyMap<string, Requested>,
+  visible: ReadonlySet<string> | undefined
+): string[] {
+  const candidates = visible === undefined ? [...base] : base.filter((field) => visible.has(field))
   const deferred: string[] = []
   const order = node.defaultFields
   for (const field of node.expandableFields) {
     if (base.includes(field) || !requested.has(field)) continue
+    if (visible !== undefined && !visible.has(field)) continue
     const at = order.indexOf(field)
     if (at < 0) {
       deferred.push(field)

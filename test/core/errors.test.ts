@@ -1,16 +1,25 @@
 import { Type } from '@sinclair/typebox'
 import fc from 'fast-check'
+import { errorCodes as fastifyErrorCodes } from 'fastify'
 import { readFileSync } from 'node:fs'
 import t from 'tap'
+import * as errorsModule from '../../plugin/errors.js'
+import * as publicExports from '../../plugin/index.js'
 import {
+  DatabaseError,
   defineResource,
+  InvalidDataError,
   InvalidDefinitionError,
   InvalidOptionError,
+  loadingErrorCodes,
   MalformedError,
+  NotFoundError,
   NotPermittedError,
   RecursiveError,
   requestErrorCodes,
+  serverErrorCodes,
   TooDeepError,
+  TooLargeError,
   UnknownFieldError,
 } from '../../plugin/index.js'
 import { resources } from '../fixtures/pets.js'
@@ -179,6 +188,9 @@ t.test('the error classes carry the codes of the table', async (t) => {
     [TooDeepError, 'FST_EXPAND_TOO_DEEP', 400],
     [RecursiveError, 'FST_EXPAND_RECURSIVE', 400],
     [MalformedError, 'FST_EXPAND_MALFORMED', 400],
+    [TooLargeError, 'FST_EXPAND_TOO_LARGE', 400],
+    [NotFoundError, 'FST_EXPAND_NOT_FOUND', 404],
+    [InvalidDataError, 'FST_EXPAND_INVALID_DATA', 500],
     [InvalidDefinitionError, 'FST_EXPAND_INVALID_DEFINITION', 500],
     [InvalidOptionError, 'FST_EXPAND_INVALID_OPTION', 500],
   ] as const
@@ -188,19 +200,70 @@ t.test('the error classes carry the codes of the table', async (t) => {
     t.equal(error.statusCode, statusCode)
     t.equal(error.message, 'why')
   }
+  const cause = new Error('driver says no')
+  const database = new DatabaseError({ cause })
+  t.same({ code: database.code, statusCode: database.statusCode, message: database.message, cause: database.cause },
+    { code: 'FST_EXPAND_DATABASE_ERROR', statusCode: 500, message: 'Internal Server Error', cause }, 'a fixed message; the driver error is the cause')
   t.same([...requestErrorCodes].sort(), ['FST_EXPAND_MALFORMED', 'FST_EXPAND_NOT_PERMITTED', 'FST_EXPAND_RECURSIVE', 'FST_EXPAND_TOO_DEEP', 'FST_EXPAND_UNKNOWN_FIELD'])
+  t.same([...loadingErrorCodes], ['FST_EXPAND_TOO_LARGE'])
+  t.same([...serverErrorCodes].sort(), ['FST_EXPAND_DATABASE_ERROR', 'FST_EXPAND_INVALID_DATA'])
 })
 
-t.test("every error code appears in README.md's error table", async (t) => {
+/** Every error class plugin/errors.ts exports, by code: its export name and status. */
+function exportedErrors (): Map<string, { name: string; statusCode: number }> {
+  const found = new Map<string, { name: string; statusCode: number }>()
+  for (const [name, value] of Object.entries(errorsModule)) {
+    if (typeof value !== 'function') continue
+    const error = new (value as new (message: string) => { code: string; statusCode: number })('why')
+    found.set(error.code, { name, statusCode: error.statusCode })
+  }
+  return found
+}
+
+/** The rows of README.md's error table: code and status cell. */
+function readmeErrorTable (): Map<string, string> {
   const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8')
-  const tableRows = readme.split('\n').filter((line) => line.startsWith('| `FST_EXPAND_'))
-  const documented = new Set(tableRows.map((line) => /`(FST_EXPAND_[A-Z_]+)`/.exec(line)![1]))
-  for (const code of [...requestErrorCodes, 'FST_EXPAND_INVALID_DEFINITION', 'FST_EXPAND_INVALID_OPTION', 'FST_EXPAND_NOT_FOUND']) {
-    t.ok(documented.has(code), code)
+  const rows = new Map<string, string>()
+  for (const line of readme.split('\n')) {
+    const match = /^\| `(FST_[A-Z_]+)` \| ([^|]+) \|/.exec(line)
+    if (match === null) continue
+    if (rows.has(match[1])) throw new Error(`${match[1]} appears twice in README.md's error table`)
+    rows.set(match[1], match[2].trim())
   }
-  for (const code of requestErrorCodes) {
-    t.ok(tableRows.some((line) => line.includes(`\`${code}\``) && /\|\s*400\s*\|/.test(line)), `${code} documented as a 400`)
+  return rows
+}
+
+/** Raised while starting (defineResource, register, ready); a 500 only when first met while serving. */
+const startupCodes = new Set(['FST_EXPAND_INVALID_DEFINITION', 'FST_EXPAND_INVALID_OPTION'])
+
+t.test("README.md's error table lists every code plugin/errors.ts exports, with its status, and no other code of the plugin", async (t) => {
+  const exported = exportedErrors()
+  const table = readmeErrorTable()
+  t.ok(exported.size >= 11, `${exported.size} error classes exported`)
+  for (const [code, { name, statusCode }] of exported) {
+    t.ok(Object.hasOwn(publicExports, name), `${name} is exported from the package`)
+    const status = table.get(code)
+    if (status === undefined) {
+      t.fail(`${code} (${name}) is in the table`)
+      continue
+    }
+    if (startupCodes.has(code)) t.equal(status, `startup, ${statusCode}`, `${code}: raised at startup, a ${statusCode} when met while serving`)
+    else t.equal(status, String(statusCode), `${code} documented as a ${statusCode}`)
   }
+  for (const [code, status] of table) {
+    if (code.startsWith('FST_EXPAND_')) {
+      t.ok(exported.has(code), `${code} in the table is a code plugin/errors.ts exports`)
+      continue
+    }
+    // Fastify's own codes, which expandable routes can answer too.
+    const FastifyError = (fastifyErrorCodes as unknown as Record<string, (new (...args: string[]) => { statusCode: number }) | undefined>)[code]
+    t.ok(FastifyError !== undefined, `${code} is one of Fastify's error codes`)
+    if (FastifyError !== undefined) t.equal(status, String(new FastifyError('x').statusCode), `${code} documented with Fastify's status`)
+  }
+  t.ok(table.has('FST_ERR_VALIDATION'), "FST_ERR_VALIDATION: the generated routes' parameters")
+  t.ok(table.has('FST_ERR_MAX_PARAM_LENGTH'), "FST_ERR_MAX_PARAM_LENGTH: a path parameter past Fastify's maxParamLength")
+  for (const code of [...requestErrorCodes, ...loadingErrorCodes]) t.equal(table.get(code), '400', `${code} documented as a 400`)
+  for (const code of serverErrorCodes) t.equal(table.get(code), '500', `${code} documented as a 500`)
 })
 
 t.test('property: any combination of names and separators is a 200 or a 400, never a 500', async (t) => {

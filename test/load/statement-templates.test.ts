@@ -26,10 +26,10 @@ t.test('padKeys repeats the last key up to a power of two', async (t) => {
 t.test('key lists: one Kysely build per site and padded length, the right rows every time', async (t) => {
   const db = await petsDatabase()
   t.teardown(() => db.destroy())
-  const templates = new StatementTemplates(db)
+  const templates = new StatementTemplates()
   const site = {}
   let builds = 0
-  const byIds = (ids: readonly unknown[]) => templates.rowsByKeys(site, ids, (keys) => {
+  const byIds = (ids: readonly unknown[]) => templates.rowsByKeys(db, site, ids, (keys) => {
     builds++
     return db.selectFrom('pets').select(['id', 'name']).where('id', 'in', keys as number[]).orderBy('id')
   })
@@ -39,16 +39,16 @@ t.test('key lists: one Kysely build per site and padded length, the right rows e
   t.same(await byIds([5, 6, 7, 8, 20]), [5, 6, 7, 8, 20].map((id) => ({ id, name: `Pet ${id}` })), 'five keys: padded to eight')
   t.equal(builds, 2)
   t.same(await byIds([99]), [], 'a key with no row')
-  t.same(await templates.rowsByKeys({}, [4], (keys) => db.selectFrom('pets').select('name').where('id', 'in', keys as number[])), [{ name: 'Pet 4' }], 'another site has statements of its own')
+  t.same(await templates.rowsByKeys(db, {}, [4], (keys) => db.selectFrom('pets').select('name').where('id', 'in', keys as number[])), [{ name: 'Pet 4' }], 'another site has statements of its own')
 })
 
 t.test('positional values: a template only from values that tell their positions apart', async (t) => {
   const db = await petsDatabase()
   t.teardown(() => db.destroy())
-  const templates = new StatementTemplates(db)
+  const templates = new StatementTemplates()
   const site = {}
   let builds = 0
-  const page = (limit: number, offset: number) => templates.rows(site, 'page', [limit, offset], ([limit, offset]) => {
+  const page = (limit: number, offset: number) => templates.rows(db, site, 'page', [limit, offset], ([limit, offset]) => {
     builds++
     return db.selectFrom('pets').select('id').orderBy('id').limit(limit as number).offset(offset as number)
   })
@@ -65,12 +65,12 @@ t.test('positional values: a template only from values that tell their positions
 t.test('key lists longer than largestTemplateKeys: built every time, not padded', async (t) => {
   const db = await petsDatabase()
   t.teardown(() => db.destroy())
-  const templates = new StatementTemplates(db)
+  const templates = new StatementTemplates()
   const site = {}
   const texts: string[] = []
   const keys = Array.from({ length: largestTemplateKeys + 1 }, (_, index) => index + 1)
   for (let run = 0; run < 2; run++) {
-    const rows = await templates.rowsByKeys(site, keys, (keys) => {
+    const rows = await templates.rowsByKeys(db, site, keys, (keys) => {
       const query = db.selectFrom('pets').select('id').where('id', 'in', keys as number[])
       texts.push(query.compile().sql)
       return query
@@ -99,10 +99,10 @@ const numbersAsText: KyselyPlugin = {
 t.test('on a Kysely instance with plugins every statement is built and compiled: values rewritten', async (t) => {
   const db = await petsDatabase([numbersAsText])
   t.teardown(() => db.destroy())
-  const templates = new StatementTemplates(db)
+  const templates = new StatementTemplates()
   const site = {}
   let builds = 0
-  const byIds = (ids: number[]) => templates.rowsByKeys(site, ids, (keys) => {
+  const byIds = (ids: number[]) => templates.rowsByKeys(db, site, ids, (keys) => {
     builds++
     return db.selectFrom('pets').select('name').where('id', 'in', keys as number[]).orderBy('id')
   })
@@ -123,9 +123,9 @@ t.test('on a Kysely instance with plugins every statement is built and compiled:
   }
   const db = new Kysely<Tables>({ dialect: new SqliteDialect({ database: raw }), plugins: [perTenant] })
   t.teardown(() => db.destroy())
-  const templates = new StatementTemplates(db)
+  const templates = new StatementTemplates()
   const site = {}
-  const names = async () => (await templates.rowsByKeys(site, [1], (keys) => db.selectFrom('pets').select('name').where('id', 'in', keys as number[]))).map((row) => row.name)
+  const names = async () => (await templates.rowsByKeys(db, site, [1], (keys) => db.selectFrom('pets').select('name').where('id', 'in', keys as number[]))).map((row) => row.name)
   t.same(await names(), ['tenant_a secret'])
   tenant = 'tenant_b'
   t.same(await names(), ['tenant_b secret'], "the second tenant's rows, not the first's")

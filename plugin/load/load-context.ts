@@ -1,0 +1,63 @@
+import type { FastifyRequest } from 'fastify'
+import { expressionBuilder, type Expression, type SqlBool } from 'kysely'
+import { TooLargeError } from '../errors.js'
+import type { ResourceNode } from '../resource-graph.js'
+import type { AnyKysely } from './selection.js'
+import type { StatementTemplates } from './statement-templates.js'
+
+/**
+ * What one load needs, threaded through every step as fast-json-stringify
+ * threads its `context`: the Kysely instance of the request, the statement
+ * templates, the object budget, and the request's scopes.
+ */
+export interface LoadContext {
+  readonly db: AnyKysely
+  /** The request the rows are loaded for; undefined outside a request (no scopes apply). */
+  readonly request: FastifyRequest | undefined
+  readonly templates: StatementTemplates
+  readonly budget: ObjectBudget
+  /** The request's condition on the resource's table (its `scope`), or undefined for every row. */
+  scope(node: ResourceNode): Expression<SqlBool> | undefined
+}
+
+export function createLoadContext (
+  db: AnyKysely,
+  request: FastifyRequest | undefined,
+  templates: StatementTemplates,
+  maxObjects: number
+): LoadContext {
+  // Each resource's scope is asked once per request, however many statements read its table.
+  const scopes = new Map<ResourceNode, Expression<SqlBool> | undefined>()
+  return {
+    db,
+    request,
+    templates,
+    budget: new ObjectBudget(maxObjects),
+    scope (node) {
+      const rule = node.resource.scope
+      if (rule === undefined || request === undefined) return undefined
+      if (scopes.has(node)) return scopes.get(node)
+      const condition = rule(expressionBuilder(), request)
+      scopes.set(node, condition)
+      return condition
+    },
+  }
+}
+
+/**
+ * Bounds the objects loading adds to one response. Each row carries a
+ * weight: how many times it will be written (a person shared by 50 pets is
+ * written 50 times, and so is everything below it), so to-many levels that
+ * multiply are caught before their rows are even fetched further down.
+ */
+export class ObjectBudget {
+  private used = 0
+  constructor (readonly limit: number) {}
+
+  charge (objects: number): void {
+    this.used += objects
+    if (this.used > this.limit) {
+      throw new TooLargeError(`The expanded relations would hold more than ${this.limit} objects: expand fewer relations or ask for a smaller page`)
+    }
+  }
+}

@@ -1,0 +1,54 @@
+import type { Expression, Kysely, SelectQueryBuilder, SqlBool } from 'kysely'
+import { InvalidDefinitionError } from '../errors.js'
+import type { LevelPlan } from '../plan/plan.js'
+import type { RelationEdge, ResourceNode } from '../resource-graph.js'
+
+export type Row = Record<string, unknown>
+// Tables are named at runtime by the resource definitions.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type AnyKysely = Kysely<any>
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type AnySelect = SelectQueryBuilder<any, any, Row>
+
+/**
+ * The columns a level needs, as `column as field`: its primary key, every
+ * written value, and the local column of every to-one relation. Never `*`,
+ * so a column the resource does not declare (or the request may not see:
+ * plans hold only visible fields) is never read. The primary key is always
+ * read: rows are found and grouped by it.
+ */
+export function selectionOf (level: LevelPlan): Array<[column: string, field: string]> {
+  const { node } = level
+  const selection = new Map<string, string>([[node.primaryKey, node.column(node.primaryKey)]])
+  for (const field of level.fields) {
+    if (field.kind === 'value') selection.set(field.name, node.column(field.name))
+    else if (field.relation.link.kind === 'to-one') selection.set(field.name, field.relation.link.column)
+  }
+  return [...selection].map(([field, column]) => [column, field])
+}
+
+/** The level's columns from its table, restricted to the rows `scope` lets the request see. */
+export function selectLevel (db: AnyKysely, level: LevelPlan, scope: Expression<SqlBool> | undefined): AnySelect {
+  const table = tableOf(level.node)
+  const query = db.selectFrom(table).select((eb) => selectionOf(level).map(([column, field]) => eb.ref(`${table}.${column}`).as(field)))
+  return scope === undefined ? query : query.where(scope)
+}
+
+/** A resource's primary key column, qualified by its table. */
+export function keyColumn (node: ResourceNode): string {
+  return `${tableOf(node)}.${node.column(node.primaryKey)}`
+}
+
+export function tableOf (node: ResourceNode): string {
+  if (node.table === undefined) {
+    throw new InvalidDefinitionError(`Resource '${node.qualifiedName}' has no table: give it 'table' to load it from the database`)
+  }
+  return node.table
+}
+
+export function foreignKeyOf (relation: RelationEdge, foreignKey: string | undefined): string {
+  if (foreignKey === undefined) {
+    throw new InvalidDefinitionError(`Resource '${relation.owner.qualifiedName}', field '${relation.field}': a to-many relation needs foreignKey or through to be loaded`)
+  }
+  return foreignKey
+}
