@@ -150,7 +150,8 @@ t.test('row-level security through a per-request transaction', { skip: postgres 
       total: 2,
     })
     checkNoTenantCondition(t, tenant2.statements)
-    t.same(tenant2.statements, tenant1.statements, 'the same SQL for both callers')
+    const shape = (statements: string[]) => statements.map((statement) => statement.replace(/in \([^)]*\)/g, 'in (…)'))
+    t.same(shape(tenant2.statements), shape(tenant1.statements), 'the same SQL for both callers, but for the number of keys')
   })
 
   t.test('an author with posts and their tags; another tenant\'s author is 404', async (t) => {
