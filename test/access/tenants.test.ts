@@ -351,6 +351,11 @@ for (const dialect of dialects()) {
       t.strictSame(admin.body, [{ ...adminPost[5], author: adminAuthor[3] }, { ...adminPost[4], author: adminAuthor[1] }])
       t.equal(admin.statements.length, 4, 'select, author, author.posts ids, tag ids')
       t.strictSame((await request('/early-posts?fields=id,title', 3)).body, [])
+      // The plan's columns, as `column as field`, the primary key always among them.
+      const titles = await request('/early-posts?fields=title,author', 1)
+      t.strictSame(titles.body, [{ title: 'Ghost', author: 4 }, { title: 'Cross', author: 3 }])
+      const selectList = titles.statements[0]!.slice(0, titles.statements[0]!.indexOf(' from '))
+      t.equal(selectList, 'select "posts"."id" as "id", "posts"."title" as "title", "posts"."author_id" as "author"')
 
       t.strictSame((await request('/posts-titled/Hola?expand=comments', 2)).body, { ...userPost[5], comments: [comment[5]] })
       const hidden = await request('/posts-titled/Hola', 1)
@@ -488,6 +493,14 @@ for (const dialect of dialects()) {
         t.ok(statements.length > 0, url)
         for (const statement of statements) t.notMatch(statement, hiddenColumns, `${url}: ${statement}`)
       }
+      // A hidden primary key is still read (rows are keyed by it), never written.
+      const keyHidden = await app.inject({ url: '/posts?expand=tags', headers: { 'x-tenant': '2', 'x-visible': JSON.stringify({ Post: ['title', 'tags'], Tag: ['label'] }) } })
+      t.strictSame(keyHidden.json(), {
+        data: [{ title: 'Hola', tags: [{ label: 'shared' }, { label: 'globex' }] }, { title: 'Mixed', tags: [{ label: 'globex' }] }],
+        limit: 20,
+        offset: 0,
+        total: 2,
+      })
       // The same requests of an admin read them: the check above would see them.
       const admin = await request('/posts/1?expand=editor,author.tenant', 'admin')
       const text = admin.statements.join('\n')
@@ -558,6 +571,16 @@ for (const dialect of dialects()) {
     })
     t.strictSame(custom.json(), { title: 'Hello', author: { email: 'ann@acme.test', tenant: { id: 1, name: 'Acme', plan: 'gold' } } })
     t.strictSame((await request('/posts/1?expand=author.tenant', 1)).body, userBody)
+    // Cached: the same requests again compile nothing new.
+    for (const who of [1, 'admin'] as const) await request('/posts?expand=author.tenant', who)
+    const before = app.expand.cacheStats()
+    for (const who of [1, 'admin', 2, 'admin', 1] as const) {
+      t.equal((await request('/posts?expand=author.tenant', who)).status, 200)
+      t.equal((await request('/authors?limit=1', who)).status, 200)
+    }
+    const after = app.expand.cacheStats()
+    t.equal(after.compiles, before.compiles, 'no new serializer')
+    t.equal(after.hits - before.hits, 10, 'every request served from the cache')
   })
 
   t.test(`onInvalidExpand 'ignore' drops hidden names silently on ${dialect.name}`, async (t) => {
