@@ -2,7 +2,7 @@ import { readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import type { FastifyInstance } from 'fastify'
-import t from 'tap'
+import t, { type Test } from 'tap'
 import ts from 'typescript'
 
 /*
@@ -25,10 +25,16 @@ function between (text: string, start: string, end: string): string {
   return text.slice(from + start.length, to)
 }
 
+const tsBlocks = (text: string) => [...text.matchAll(/```ts\n([\s\S]*?)\n```/g)].map((match) => match[1])
 const section = between(readme, '<!-- example:start -->', '<!-- example:end -->')
-const codeBlocks = [...section.matchAll(/```ts\n([\s\S]*?)\n```/g)].map((match) => match[1])
-/** The ts blocks after the example, up to the walkthrough: the snippets that continue it. */
-const continuation = [...between(readme, '<!-- example:end -->', '<!-- walkthrough:start -->').matchAll(/```ts\n([\s\S]*?)\n```/g)].map((match) => match[1])
+const codeBlocks = tsBlocks(section)
+/** The access section's own example: a program, its requests, and the snippet that continues it. */
+const accessSection = between(readme, '<!-- access-example:start -->', '<!-- access-example:end -->')
+/** The ts blocks after the example, up to the walkthrough, but for the access example's: the snippets that continue it. */
+const continuation = [
+  ...tsBlocks(between(readme, '<!-- example:end -->', '<!-- access-example:start -->')),
+  ...tsBlocks(between(readme, '<!-- access-example:end -->', '<!-- walkthrough:start -->')),
+]
 
 interface ExampleRequest { command: string; method: string; url: string; headers: Record<string, string>; payload?: string; body: string }
 
@@ -56,7 +62,8 @@ function parseCurl (command: string, body: string): ExampleRequest {
   return request
 }
 
-const requests = [...section.matchAll(/```sh\n(curl [^\n]+)\n```\s*```json\n([^\n]+)\n```/g)].map((match) => parseCurl(match[1], match[2]))
+const requestsOf = (text: string) => [...text.matchAll(/```sh\n(curl [^\n]+)\n```\s*```json\n([^\n]+)\n```/g)].map((match) => parseCurl(match[1], match[2]))
+const requests = requestsOf(section)
 
 t.test('the example section holds one program and its requests', async (t) => {
   t.equal(codeBlocks.length, 1, 'one ts block')
@@ -69,11 +76,12 @@ t.test('the example section holds one program and its requests', async (t) => {
   t.match(codeBlocks[0], /await app\.listen\(/)
 })
 
-t.test('the example runs and answers every request as printed', async (t) => {
+/** Runs a program of the README as an application would (NODE_ENV=test skips listen) and replays its requests. */
+async function replay (t: Test, program: string, exampleRequests: ExampleRequest[]): Promise<void> {
   const directory = t.testdir({})
   const file = join(directory, 'app.ts')
   // The application imports the package; here the package is this repository's source.
-  await writeFile(file, codeBlocks[0].replace("from 'fastify-expand'", `from ${JSON.stringify(pathToFileURL(pluginEntry).href)}`))
+  await writeFile(file, program.replace("from 'fastify-expand'", `from ${JSON.stringify(pathToFileURL(pluginEntry).href)}`))
   const previous = process.env.NODE_ENV
   process.env.NODE_ENV = 'test'
   let app: FastifyInstance
@@ -85,7 +93,7 @@ t.test('the example runs and answers every request as printed', async (t) => {
   t.teardown(() => app.close())
   await app.ready()
   t.equal(app.server.listening, false, 'NODE_ENV=test skips listen')
-  for (const request of requests) {
+  for (const request of exampleRequests) {
     const response = await app.inject({ method: request.method as 'GET', url: request.url, headers: request.headers, payload: request.payload })
     t.equal(response.body, request.body, request.command)
     const printed = JSON.parse(request.body) as { statusCode?: number }
@@ -93,6 +101,17 @@ t.test('the example runs and answers every request as printed', async (t) => {
     t.equal(response.statusCode, expected, `${request.command}: status ${expected}`)
     t.equal(response.headers['content-type'], 'application/json; charset=utf-8', `${request.command}: content type`)
   }
+}
+
+t.test('the example runs and answers every request as printed', async (t) => {
+  await replay(t, codeBlocks[0], requests)
+})
+
+t.test('the access example runs and answers every request as printed', async (t) => {
+  const accessRequests = requestsOf(accessSection)
+  t.ok(accessRequests.length >= 6, `${accessRequests.length} requests`)
+  t.equal(accessSection.match(/```sh/g)?.length, accessRequests.length, 'every curl block is followed by a one-line JSON response')
+  await replay(t, tsBlocks(accessSection)[0], accessRequests)
 })
 
 /** One module of the example and its continuation, their imports merged (the snippets repeat some). */
@@ -128,21 +147,31 @@ function mergedModule (blocks: string[]): string {
   return [...imports, ...bodies].join('\n')
 }
 
-t.test('the example and the snippets that continue it type-check', async (t) => {
-  t.ok(continuation.length >= 4, `${continuation.length} snippets continue the example`)
+/** Type errors of one module made of README blocks, with 'fastify-expand' resolved to this repository's source. */
+async function typeErrors (t: Test, blocks: string[]): Promise<string[]> {
   const directory = t.testdir({})
   const file = join(directory, 'app.ts')
-  await writeFile(file, mergedModule([codeBlocks[0], ...continuation]))
+  await writeFile(file, mergedModule(blocks))
   const configured = ts.parseJsonConfigFileContent(ts.readConfigFile(join(root, 'tsconfig.json'), ts.sys.readFile).config, ts.sys, root)
   const program = ts.createProgram([file], {
     ...configured.options,
     noEmit: true,
     paths: { 'fastify-expand': [pluginEntry] },
   })
-  const diagnostics = ts.getPreEmitDiagnostics(program).map((diagnostic) => ts.formatDiagnostic(diagnostic, {
+  return ts.getPreEmitDiagnostics(program).map((diagnostic) => ts.formatDiagnostic(diagnostic, {
     getCanonicalFileName: (name) => name,
     getCurrentDirectory: () => directory,
     getNewLine: () => '\n',
   }))
-  t.same(diagnostics, [], 'no type errors')
+}
+
+t.test('the example and the snippets that continue it type-check', async (t) => {
+  t.ok(continuation.length >= 4, `${continuation.length} snippets continue the example`)
+  t.same(await typeErrors(t, [codeBlocks[0], ...continuation]), [], 'no type errors')
+})
+
+t.test('the access example and its row-level security snippet type-check', async (t) => {
+  const blocks = tsBlocks(accessSection)
+  t.equal(blocks.length, 2, 'the program and the snippet')
+  t.same(await typeErrors(t, blocks), [], 'no type errors')
 })
