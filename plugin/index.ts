@@ -8,7 +8,7 @@ import { loadRows } from './load/batch-loader.js'
 import { createLoadContext, type LoadContext } from './load/load-context.js'
 import { plannedStatements } from './load/relation-statements.js'
 import { selectLevel, type AnyKysely, type Row } from './load/selection.js'
-import { StatementTemplates } from './load/statement-templates.js'
+import { executorPlugins, StatementTemplates } from './load/statement-templates.js'
 import { registerResourceRoutes, type ResourceRoutesOptions } from './load/resource-routes.js'
 import { resolveOptions, type ExpandPluginOptions } from './options.js'
 import type { ExpansionPlan } from './plan/plan.js'
@@ -93,6 +93,10 @@ const expandPluginCallback: FastifyPluginCallback<ExpandPluginOptions> = (app, p
   }
   const db = pluginOptions.db
   const templates = new StatementTemplates()
+  if (db !== undefined && typeof db !== 'function' && executorPlugins(db) === undefined) {
+    // Checked again on every statement (a transaction or a per-request instance may differ): this is the early notice.
+    app.log.warn("fastify-expand: this Kysely version does not expose its executor's plugins (getExecutor().plugins): statements are built for every request, none is reused")
+  }
 
   const planOf = (request: FastifyRequest): ExpansionPlan => {
     if (request.expansion === null) throw new InvalidOptionError(`Route ${request.method} ${request.url} is not expandable`)

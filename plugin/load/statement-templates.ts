@@ -16,7 +16,7 @@ const templatesKept = 500
  * count: compiled statements stay few, and a statement cache on the driver
  * (see `cachePreparedStatements`) keeps hitting across pages.
  *
- * Only on a Kysely instance without plugins: a plugin may write the SQL from
+ * Only on a Kysely instance known to have no plugins (see `executorPlugins`): a plugin may write the SQL from
  * more than the query (a tenant's schema, say) or change values one by one,
  * so with plugins every statement is built and compiled, as Kysely does.
  * One set per plugin instance, whichever Kysely instance (the plugin's, a
@@ -61,7 +61,7 @@ export class StatementTemplates {
     valuesAreKeys = false,
     scope?: ScopeParts
   ): Promise<Row[]> {
-    if (db.getExecutor().plugins.length > 0 || scope?.key === null) return await run(db, build(values).compile())
+    if (!reusesStatements(db) || scope?.key === null) return await run(db, build(values).compile())
     const variant = `${this.siteId(site)}/${purpose}/${values.length}${scope === undefined ? '' : `/${scope.key}`}`
     const parameters = scope === undefined || scope.values.length === 0 ? values : [...scope.values, ...values]
     const template = this.templates.get(variant)
@@ -85,6 +85,30 @@ export class StatementTemplates {
     return id
   }
 
+}
+
+/**
+ * The plugins of a Kysely instance's executor, or undefined when this Kysely
+ * does not expose them: `getExecutor()` and the executor's `plugins` are
+ * Kysely internals (public in its types, absent from its documentation), so a
+ * Kysely release may change them. Without them statements are not reused.
+ */
+export function executorPlugins (db: AnyKysely): readonly unknown[] | undefined {
+  const getExecutor = (db as { getExecutor?: unknown }).getExecutor
+  if (typeof getExecutor !== 'function') return undefined
+  try {
+    const executor = getExecutor.call(db) as { plugins?: unknown } | null | undefined
+    const plugins = executor?.plugins
+    return Array.isArray(plugins) ? plugins : undefined
+  } catch {
+    return undefined
+  }
+}
+
+/** Whether statements may be reused on `db`: a Kysely instance known to have no plugins. */
+export function reusesStatements (db: AnyKysely): boolean {
+  const plugins = executorPlugins(db)
+  return plugins !== undefined && plugins.length === 0
 }
 
 /** Every statement the plugin runs passes here: the driver's words go to the log (as the cause), never into a body. */

@@ -1,7 +1,10 @@
 import SQLite from 'better-sqlite3'
 import { Kysely, OperationNodeTransformer, PrimitiveValueListNode, SqliteDialect, ValueNode, WithSchemaPlugin, type KyselyPlugin, type PluginTransformResultArgs, type QueryResult, type RootOperationNode, type UnknownRow } from 'kysely'
 import t from 'tap'
-import { largestTemplateKeys, padKeys, StatementTemplates } from '../../plugin/load/statement-templates.js'
+import { executorPlugins, largestTemplateKeys, padKeys, reusesStatements, StatementTemplates } from '../../plugin/load/statement-templates.js'
+import expandPlugin, { defineResource } from '../../plugin/index.js'
+import Fastify from 'fastify'
+import { Type } from '@sinclair/typebox'
 
 interface Tables { pets: { id: number; name: string } }
 
@@ -129,4 +132,76 @@ t.test('on a Kysely instance with plugins every statement is built and compiled:
   t.same(await names(), ['tenant_a secret'])
   tenant = 'tenant_b'
   t.same(await names(), ['tenant_b secret'], "the second tenant's rows, not the first's")
+})
+
+/**
+ * A Kysely instance as a release that changed its internals would show it:
+ * `hide` names what is missing. Every other member is the real one, bound to
+ * the real instance (Kysely keeps its state in private fields).
+ */
+function withoutInternals (db: Kysely<Tables>, hide: 'getExecutor' | 'plugins'): Kysely<Tables> {
+  const bound = <T extends object>(target: T, replace: (name: string | symbol) => unknown) => new Proxy(target, {
+    get (target, name) {
+      const replaced = replace(name)
+      if (replaced !== bound) return replaced
+      const value = Reflect.get(target, name, target) as unknown
+      return typeof value === 'function' ? value.bind(target) : value
+    },
+  })
+  return bound(db, (name) => {
+    if (name !== 'getExecutor') return bound
+    if (hide === 'getExecutor') return undefined
+    return () => bound(db.getExecutor(), (inner) => inner === 'plugins' ? undefined : bound)
+  })
+}
+
+for (const hide of ['getExecutor', 'plugins'] as const) {
+  t.test(`a Kysely without ${hide === 'getExecutor' ? 'getExecutor()' : "its executor's plugins"}: every statement is built, rows still right`, async (t) => {
+    const real = await petsDatabase()
+    t.teardown(() => real.destroy())
+    t.same(executorPlugins(real), [], 'the Kysely in use exposes the internal')
+    t.equal(reusesStatements(real), true)
+    const db = withoutInternals(real, hide)
+    t.equal(executorPlugins(db), undefined)
+    t.equal(reusesStatements(db), false)
+    const templates = new StatementTemplates()
+    const site = {}
+    let builds = 0
+    const byIds = (ids: number[]) => templates.rowsByKeys(db, site, ids, (keys) => {
+      builds++
+      return db.selectFrom('pets').select('name').where('id', 'in', keys as number[]).orderBy('id')
+    })
+    t.same(await byIds([1, 2]), [{ name: 'Pet 1' }, { name: 'Pet 2' }])
+    t.same(await byIds([3, 4]), [{ name: 'Pet 3' }, { name: 'Pet 4' }])
+    t.same(await byIds([5, 6]), [{ name: 'Pet 5' }, { name: 'Pet 6' }])
+    t.equal(builds, 3, 'built every time: no template is kept')
+  })
+}
+
+t.test('the plugin warns at startup when its Kysely lacks the internal, and still answers', async (t) => {
+  const real = await petsDatabase()
+  t.teardown(() => real.destroy())
+  const warnings: string[] = []
+  const app = Fastify({ logger: { level: 'warn', stream: { write: (line: string) => { warnings.push(JSON.parse(line).msg) } } } })
+  t.teardown(() => app.close())
+  const Pet = defineResource({ name: 'Pet', table: 'pets', schema: Type.Object({ id: Type.Integer(), name: Type.String() }), fields: ['id', 'name'] })
+  await app.register(expandPlugin, { db: withoutInternals(real, 'getExecutor'), resources: [Pet] })
+  app.expand.routes('/pets', Pet)
+  await app.ready()
+  t.match(warnings, [/getExecutor\(\)\.plugins.*built for every request/])
+  for (let run = 0; run < 2; run++) {
+    const reply = await app.inject('/pets/2')
+    t.equal(reply.body, '{"id":2,"name":"Pet 2"}')
+  }
+})
+
+t.test('no startup warning on the Kysely in use', async (t) => {
+  const db = await petsDatabase()
+  t.teardown(() => db.destroy())
+  const warnings: string[] = []
+  const app = Fastify({ logger: { level: 'warn', stream: { write: (line: string) => { warnings.push(line) } } } })
+  t.teardown(() => app.close())
+  await app.register(expandPlugin, { db, resources: [] })
+  await app.ready()
+  t.same(warnings, [])
 })
