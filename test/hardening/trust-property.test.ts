@@ -39,6 +39,9 @@ import {
 
 type Answer = JsonReply
 
+const errorKeys = '["statusCode","code","error","message"]'
+
+/** Fastify's error shape with this status and code (any code when `code` is undefined). */
 function errorShapeProblem (answer: Answer, status: number, error: string, code?: string): string | undefined {
   const body = answer.body as Record<string, unknown> | undefined
   if (body === undefined || typeof body !== 'object' || body === null) return `not a JSON object: ${answer.text}`
