@@ -180,6 +180,24 @@ test('describeRoute and components, without @fastify/swagger', async (t) => {
   t.throws(() => expandOpenApi({ resources, cacheSize: -1 }), /cacheSize/, 'the plugin options are checked as the plugin checks them')
 })
 
+test('defaultExpand: the expand parameter says what its absence expands, and takes the empty value', async (t) => {
+  const documentation = expandOpenApi({ resources })
+  const list: Json = documentation.describeRoute({ resource: Pet, list: true, permitListExpands: ['owner', 'toys'], defaultExpand: ['owner', 'toys'] })
+  t.same(list.querystring.expand, {
+    type: 'array',
+    items: { type: 'string', enum: ['', 'owner', 'toys', '*', '~all'] },
+    description: 'Relations to expand (depth 5 at most). Comma-separated or repeated; dot notation reaches nested relations. This list route permits only the paths listed. ' +
+      '`*` or `~all` expands every permitted relation of a level. Without this parameter, `owner`, `toys` are expanded; `expand=` (empty) expands none.',
+    default: ['owner', 'toys'],
+  })
+  const detail: Json = documentation.describeRoute({ resource: 'Pet', defaultExpand: ['owner'] })
+  t.match(detail.querystring.expand.description, /Without this parameter, `owner` is expanded; `expand=` \(empty\) expands none\.$/)
+  t.same(detail.querystring.expand.default, ['owner'])
+  const plain: Json = documentation.describeRoute({ resource: 'Pet' })
+  t.notOk('default' in plain.querystring.expand, 'no defaultExpand, no default')
+  t.notMatch(plain.querystring.expand.description, /Without this parameter/)
+})
+
 test('path enumeration is bounded on cyclic graphs', async (t) => {
   const Node = defineResource({
     name: 'Node',
