@@ -198,6 +198,19 @@ test('defaultExpand: the expand parameter says what its absence expands, and tak
   t.notMatch(plain.querystring.expand.description, /Without this parameter/)
 })
 
+test('a to-many relation with limit is documented with maxItems, as ids and expanded', async (t) => {
+  const Shelf = defineResource({
+    name: 'Shelf',
+    schema: Type.Object({ id: Type.Integer(), toys: Type.Array(Type.Integer()) }),
+    fields: ['id', 'toys'],
+    expandable: { toys: [Toy, { many: true, foreignKey: 'shelf_id', limit: 2 }] },
+  })
+  const documentation = expandOpenApi({ resources: [Shelf, Toy] })
+  documentation.describeRoute({ resource: Shelf })
+  const toys: Json = (documentation.components() as Json).Shelf.properties.toys
+  t.same(toys.anyOf.map((member: Json) => [member.type, member.maxItems]), [['array', 2], ['array', 2]])
+})
+
 test('path enumeration is bounded on cyclic graphs', async (t) => {
   const Node = defineResource({
     name: 'Node',
