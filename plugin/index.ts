@@ -192,6 +192,7 @@ export type { CacheStats } from './compile/serializer-cache.js'
 export type { ResourceRoutesOptions, ListPage } from './load/resource-routes.js'
 export type { Row } from './load/selection.js'
 export { cachePreparedStatements, type StatementCacheOptions } from './load/statement-cache.js'
+export { databaseFailure } from './load/statement-templates.js'
 export {
   UnknownFieldError,
   NotPermittedError,
@@ -205,9 +206,12 @@ export {
   ForbiddenError,
   InvalidDataError,
   DatabaseError,
+  UnavailableError,
+  RequestAbortedError,
   requestErrorCodes,
   loadingErrorCodes,
   accessErrorCodes,
   serverErrorCodes,
+  unavailableErrorCodes,
 } from './errors.js'
 export * from './openapi/index.js'
