@@ -215,3 +215,21 @@ t.test('defineResource checks limit', async (t) => {
   t.doesNotThrow(define({ comments: [Comment, { many: true, foreignKey: 'post_id', limit: 1 }] }))
   t.doesNotThrow(define({ comments: [Comment, { many: true, through, limit: 1 }] }))
 })
+
+t.test('maxObjects counts the rows loaded: a limit keeps a response under it', async (t) => {
+  const database = await dialects()[0]!.open()
+  t.teardown(() => database.close())
+  await seed(database.db)
+  const app = Fastify()
+  await app.register(expandPlugin, { db: database.db, resources: [Post, Comment, Tag], maxObjects: 4 })
+  app.expand.routes('/posts', Post)
+  await app.ready()
+  t.teardown(() => app.close())
+  // Three comments of post 1 (of five) and one of post 2: four objects.
+  const limited = await app.inject('/posts?expand=first_comments&fields=id,first_comments')
+  t.equal(limited.statusCode, 200)
+  t.same(limited.json().data.map((post: { first_comments: unknown[] }) => post.first_comments.length), [3, 1, 0])
+  const over = await app.inject('/posts?expand=first_comments,first_tags&fields=id,first_comments,first_tags')
+  t.equal(over.statusCode, 400, 'four comments and three tags are seven objects')
+  t.equal(over.json().code, 'FST_EXPAND_TOO_LARGE')
+})
