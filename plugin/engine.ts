@@ -75,7 +75,8 @@ export class ExpandEngine {
         defaultExpand.push(Object.freeze(path.split('.')))
       }
     }
-    return Object.freeze({ ...target, id: this.nextTargetId++, defaultExpand: defaultExpand === undefined ? undefined : Object.freeze(defaultExpand) })
+    // An empty list expands nothing, as no list does: one plan for an absent and an empty expand.
+    return Object.freeze({ ...target, id: this.nextTargetId++, defaultExpand: defaultExpand === undefined || defaultExpand.length === 0 ? undefined : Object.freeze(defaultExpand) })
   }
 
   /**

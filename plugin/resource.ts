@@ -256,7 +256,7 @@ function checkRelationDefinition (relation: unknown, fail: (message: string) => 
     if (options.many !== true) fail('orderBy orders the rows of a to-many relation: it needs many: true')
   }
   if (options.limit !== undefined) {
-    if (!isPositiveInteger(options.limit)) fail(`limit ${String(options.limit)} must be a positive integer (the most related rows shown per parent)`)
+    if (!isPositiveInteger(options.limit) || !Number.isSafeInteger(options.limit)) fail(`limit ${String(options.limit)} must be a positive integer (the most related rows shown per parent)`)
     if (options.many !== true) fail('limit bounds the rows of a to-many relation: it needs many: true')
     if (options.foreignKey === undefined && options.through === undefined) {
       fail('limit bounds the rows loaded from the database: it needs foreignKey or through')

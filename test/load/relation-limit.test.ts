@@ -204,7 +204,7 @@ for (const dialect of dialects()) {
 t.test('defineResource checks limit', async (t) => {
   const schema = Type.Object({ id: Type.Integer(), comments: Type.Array(Type.Integer()), first: Type.Integer() })
   const define = (expandable: Record<string, unknown>) => () => defineResource({ name: 'Post', table: 'posts', schema, fields: ['id'], expandable: expandable as never })
-  for (const limit of [0, -1, 1.5, '2', null]) {
+  for (const limit of [0, -1, 1.5, 1e21, '2', null]) {
     t.throws(define({ comments: [Comment, { many: true, foreignKey: 'post_id', limit }] }),
       { code: 'FST_EXPAND_INVALID_DEFINITION', message: `Resource 'Post': expandable field 'comments': limit ${String(limit)} must be a positive integer (the most related rows shown per parent)` })
   }
