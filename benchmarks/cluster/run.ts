@@ -425,6 +425,7 @@ async function main (): Promise<number> {
   const served: Record<string, number> = {}
   for (const sample of samples) if (sample.server !== '') served[sample.server] = (served[sample.server] ?? 0) + 1
   const rssMax = rss.map((values) => Math.max(0, ...values))
+  const rssFirst = rss.map((values) => values[0] ?? 0)
   const rssLast = rss.map((values) => values.at(-1) ?? 0)
   const checks: Array<[string, boolean]> = [
     ['no wrong body', wrongBodies === 0],
@@ -444,7 +445,7 @@ async function main (): Promise<number> {
     `(b) PostgreSQL restart (pg_ctl restart -m fast): ${inB.length} requests in ${seconds(b.to - b.from)} s, not 200: ${kinds(failedB)}; undocumented: ${undocumentedB.length}`,
     `(b) PostgreSQL back ${seconds(postgresBack - b.from)} s after the restart began; first 200 from each instance after that (asked directly): ${recovery.map((value, index) => `instance${index + 1} ${value.toFixed(2)} s`).join(', ')}; through HAProxy: ${firstOkThroughHaproxy.map((value, index) => `instance${index + 1} ${value}`).join(', ')}`,
     `failed outside (a) and (b): ${kinds(failedOutside)}`,
-    `RSS max (last) per instance: ${rssMax.map((value, index) => `instance${index + 1} ${value.toFixed(0)} MB (${rssLast[index].toFixed(0)} MB)`).join(', ')}; ${rss.reduce((sum, values) => sum + values.length, 0)} samples every 100 ms`,
+    `RSS per instance, first / max / last sample: ${rssMax.map((value, index) => `instance${index + 1} ${rssFirst[index].toFixed(0)} / ${value.toFixed(0)} / ${rssLast[index].toFixed(0)} MB`).join(', ')} (${rss.reduce((sum, values) => sum + values.length, 0)} samples, every 100 ms during the load; instance2's from both of its processes)`,
     `HAProxy server state changes: ${stateChanges.join('; ') || 'none'}`,
   ]
   console.log('\n' + lines.join('\n') + '\n')
