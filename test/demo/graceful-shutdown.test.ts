@@ -24,7 +24,7 @@ function get (url: string): Promise<Answer> {
   })
 }
 
-test('SIGTERM: /health says draining, requests in flight and during the drain finish with 200, then connections are refused and the process exits 0', { timeout: 15_000 }, async (t) => {
+test('SIGTERM: /health says draining, requests in flight and during the drain finish with 200, then connections are refused and the process exits 0', { timeout: 30_000 }, async (t) => {
   const env: NodeJS.ProcessEnv = { ...process.env, PORT: '0', HOST: '127.0.0.1', SQLITE_FILE: ':memory:', LOG_LEVEL: 'info', DRAIN_MS: String(drainMs) }
   delete env.DATABASE_URL
   const server = spawn(process.execPath, ['--import', 'tsx', join(repository, 'demo/server.ts')], { cwd: repository, env, stdio: ['ignore', 'pipe', 'pipe'] })
