@@ -249,11 +249,11 @@ async function startInstance (index: number): Promise<number> {
   instances[index] = entry
   const exited = new Promise<never>((_resolve, reject) => child.once('exit', (code) => reject(new Error(`instance${index + 1} exited (${code}) while starting: ${readFileSync(join(directory, `instance${index + 1}.log`), 'utf8').slice(-2000)}`))))
   exited.catch(() => {})
-  return Promise.race([exited, waitFor(`instance${index + 1} answering`, async () => (await fetch(`http://127.0.0.1:${ports.instances[index]}/health`)).status === 200, 60_000)])
+  return Promise.race([exited, waitFor(`instance${index + 1} answering`, async () => (await fetch(`http://127.0.0.1:${ports.instances[index]}/health`, { signal: AbortSignal.timeout(2000) })).status === 200, 60_000)])
 }
 
 async function serverStates (): Promise<Record<string, string>> {
-  const csv = await (await fetch(`http://127.0.0.1:${ports.stats}/stats;csv`)).text()
+  const csv = await (await fetch(`http://127.0.0.1:${ports.stats}/stats;csv`, { signal: AbortSignal.timeout(2000) })).text()
   const states: Record<string, string> = {}
   for (const line of csv.split('\n')) {
     const columns = line.split(',')
@@ -281,7 +281,7 @@ const expected: Array<{ status: number, body: string }> = []
 async function expectedBodies (): Promise<void> {
   for (const [index, url] of urls.entries()) {
     const answers = await Promise.all(ports.instances.map(async (port) => {
-      const response = await fetch(`http://127.0.0.1:${port}${url}`)
+      const response = await fetch(`http://127.0.0.1:${port}${url}`, { signal: AbortSignal.timeout(10_000) })
       return { status: response.status, body: await response.text() }
     }))
     if (answers.some((answer) => answer.status !== answers[0].status || answer.body !== answers[0].body)) fail(`the instances disagree on ${url}`)
@@ -386,7 +386,7 @@ async function main (): Promise<number> {
   log(`(b) PostgreSQL back after ${seconds(postgresBack - b.from)} s`)
   // Each instance asked directly, every 25 ms, until it answers a database route with 200.
   const recovered = await Promise.all(ports.instances.map((port) => waitFor(`instance on ${port} answering 200 after the restart`,
-    async () => (await fetch(`http://127.0.0.1:${port}/pets/1?expand=owner`)).status === 200, 30_000, 25)))
+    async () => (await fetch(`http://127.0.0.1:${port}/pets/1?expand=owner`, { signal: AbortSignal.timeout(5000) })).status === 200, 30_000, 25)))
   const recovery = recovered.map((at) => (at - postgresBack) / 1000)
   log(`(b) every instance answers 200 again: ${recovery.map((value, index) => `instance${index + 1} ${value.toFixed(2)} s`).join(', ')} after PostgreSQL was back`)
   await sleep(2000)
