@@ -13,6 +13,8 @@ import { keyColumn, selectLevel, tableOf, type Row } from './selection.js'
 export interface ResourceRoutesOptions {
   /** Paths a list request may expand (prefixes included); absent: every path. */
   permitListExpands?: readonly string[]
+  /** Paths expanded, on both routes, when the request has no `expand` parameter (list: each permitted by permitListExpands). */
+  defaultExpand?: readonly string[]
   /** Rows per page when `limit` is not given (default 20). */
   pageSize?: number
   /** A larger `limit` is clamped to this (default 100). */
@@ -26,7 +28,7 @@ export interface ListPage<T = Row> {
   total: number
 }
 
-const routesOptionKeys = new Set(['permitListExpands', 'pageSize', 'maxPageSize'])
+const routesOptionKeys = new Set(['permitListExpands', 'pageSize', 'maxPageSize', 'defaultExpand'])
 
 /** What the OpenAPI documentation needs to know of a route `routes()` registered. */
 export type GeneratedRoute =
@@ -76,7 +78,7 @@ export function registerResourceRoutes (
   const primaryKeySchema = identifierSchema(node.sourceSchemas.get(node.primaryKey))
   const countSite = {}
 
-  const listSetting = { resource: node.resource, list: true, envelope: 'data', permitListExpands: options.permitListExpands }
+  const listSetting = { resource: node.resource, list: true, envelope: 'data', permitListExpands: options.permitListExpands, defaultExpand: options.defaultExpand }
   generatedRoutes.set(listSetting, { kind: 'list', pageSize, maxPageSize })
   app.get(prefix, {
     expandable: listSetting,
@@ -111,7 +113,7 @@ export function registerResourceRoutes (
     return { data: rows, limit, offset, total: Number(count!.total) } satisfies ListPage
   })
 
-  const detailSetting = { resource: node.resource }
+  const detailSetting = { resource: node.resource, defaultExpand: options.defaultExpand }
   generatedRoutes.set(detailSetting, { kind: 'detail' })
   app.get(`${prefix}/:id`, {
     expandable: detailSetting,
