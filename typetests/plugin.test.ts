@@ -16,6 +16,7 @@ import expandPlugin, {
   RecursiveError,
   TooDeepError,
   TooLargeError,
+  UnavailableError,
   UnknownFieldError,
   type AnyResource,
   type ExpandableRouteOptions,
@@ -117,6 +118,8 @@ describe('error classes', () => {
     expect(new DatabaseError({ cause: new Error('x') }).code).type.toBe<'FST_EXPAND_DATABASE_ERROR'>()
     expect(new InvalidDefinitionError('x').code).type.toBe<'FST_EXPAND_INVALID_DEFINITION'>()
     expect(new InvalidOptionError('x').code).type.toBe<'FST_EXPAND_INVALID_OPTION'>()
+    expect(new UnavailableError({ cause: new Error('x') }).code).type.toBe<'FST_EXPAND_UNAVAILABLE'>()
+    expect(new UnavailableError({ cause: new Error('x') }).statusCode).type.toBe<503>()
   })
 
   test('take their documented arguments', () => {
