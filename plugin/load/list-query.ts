@@ -372,7 +372,8 @@ export function readTyped (type: ValueType, raw: string, written: string): unkno
 /** The condition of one filter, through its relations (`IN` subqueries, each with the related resource's scope). */
 function filterCondition (requested: RequestedFilter, root: ResourceNode, context: LoadContext, values: unknown[]): [Condition, string | null] {
   const { filter, operator, value } = requested
-  let shape: string | null = `${filter.path}[${operator}]${operator === 'in' ? (value as unknown[]).length : ''}`
+  // `in` binds as many values as it has; `null` binds none, its value is in the text.
+  let shape: string | null = `${filter.path}[${operator}]${operator === 'in' ? (value as unknown[]).length : operator === 'null' ? String(value) : ''}`
   // Values in statement order: each hop's scope first, then the filter's own.
   const scopes: Array<Expression<SqlBool> | undefined> = filter.hops.map((hop) => {
     const scope = context.scope(hop.target)
