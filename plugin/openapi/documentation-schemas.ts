@@ -6,8 +6,8 @@ import { exampleValue } from './schema-examples.js'
  * Response schemas for documentation only. Unlike the per-request schemas of
  * compile/, they describe every combination a route can answer with at
  * once, so a relation the client may expand is a union of its identifier and
- * its object. Such unions must never reach fast-json-stringify (FINDINGS:
- * anyOf falls back to Ajv at runtime), which is why these schemas are only
+ * its object. Such unions must never reach fast-json-stringify (it validates
+ * anyOf with Ajv at runtime), which is why these schemas are only
  * handed to the documentation generator.
  *
  * `required` describes the default response, the one without `fields` or
@@ -141,7 +141,8 @@ function levelSchema (
   const describe = (name: string, inDefaults: boolean): boolean => {
     const relation = node.relations.get(name)
     const idSchema = node.fieldSchemas.get(name)!
-    const present = !node.optionalFields.has(name)
+    // A resource with fieldsFor may leave any field out for some request.
+    const present = !node.optionalFields.has(name) && node.resource.fieldsFor === undefined
     if (relation === undefined) {
       properties[name] = idSchema
       return inDefaults && present

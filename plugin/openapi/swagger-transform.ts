@@ -1,5 +1,5 @@
 import type { FastifySchema, RouteOptions } from 'fastify'
-import { loadingErrorCodes, requestErrorCodes, serverErrorCodes } from '../errors.js'
+import { accessErrorCodes, loadingErrorCodes, requestErrorCodes, serverErrorCodes } from '../errors.js'
 import { generatedRouteOf, type GeneratedRoute } from '../load/resource-routes.js'
 import { resolveOptions, type ExpandPluginOptions, type ResolvedOptions } from '../options.js'
 import { permittedPaths } from '../plan/permitted.js'
@@ -45,10 +45,12 @@ export interface ExpandableRouteDocumentation {
   /**
    * 200: the success body, the resource with every relation as identifier or
    * object (the transform files it under 200 for GET and `2XX` for other
-   * methods); 400: the expansion errors; 404: a detail route of
-   * `app.expand.routes` without the row; 500: the plugin's server errors.
+   * methods); 400: the expansion errors; 403: a field `fieldsFor` hides (where
+   * a resource the route can show has `fieldsFor`); 404: a detail route of
+   * `app.expand.routes` without the row; 414: a path parameter longer than
+   * Fastify's `maxParamLength`; 500: the plugin's server errors.
    */
-  response: { 200: JsonSchema; 400: JsonSchema; 404?: JsonSchema; 500: JsonSchema }
+  response: { 200: JsonSchema; 400: JsonSchema; 403?: JsonSchema; 404?: JsonSchema; 414?: JsonSchema; 500: JsonSchema }
 }
 
 /** What describeRoute needs to know of the route beyond its `expandable` setting. */
@@ -57,6 +59,8 @@ export interface RouteDocumentationContext {
   validated?: boolean
   /** The route is one of `app.expand.routes`: its pages, its 404. Found by the transform. */
   generated?: GeneratedRoute
+  /** The route's URL has path parameters (Fastify's 414 `FST_ERR_MAX_PARAM_LENGTH`). */
+  pathParameters?: boolean
 }
 
 export interface ExpandOpenApi {
@@ -124,6 +128,8 @@ export function expandOpenApi (pluginOptions: ExpandPluginOptions, documentation
       500: serverErrorSchema(generated !== undefined),
     }
     if (generated?.kind === 'detail') response[404] = notFoundSchema(node)
+    if (reachesFieldRules(node)) response[403] = forbiddenSchema()
+    if (context.pathParameters === true || generated?.kind === 'detail') response[414] = uriTooLongSchema()
     return { querystring: expansionParameters(node, enumeration, permitted !== undefined, maxDepth, showable, options), response }
   }
 
@@ -142,7 +148,7 @@ export function expandOpenApi (pluginOptions: ExpandPluginOptions, documentation
     if (document === undefined) throw new TypeError("expandOpenApi: the transform documents OpenAPI 3 only; give @fastify/swagger an 'openapi' option")
     const schema = (previous.schema ?? {}) as FastifySchema & Record<string, unknown>
     const validated = ['querystring', 'params', 'body', 'headers'].some((key) => schema[key] !== undefined)
-    const described = describeRoute(setting, { validated, generated: generatedRouteOf(setting) })
+    const described = describeRoute(setting, { validated, generated: generatedRouteOf(setting), pathParameters: /[:{]/.test(route.url) })
     const routeName = `${String(route.method)} ${route.url}`
 
     const querystring = (schema.querystring ?? { type: 'object' }) as JsonSchema
@@ -221,7 +227,7 @@ function isBodyless (value: unknown): boolean {
 /** The error responses the route may answer with that the route does not document itself. */
 function errorResponses (response: Record<string, unknown>, described: ExpandableRouteDocumentation['response']): Record<string, unknown> {
   const added: Record<string, unknown> = {}
-  for (const status of ['400', '404', '500'] as const) {
+  for (const status of ['400', '403', '404', '414', '500'] as const) {
     const schema = described[status]
     if (schema !== undefined && response[status] === undefined) added[status] = schema
   }
@@ -358,6 +364,28 @@ function requestErrorSchema (validated: boolean): JsonSchema {
   const codes: string[] = [...requestErrorCodes, ...loadingErrorCodes]
   if (validated) codes.push('FST_ERR_VALIDATION')
   return errorBody('Invalid expand, fields or omit, a response over maxObjects, or another invalid parameter', 400, { type: 'string', enum: codes }, true)
+}
+
+/** Whether the resource, or one it can reach through relations, decides per request which fields are shown. */
+function reachesFieldRules (node: ResourceNode): boolean {
+  const seen = new Set<ResourceNode>()
+  const visit = (current: ResourceNode): boolean => {
+    if (seen.has(current)) return false
+    seen.add(current)
+    if (current.resource.fieldsFor !== undefined) return true
+    for (const relation of current.relations.values()) if (visit(relation.target)) return true
+    return false
+  }
+  return visit(node)
+}
+
+function forbiddenSchema (): JsonSchema {
+  return errorBody('expand or fields names a field this request may not see', 403, { type: 'string', enum: [...accessErrorCodes] }, true)
+}
+
+/** Fastify's answer to a path parameter over its `maxParamLength` server option (default 100). */
+function uriTooLongSchema (): JsonSchema {
+  return errorBody('A path parameter longer than the server allows', 414, { type: 'string', enum: ['FST_ERR_MAX_PARAM_LENGTH'] }, true)
 }
 
 function notFoundSchema (node: ResourceNode): JsonSchema {

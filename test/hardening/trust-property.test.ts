@@ -4,7 +4,7 @@ import t, { type Test } from 'tap'
 import { isDeepStrictEqual } from 'node:util'
 import { dialects, type Dialect, type TestDatabase } from '../fixtures/dialects.js'
 import { Pet, Person, openSeeded, resources } from '../fixtures/tables.js'
-import { buildApp } from '../helpers/app.js'
+import { buildApp, getJson, type JsonReply } from '../helpers/app.js'
 import { propertyParameters } from './support.js'
 import {
   InvalidData,
@@ -37,18 +37,7 @@ import {
  * FC_SEED replays a seed that a failure printed, FC_RUNS changes the runs.
  */
 
-interface Answer { status: number; text: string; body: unknown }
-
-async function ask (app: FastifyInstance, url: string): Promise<Answer> {
-  const reply = await app.inject({ method: 'GET', url })
-  let body: unknown
-  try {
-    body = JSON.parse(reply.body)
-  } catch {
-    body = undefined
-  }
-  return { status: reply.statusCode, text: reply.body, body }
-}
+type Answer = JsonReply
 
 const errorKeys = '["statusCode","code","error","message"]'
 
@@ -175,7 +164,7 @@ t.test('A. numbers from clients: never a 5xx, the documented 200/400/404, and th
     const url = numbersUrl(request)
     const answers: Array<{ name: string; answer: Answer }> = []
     for (const { name, app } of apps) {
-      const answer = await ask(app, url)
+      const answer = await getJson(app, url)
       const problem = numbersProblem(request, answer)
       if (problem !== undefined) throw new Error(`${name} GET ${url}: ${problem}`)
       answers.push({ name, answer })
@@ -240,7 +229,7 @@ t.test('B. handler data: a 200 with exactly the reference body when it fits the 
     const search = itemQueryString(query)
     const url = `${routeOf[kind]}${search === '' ? '' : `?${search}`}`
     current = data
-    const answer = await ask(app, url)
+    const answer = await getJson(app, url)
     const context = `GET ${url} (${changed}; data ${show(data)})`
     if (why === '') {
       fits++
@@ -280,7 +269,7 @@ t.test('C. a failing statement: every 5xx is the bare FST_EXPAND_DATABASE_ERROR 
       const { db } = database
       // Warm every cache (plans, serializers, compiled statements) before the schema moves under them.
       for (const url of ['/pets?expand=owner.employer,sold_from,toys', '/pets/1?expand=*', '/people?expand=*', '/people/2', '/handwritten?expand=*', '/handwritten/2?expand=owner']) {
-        const answer = await ask(app, url)
+        const answer = await getJson(app, url)
         t.equal(answer.status, 200, `${url} works before the schema changes`)
       }
       await db.schema.alterTable('toys').renameTo('toys_moved').execute()
@@ -289,7 +278,7 @@ t.test('C. a failing statement: every 5xx is the bare FST_EXPAND_DATABASE_ERROR 
       let failed = 0
       await fc.assert(fc.asyncProperty(brokenRequest, async ({ path, expand }) => {
         const url = expand === undefined ? path : `${path}?expand=${encodeURIComponent(expand.join(','))}`
-        const answer = await ask(app, url)
+        const answer = await getJson(app, url)
         for (const word of driverWords) {
           if (answer.text.toLowerCase().includes(word.toLowerCase())) throw new Error(`GET ${url}: ${answer.status} body names '${word}': ${answer.text}`)
         }

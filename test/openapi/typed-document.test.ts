@@ -72,7 +72,7 @@ async function documentedApp (declare: (app: FastifyInstance) => void, documenta
 const storedPet = { id: 1, name: 'Garfield', species: 'cat', owner: 7, sold_from: null, toys: [4] }
 
 test('item 1: a generated detail route documents 200, 400 (with FST_ERR_VALIDATION), 404 and 500 in Fastify\'s error shape', async (t) => {
-  t.same(Object.keys(operationOf(document, '/pets/{id}').responses), ['200', '400', '404', '500'])
+  t.same(Object.keys(operationOf(document, '/pets/{id}').responses), ['200', '400', '404', '414', '500'], 'a path parameter: 414 when it is too long')
   t.same(bodySchema(document, '/pets/{id}', '404'), notFoundPet)
   t.same(bodySchema(document, '/pets/{id}', '500'), serverError)
   t.same(bodySchema(document, '/pets/{id}', '400').properties.code.enum.at(-1), 'FST_ERR_VALIDATION', ':id is validated')
@@ -128,7 +128,7 @@ test('item 1: a failing statement and data that does not fit are the documented 
   t.ok(validatorOf(doc, bodySchema(doc, '/pets', '500'))(failed.json()), 'the database error fits the list 500')
   t.ok(validatorOf(doc, bodySchema(doc, '/pets/{id}', '500'))((await app.inject('/pets/1?expand=toys')).json()), 'and the detail 500')
 
-  t.same(Object.keys(operationOf(doc, '/broken/{id}').responses), ['200', '400', '500'], 'a handler route: no 404')
+  t.same(Object.keys(operationOf(doc, '/broken/{id}').responses), ['200', '400', '414', '500'], 'a handler route: no 404')
   const handlerError = bodySchema(doc, '/broken/{id}', '500')
   t.same(handlerError, {
     description: 'Data that does not fit the response, or a failed database statement, or an error of the handler',
@@ -162,11 +162,11 @@ test('item 1: success is 200 for GET, 2XX for other methods, or the 2xx status a
   })
   t.teardown(() => app.close())
   const pet = { $ref: '#/components/schemas/Pet' }
-  t.same(Object.keys(operationOf(doc, '/pets/{id}').responses), ['200', '400', '500'])
+  t.same(Object.keys(operationOf(doc, '/pets/{id}').responses), ['200', '400', '414', '500'])
   t.same(Object.keys(operationOf(doc, '/pets', 'post').responses), ['400', '500', '2XX'], 'POST: any 2xx')
   t.same(bodySchema(doc, '/pets', '2XX', 'post'), pet)
-  t.same(Object.keys(operationOf(doc, '/pets/{id}', 'put').responses), ['400', '500', '2XX'])
-  t.same(Object.keys(operationOf(doc, '/either/{id}', 'patch').responses), ['400', '500', '2XX'], 'one operation for GET and PATCH: 2XX fits both')
+  t.same(Object.keys(operationOf(doc, '/pets/{id}', 'put').responses), ['400', '414', '500', '2XX'])
+  t.same(Object.keys(operationOf(doc, '/either/{id}', 'patch').responses), ['400', '414', '500', '2XX'], 'one operation for GET and PATCH: 2XX fits both')
   const made = operationOf(doc, '/made', 'post').responses
   t.same(Object.keys(made), ['201', '400', '500'], 'the declared status, and no other success')
   t.equal(made['201'].description, 'Created', 'with its description')
@@ -351,4 +351,43 @@ test('item 7: a schema field a client may not name appears nowhere in the docume
   t.notMatch(text, /\bpin\b/)
   t.match(text, /"store"/, 'the fields a client may name are there')
   t.equal((await app.inject('/holders/1?expand=account')).body, '{"id":1,"account":{"id":1,"name":"a","store":2}}')
+})
+
+test('access: fields a fieldsFor may hide are not required, 403 is documented where a reachable resource has fieldsFor, 414 is the body Fastify writes', async (t) => {
+  const Owner = defineResource({
+    name: 'Owner',
+    schema: Type.Object({ id: Type.Integer(), name: Type.String(), email: Type.String() }),
+    fields: ['id', 'name', 'email'],
+    fieldsFor: (request) => (request.headers['x-role'] === 'admin' ? undefined : ['id', 'name']),
+  })
+  const Car = defineResource({
+    name: 'Car',
+    schema: Type.Object({ id: Type.Integer(), model: Type.String(), owner: Type.Integer() }),
+    fields: ['id', 'model', 'owner'],
+    expandable: { owner: Owner },
+  })
+  const Tyre = defineResource({ name: 'Tyre', schema: Type.Object({ id: Type.Integer() }), fields: ['id'] })
+  const options = { resources: [Car, Tyre] }
+  const app = Fastify()
+  await app.register(swagger, { openapi: { info: { title: 't', version: '1' } }, transform: openApiTransform(options) })
+  await app.register(expandPlugin, options)
+  app.get('/cars/:id', { expandable: { resource: Car } }, async (request) =>
+    isExpanded(request, 'owner') ? { id: 1, model: 'T', owner: { id: 2, name: 'Ann', email: 'ann@example.com' } } : { id: 1, model: 'T', owner: 2 })
+  app.get('/tyres', { expandable: { resource: Tyre, list: true } }, async () => [{ id: 1 }])
+  await app.ready()
+  t.teardown(() => app.close())
+  const doc = app.swagger() as Json
+
+  t.same(doc.components.schemas.Owner.required, undefined, 'any field of Owner may be hidden from a request')
+  t.same(doc.components.schemas.Car.required, ['id', 'model', 'owner'])
+  t.same(Object.keys(operationOf(doc, '/cars/{id}').responses), ['200', '400', '403', '414', '500'])
+  t.same(Object.keys(operationOf(doc, '/tyres').responses), ['200', '400', '500'], 'no fieldsFor within reach, no path parameter')
+
+  const ajv = new Ajv({ strict: false })
+  const forbidden = await app.inject('/cars/1?expand=owner&fields=owner.email')
+  t.equal(forbidden.statusCode, 403)
+  t.ok(ajv.validate(bodySchema(doc, '/cars/{id}', '403'), forbidden.json()), 'the real 403 fits its schema')
+  const tooLong = await app.inject(`/cars/${'1'.repeat(101)}`)
+  t.equal(tooLong.statusCode, 414)
+  t.ok(ajv.validate(bodySchema(doc, '/cars/{id}', '414'), tooLong.json()), `the real 414 fits its schema: ${tooLong.body}`)
 })
