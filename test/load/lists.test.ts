@@ -119,6 +119,26 @@ for (const dialect of dialects()) {
       t.same(ids(other.body), [2, 5], 'the same statement, another tenant')
     })
 
+    t.test("a scoped resource's list: its scope first, then the filters; templates serve each tenant its rows", async (t) => {
+      const app = await build(t, database, {}, (app) => {
+        app.expand.routes('/keepers', 'Keeper', { filter: { name: ['contains'], 'shelter.city': ['eq'], vip: ['eq'] }, sort: ['name'], pagination: 'cursor', pageSize: 1 })
+      })
+      for (let round = 0; round < 2; round++) {
+        const one = await get(app, database, '/keepers?filter[name][contains]=a&sort=-name', { 'x-tenant': '1' })
+        t.same(one.body.data, [{ id: 3, name: 'Eva Lima', vip: false }])
+        t.same(one.statements.map(plain), [
+          'select "keepers"."id" as "id", "keepers"."name" as "name", "keepers"."vip" as "vip", "keepers"."name" as "__expand_key_0", "keepers"."id" as "__expand_key_1" from "keepers" ' +
+          'where "keepers"."tenant" = ? and lower("keepers"."name") like lower(?) escape \'\\\' order by "keepers"."name" desc, "keepers"."id" asc limit ?',
+        ])
+        const rest = await get(app, database, `/keepers?filter[name][contains]=a&sort=-name&after=${encodeURIComponent(one.body.next)}`, { 'x-tenant': '1' })
+        t.same(rest.body, { data: [{ id: 1, name: 'Ana Costa', vip: true }], limit: 1, next: null })
+        const two = await get(app, database, '/keepers?filter[name][contains]=a&sort=-name', { 'x-tenant': '2' })
+        t.same(two.body, { data: [{ id: 2, name: 'Rui Costa', vip: false }], limit: 1, next: null })
+        t.same((await get(app, database, '/keepers?filter[shelter.city]=Lisbon&filter[vip]=false', { 'x-tenant': '1' })).body.data, [{ id: 3, name: 'Eva Lima', vip: false }])
+        t.same((await get(app, database, '/keepers?filter[shelter.city]=Lisbon', { 'x-tenant': '2' })).body.data, [])
+      }
+    })
+
     t.test('expansions and filters together', async (t) => {
       const reply = await get(app, database, '/animals?filter[keeper.vip]=true&expand=keeper.shelter&fields=id,keeper')
       t.same(reply.body, {
