@@ -139,7 +139,6 @@ export function registerResourceRoutes (
   const cursors = pagination === 'cursor'
   const listQuery = new ListQuery(node, options, `${node.qualifiedName} ${prefix}`, loading.cursorSecret, fail)
   const shared = sharedRouteOptions(options.route, fail)
-  const plainList = listQuery.filters.size === 0 && listQuery.sortFields.size === 0 && !cursors
   const ignoreHidden = engine.options.onInvalidExpand === 'ignore'
 
   const listSetting = { resource: node.resource, list: true, envelope: 'data', permitListExpands: options.permitListExpands }
@@ -172,7 +171,8 @@ export function registerResourceRoutes (
     },
     validatorCompiler: parameterReader({
       integers: cursors ? { limit: { minimum: 1 } } : { limit: { minimum: 1 }, offset: { minimum: 0 } },
-      list: plainList ? undefined : { query: listQuery, cursors },
+      // Every list reads filter[...] and sort, so that one it does not declare is a 400, never ignored.
+      list: { query: listQuery, cursors },
     }),
   }, async (request: FastifyRequest<{ Querystring: { limit?: number; offset?: number } }>) => {
     const limit = Math.min(request.query.limit ?? pageSize, maxPageSize)
@@ -183,7 +183,9 @@ export function registerResourceRoutes (
     // With a scope, the statements carry the request's condition first: templates per shape of that condition.
     const scope = loadContext.scope(node)
     const parts = loadContext.scopeParts(node)
-    if (plainList) {
+    const requested = listQuery.requestOf(request.query)
+    // A page in primary key order, unfiltered: the statements of a plain list.
+    if (!cursors && requested.filters.length === 0 && requested.sort.length === 0) {
       const [rows, count] = await Promise.all([
         templates.rows(db, plan.root, 'page', [limit, offset], ([limit, offset]) =>
           selectLevel(db, plan.root, scope).orderBy(primaryKeyColumn).limit(limit as number).offset(offset as number), false, parts),
@@ -193,7 +195,7 @@ export function registerResourceRoutes (
       return withTotal ? { data: rows, limit, offset, total: count! } satisfies ListPage : { data: rows, limit, offset } satisfies ListPage
     }
 
-    const list = listQuery.visibleTo(listQuery.requestOf(request.query), engine.visibilityFor(request), ignoreHidden)
+    const list = listQuery.visibleTo(requested, engine.visibilityFor(request), ignoreHidden)
     const keys = listQuery.keysOf(list)
     const values: unknown[] = []
     const { conditions, shape } = listQuery.conditions(list, loadContext, values)

@@ -180,6 +180,14 @@ for (const dialect of dialects()) {
       }
     })
 
+    t.test('a list without filters or sort fields refuses them rather than ignoring them', async (t) => {
+      const app = await build(t, database, {}, (app) => { app.expand.routes('/plain', Animal) })
+      t.same((await get(app, database, '/plain?filter[species]=cat')).body, badRequest('FST_EXPAND_BAD_FILTER', "Cannot filter Animal by 'species': this list has no filters"))
+      t.same((await get(app, database, '/plain?sort=name')).body, badRequest('FST_EXPAND_BAD_SORT', "Cannot sort Animal by 'name': this list has no sort fields"))
+      const plain = await get(app, database, '/plain?fields=id&limit=2&sort=')
+      t.same(plain.body, { data: [{ id: 1 }, { id: 2 }], limit: 2, offset: 0, total: 6 })
+    })
+
     t.test('403 FST_EXPAND_FORBIDDEN: a filter or sort on a field fieldsFor hides', async (t) => {
       const guest = { 'x-role': 'guest' }
       const forbidden = (message: string) => ({ statusCode: 403, code: 'FST_EXPAND_FORBIDDEN', error: 'Forbidden', message })
