@@ -1,5 +1,5 @@
 import type { FastifySchema, RouteOptions } from 'fastify'
-import { accessErrorCodes, loadingErrorCodes, requestErrorCodes, serverErrorCodes } from '../errors.js'
+import { accessErrorCodes, listErrorCodes, loadingErrorCodes, requestErrorCodes, serverErrorCodes } from '../errors.js'
 import { generatedRouteOf, type GeneratedRoute } from '../load/resource-routes.js'
 import { resolveOptions, type ExpandPluginOptions, type ResolvedOptions } from '../options.js'
 import { permittedPaths } from '../plan/permitted.js'
@@ -382,13 +382,9 @@ function requestErrorSchema (validated: boolean, listErrors: readonly string[]):
   return errorBody('Invalid expand, fields or omit, a response over maxObjects, or another invalid parameter', 400, { type: 'string', enum: codes }, true)
 }
 
-/** The list errors a generated list route can answer: those of the parameters it takes. */
+/** The list errors a generated list route can answer: every list reads filter[...] and sort (refusing undeclared ones); cursor lists read after. */
 function listCodes (generated: Extract<GeneratedRoute, { kind: 'list' }>): string[] {
-  const codes: string[] = []
-  if (generated.filters.length > 0) codes.push('FST_EXPAND_BAD_FILTER')
-  if (generated.sort.length > 0) codes.push('FST_EXPAND_BAD_SORT')
-  if (generated.pagination === 'cursor') codes.push('FST_EXPAND_BAD_CURSOR')
-  return codes
+  return generated.pagination === 'cursor' ? [...listErrorCodes] : listErrorCodes.filter((code) => code !== 'FST_EXPAND_BAD_CURSOR')
 }
 
 /** Whether the resource, or one it can reach through relations, decides per request which fields are shown. */
