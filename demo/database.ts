@@ -26,7 +26,12 @@ export interface DatabaseSettings {
 
 export function connect (settings: DatabaseSettings = {}): DemoDatabase {
   if (settings.databaseUrl !== undefined && settings.databaseUrl !== '') {
-    return new Kysely<DemoTables>({ dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: settings.databaseUrl, max: 10 }) }) })
+    const pool = new pg.Pool({ connectionString: settings.databaseUrl, max: 10 })
+    // A broken connection is reported as 'error' (idle: on the pool; in use: on its client): without a
+    // listener the process would exit. The query in flight is rejected and answered with a 503.
+    pool.on('error', (error) => console.error(`database connection lost: ${error.message}`))
+    pool.on('connect', (client) => client.on('error', (error) => console.error(`database connection lost: ${error.message}`)))
+    return new Kysely<DemoTables>({ dialect: new PostgresDialect({ pool }) })
   }
   const file = settings.sqliteFile ?? 'demo.db'
   const database = new SQLite(file)

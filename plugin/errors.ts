@@ -20,6 +20,11 @@ export const NotFoundError = createError<'FST_EXPAND_NOT_FOUND', 404, [string]>(
 // Server errors. Their bodies say what kind of failure it was, never what the data or the driver said.
 // Data a handler (or the database) produced does not fit the plan: the message names the resource and the path.
 export const InvalidDataError = createError<'FST_EXPAND_INVALID_DATA', 500, [string]>('FST_EXPAND_INVALID_DATA', '%s', 500)
+// The database cannot be reached (refused, dropped or timed-out connections, a server shutting down, too many
+// connections, a busy SQLite file): worth retrying, so a 503 with Retry-After; the driver's error is the `cause`.
+export const UnavailableError = createError<'FST_EXPAND_UNAVAILABLE', 503, [{ cause: unknown }]>('FST_EXPAND_UNAVAILABLE', 'Service Unavailable', 503)
+// The client went away while its relations were being loaded: the remaining statements are not run. Logged only.
+export const RequestAbortedError = createError<'FST_EXPAND_REQUEST_ABORTED', 499, []>('FST_EXPAND_REQUEST_ABORTED', 'The client closed the request before its relations were loaded', 499)
 // A statement the plugin ran failed: the driver's error is the `cause` (logged), never the body.
 export const DatabaseError = createError<'FST_EXPAND_DATABASE_ERROR', 500, [{ cause: unknown }]>('FST_EXPAND_DATABASE_ERROR', 'Internal Server Error', 500)
 
@@ -48,5 +53,8 @@ export const loadingErrorCodes = ['FST_EXPAND_TOO_LARGE'] as const
 
 /** Codes of a 500 the plugin itself answers: data that does not fit the plan, a failed statement. */
 export const serverErrorCodes = ['FST_EXPAND_INVALID_DATA', 'FST_EXPAND_DATABASE_ERROR'] as const
+
+/** Codes of a 503 the plugin answers when the database cannot be reached (with a Retry-After header). */
+export const unavailableErrorCodes = ['FST_EXPAND_UNAVAILABLE'] as const
 
 export type RequestErrorCode = typeof requestErrorCodes[number]

@@ -194,6 +194,7 @@ export type { ResourceRoutesOptions, ResourceRouteOptions, ListPage, CursorPage 
 export { filterOperators, type FilterOperator } from './load/list-query.js'
 export type { Row } from './load/selection.js'
 export { cachePreparedStatements, type StatementCacheOptions } from './load/statement-cache.js'
+export { databaseFailure } from './load/statement-templates.js'
 export {
   UnknownFieldError,
   NotPermittedError,
@@ -210,10 +211,13 @@ export {
   BadCursorError,
   InvalidDataError,
   DatabaseError,
+  UnavailableError,
+  RequestAbortedError,
   requestErrorCodes,
   loadingErrorCodes,
   accessErrorCodes,
   listErrorCodes,
   serverErrorCodes,
+  unavailableErrorCodes,
 } from './errors.js'
 export * from './openapi/index.js'

@@ -136,6 +136,7 @@ async function rowsOf<F extends ExpandedField | IdField> (
   keys: readonly unknown[],
   query: (context: LoadContext, field: F, keys: readonly unknown[]) => ReturnType<typeof relationRowsQuery>
 ): Promise<Row[]> {
+  context.ensureClientWaits()
   return await context.templates.rowsByKeys(context.db, field, keys, (keys) => query(context, field, keys), context.scopeParts(field.relation.target))
 }
 

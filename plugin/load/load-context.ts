@@ -1,6 +1,6 @@
 import type { FastifyRequest } from 'fastify'
 import { expressionBuilder, type Expression, type SqlBool } from 'kysely'
-import { TooLargeError } from '../errors.js'
+import { RequestAbortedError, TooLargeError } from '../errors.js'
 import type { ResourceNode } from '../resource-graph.js'
 import type { AnyKysely } from './selection.js'
 import { scopeParts, type ScopeParts, type StatementTemplates } from './statement-templates.js'
@@ -20,6 +20,8 @@ export interface LoadContext {
   scope(node: ResourceNode): Expression<SqlBool> | undefined
   /** The same condition split for statement templates (see `scopeParts`); undefined for every row. */
   scopeParts(node: ResourceNode): ScopeParts | undefined
+  /** Throws when the client has gone: the remaining statements of its request are not run. */
+  ensureClientWaits(): void
 }
 
 export function createLoadContext (
@@ -43,6 +45,9 @@ export function createLoadContext (
       const condition = rule(expressionBuilder(), request)
       scopes.set(node, condition)
       return condition
+    },
+    ensureClientWaits () {
+      if (request?.raw.socket?.destroyed === true) throw new RequestAbortedError()
     },
     scopeParts (node) {
       if (parts.has(node)) return parts.get(node)

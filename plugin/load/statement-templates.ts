@@ -1,6 +1,6 @@
 import { createQueryId, type Compilable, type CompiledQuery, type Expression, type SqlBool } from 'kysely'
 import { LruMap } from 'toad-cache'
-import { DatabaseError } from '../errors.js'
+import { DatabaseError, UnavailableError } from '../errors.js'
 import type { AnyKysely, Row } from './selection.js'
 
 /** Longer key lists are neither padded nor kept as templates: a statement costs memory per parameter. */
@@ -92,8 +92,50 @@ async function run (db: AnyKysely, compiled: CompiledQuery<unknown>): Promise<Ro
   try {
     return (await db.executeQuery(compiled)).rows as Row[]
   } catch (error) {
-    throw new DatabaseError({ cause: error })
+    throw databaseFailure(error)
   }
+}
+
+/**
+ * The error to answer for a driver's error: 503 `FST_EXPAND_UNAVAILABLE`
+ * (with Retry-After) when the database cannot be reached now, else 500
+ * `FST_EXPAND_DATABASE_ERROR`; the driver's error is the `cause`, for the
+ * log, never in the body. For the statements a handler runs itself
+ * (`app.expand.select(request)...execute()`): `catch (error) { throw databaseFailure(error) }`.
+ */
+export function databaseFailure (error: unknown): Error {
+  if (!isUnavailable(error)) return new DatabaseError({ cause: error })
+  const unavailable = new UnavailableError({ cause: error })
+  // Fastify's error handler sets an error's `headers` on the reply.
+  return Object.assign(unavailable, { headers: { 'retry-after': String(retryAfterSeconds) } })
+}
+
+/** What a client is told to wait before retrying when the database cannot be reached. */
+const retryAfterSeconds = 1
+
+/** Network errors of a connection, as Node reports them. */
+const connectionErrorCodes = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN'])
+/**
+ * PostgreSQL's SQLSTATEs of an unreachable or unavailable server: class 08
+ * (connection exception), 57P01-57P03 (shutting down, crashed, cannot connect
+ * now), 53300 (too many connections); SQLite's busy and locked files.
+ */
+const unavailableStates = /^(08...|57P0[123]|53300)$/
+
+/**
+ * Whether a statement failed because the database cannot be reached now,
+ * rather than because of the statement: pg's connection errors carry a Node
+ * code or a SQLSTATE, or (a connection that ends mid-query, a pool that
+ * times out) only their message.
+ */
+function isUnavailable (error: unknown): boolean {
+  if (typeof error !== 'object' || error === null) return false
+  const { code, message } = error as { code?: unknown; message?: unknown }
+  if (typeof code === 'string') {
+    if (connectionErrorCodes.has(code) || unavailableStates.test(code)) return true
+    if (code === 'SQLITE_BUSY' || code === 'SQLITE_LOCKED') return true
+  }
+  return typeof message === 'string' && /^(Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Connection terminated unexpectedly)/.test(message)
 }
 
 /**

@@ -1,5 +1,5 @@
 import type { FastifySchema, RouteOptions } from 'fastify'
-import { accessErrorCodes, listErrorCodes, loadingErrorCodes, requestErrorCodes, serverErrorCodes } from '../errors.js'
+import { accessErrorCodes, listErrorCodes, loadingErrorCodes, requestErrorCodes, serverErrorCodes, unavailableErrorCodes } from '../errors.js'
 import { generatedRouteOf, type GeneratedRoute } from '../load/resource-routes.js'
 import { resolveOptions, type ExpandPluginOptions, type ResolvedOptions } from '../options.js'
 import { permittedPaths } from '../plan/permitted.js'
@@ -48,9 +48,10 @@ export interface ExpandableRouteDocumentation {
    * methods); 400: the expansion errors; 403: a field `fieldsFor` hides (where
    * a resource the route can show has `fieldsFor`); 404: a detail route of
    * `app.expand.routes` without the row; 414: a path parameter longer than
-   * Fastify's `maxParamLength`; 500: the plugin's server errors.
+   * Fastify's `maxParamLength`; 500: the plugin's server errors; 503: the
+   * database cannot be reached (with Retry-After).
    */
-  response: { 200: JsonSchema; 400: JsonSchema; 403?: JsonSchema; 404?: JsonSchema; 414?: JsonSchema; 500: JsonSchema }
+  response: { 200: JsonSchema; 400: JsonSchema; 403?: JsonSchema; 404?: JsonSchema; 414?: JsonSchema; 500: JsonSchema; 503: JsonSchema }
 }
 
 /** What describeRoute needs to know of the route beyond its `expandable` setting. */
@@ -126,6 +127,7 @@ export function expandOpenApi (pluginOptions: ExpandPluginOptions, documentation
       200: responseSchema(node, item, list, setting.envelope, generated, documentationOptions.envelopeProperties),
       400: requestErrorSchema(context.validated === true, generated?.kind === 'list' ? listCodes(generated) : []),
       500: serverErrorSchema(generated !== undefined),
+      503: unavailableSchema(),
     }
     if (generated?.kind === 'detail') response[404] = notFoundSchema(node)
     if (reachesFieldRules(node)) response[403] = forbiddenSchema()
@@ -227,7 +229,7 @@ function isBodyless (value: unknown): boolean {
 /** The error responses the route may answer with that the route does not document itself. */
 function errorResponses (response: Record<string, unknown>, described: ExpandableRouteDocumentation['response']): Record<string, unknown> {
   const added: Record<string, unknown> = {}
-  for (const status of ['400', '403', '404', '414', '500'] as const) {
+  for (const status of ['400', '403', '404', '414', '500', '503'] as const) {
     const schema = described[status]
     if (schema !== undefined && response[status] === undefined) added[status] = schema
   }
@@ -398,6 +400,11 @@ function reachesFieldRules (node: ResourceNode): boolean {
     return false
   }
   return visit(node)
+}
+
+/** Any expandable route may load through the plugin: a database out of reach is a 503 with Retry-After. */
+function unavailableSchema (): JsonSchema {
+  return errorBody('The database cannot be reached now: retry after the seconds of its Retry-After header', 503, { type: 'string', enum: [...unavailableErrorCodes] }, true)
 }
 
 function forbiddenSchema (): JsonSchema {

@@ -72,11 +72,11 @@ async function documentedApp (declare: (app: FastifyInstance) => void, documenta
 const storedPet = { id: 1, name: 'Garfield', species: 'cat', owner: 7, sold_from: null, toys: [4] }
 
 test('item 1: a generated detail route documents 200, 400 (with FST_ERR_VALIDATION), 404 and 500 in Fastify\'s error shape', async (t) => {
-  t.same(Object.keys(operationOf(document, '/pets/{id}').responses), ['200', '400', '404', '414', '500'], 'a path parameter: 414 when it is too long')
+  t.same(Object.keys(operationOf(document, '/pets/{id}').responses), ['200', '400', '404', '414', '500', '503'], 'a path parameter: 414 when it is too long')
   t.same(bodySchema(document, '/pets/{id}', '404'), notFoundPet)
   t.same(bodySchema(document, '/pets/{id}', '500'), serverError)
   t.same(bodySchema(document, '/pets/{id}', '400').properties.code.enum.at(-1), 'FST_ERR_VALIDATION', ':id is validated')
-  t.same(Object.keys(operationOf(document, '/pets').responses), ['200', '400', '500'], 'a list has no 404')
+  t.same(Object.keys(operationOf(document, '/pets').responses), ['200', '400', '500', '503'], 'a list has no 404')
 
   const missing = await demo.app.inject('/pets/999999')
   t.equal(missing.statusCode, 404)
@@ -128,7 +128,7 @@ test('item 1: a failing statement and data that does not fit are the documented 
   t.ok(validatorOf(doc, bodySchema(doc, '/pets', '500'))(failed.json()), 'the database error fits the list 500')
   t.ok(validatorOf(doc, bodySchema(doc, '/pets/{id}', '500'))((await app.inject('/pets/1?expand=toys')).json()), 'and the detail 500')
 
-  t.same(Object.keys(operationOf(doc, '/broken/{id}').responses), ['200', '400', '414', '500'], 'a handler route: no 404')
+  t.same(Object.keys(operationOf(doc, '/broken/{id}').responses), ['200', '400', '414', '500', '503'], 'a handler route: no 404')
   const handlerError = bodySchema(doc, '/broken/{id}', '500')
   t.same(handlerError, {
     description: 'Data that does not fit the response, or a failed database statement, or an error of the handler',
@@ -162,13 +162,13 @@ test('item 1: success is 200 for GET, 2XX for other methods, or the 2xx status a
   })
   t.teardown(() => app.close())
   const pet = { $ref: '#/components/schemas/Pet' }
-  t.same(Object.keys(operationOf(doc, '/pets/{id}').responses), ['200', '400', '414', '500'])
-  t.same(Object.keys(operationOf(doc, '/pets', 'post').responses), ['400', '500', '2XX'], 'POST: any 2xx')
+  t.same(Object.keys(operationOf(doc, '/pets/{id}').responses), ['200', '400', '414', '500', '503'])
+  t.same(Object.keys(operationOf(doc, '/pets', 'post').responses), ['400', '500', '503', '2XX'], 'POST: any 2xx')
   t.same(bodySchema(doc, '/pets', '2XX', 'post'), pet)
-  t.same(Object.keys(operationOf(doc, '/pets/{id}', 'put').responses), ['400', '414', '500', '2XX'])
-  t.same(Object.keys(operationOf(doc, '/either/{id}', 'patch').responses), ['400', '414', '500', '2XX'], 'one operation for GET and PATCH: 2XX fits both')
+  t.same(Object.keys(operationOf(doc, '/pets/{id}', 'put').responses), ['400', '414', '500', '503', '2XX'])
+  t.same(Object.keys(operationOf(doc, '/either/{id}', 'patch').responses), ['400', '414', '500', '503', '2XX'], 'one operation for GET and PATCH: 2XX fits both')
   const made = operationOf(doc, '/made', 'post').responses
-  t.same(Object.keys(made), ['201', '400', '500'], 'the declared status, and no other success')
+  t.same(Object.keys(made), ['201', '400', '500', '503'], 'the declared status, and no other success')
   t.equal(made['201'].description, 'Created', 'with its description')
   t.same(made['201'].content['application/json'].schema, pet, 'and the body')
   const response = await app.inject({ method: 'POST', url: '/made' })
@@ -380,8 +380,8 @@ test('access: fields a fieldsFor may hide are not required, 403 is documented wh
 
   t.same(doc.components.schemas.Owner.required, undefined, 'any field of Owner may be hidden from a request')
   t.same(doc.components.schemas.Car.required, ['id', 'model', 'owner'])
-  t.same(Object.keys(operationOf(doc, '/cars/{id}').responses), ['200', '400', '403', '414', '500'])
-  t.same(Object.keys(operationOf(doc, '/tyres').responses), ['200', '400', '500'], 'no fieldsFor within reach, no path parameter')
+  t.same(Object.keys(operationOf(doc, '/cars/{id}').responses), ['200', '400', '403', '414', '500', '503'])
+  t.same(Object.keys(operationOf(doc, '/tyres').responses), ['200', '400', '500', '503'], 'no fieldsFor within reach, no path parameter')
 
   const ajv = new Ajv({ strict: false })
   const forbidden = await app.inject('/cars/1?expand=owner&fields=owner.email')
@@ -449,4 +449,11 @@ test('item 1: list routes document their filters, sort, cursor and envelopes; th
   await fits('/animals', '/animals?sort=species', '400')
   await fits('/feed', '/feed?after=nope', '400')
   await fits('/uncounted', '/uncounted?filter[species]=cat', '400')
+})
+
+test('503: a database out of reach is documented on every expandable route, in the shape the plugin answers', async (t) => {
+  const unavailableBody = bodySchema(document, '/pets/{id}', '503')
+  t.same(unavailableBody.properties.code, { type: 'string', enum: ['FST_EXPAND_UNAVAILABLE'] })
+  const ajv = new Ajv({ strict: false })
+  t.ok(ajv.validate(unavailableBody, { statusCode: 503, code: 'FST_EXPAND_UNAVAILABLE', error: 'Service Unavailable', message: 'Service Unavailable' }))
 })
