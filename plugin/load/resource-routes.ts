@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyRequest, RouteShorthandOptions } from 'fastify'
 import type { TSchema } from '@sinclair/typebox'
 import { isPositiveInteger, unknownKey } from '../checks.js'
-import { DatabaseError, InvalidOptionError, NotFoundError } from '../errors.js'
+import { BadFilterError, DatabaseError, InvalidOptionError, NotFoundError } from '../errors.js'
 import type { JsonSchema } from '../resource-graph.js'
 import type { ExpandEngine } from '../engine.js'
 import type { AnyResource } from '../resource.js'
@@ -210,8 +210,8 @@ export function registerResourceRoutes (
       return cursors ? listQuery.selectKeys(ordered, keys) : ordered
     }
     if (cursors) {
-      const rows = await templates.rows(db, plan.root, `cursor${shape ?? ''}|${sortShape}|${after === undefined ? '' : 'after'}`, [...values, limit + 1], () =>
-        page(selectLevel(db, plan.root, scope)).limit(limit + 1), false, statementScope)
+      const rows = await filtered(templates.rows(db, plan.root, `cursor${shape ?? ''}|${sortShape}|${after === undefined ? '' : 'after'}`, [...values, limit + 1], () =>
+        page(selectLevel(db, plan.root, scope)).limit(limit + 1), false, statementScope))
       const more = rows.length > limit
       if (more) rows.length = limit
       const next = more ? listQuery.cursorAfter(rows[limit - 1]!, keys, list) : null
@@ -219,13 +219,27 @@ export function registerResourceRoutes (
       await loadRows(loadContext, plan.root, rows)
       return { data: rows, limit, next } satisfies CursorPage
     }
-    const [rows, count] = await Promise.all([
+    const [rows, count] = await filtered(Promise.all([
       templates.rows(db, plan.root, `page${shape ?? ''}|${sortShape}`, [...values, limit, offset], () =>
         page(selectLevel(db, plan.root, scope)).limit(limit).offset(offset), false, statementScope),
       withTotal ? countRows(conditions, filterValues, shape) : undefined,
-    ])
+    ]))
     await loadRows(loadContext, plan.root, rows)
     return withTotal ? { data: rows, limit, offset, total: count! } satisfies ListPage : { data: rows, limit, offset } satisfies ListPage
+
+    /**
+     * A value its column cannot hold (PostgreSQL's class 22: an int4 column
+     * compared with 3000000000) is the filter's fault: a 400, not a 500.
+     * SQLite compares any value with any column and simply finds no row.
+     */
+    async function filtered<T> (statements: Promise<T>): Promise<T> {
+      try {
+        return await statements
+      } catch (error) {
+        if (list.filters.length > 0 && isUnstorableValue(error)) throw new BadFilterError('A filter value does not fit its column in the database')
+        throw error
+      }
+    }
 
     /** The rows of the list under the request's scope and filters: one COUNT statement. */
     async function countRows (conditions: readonly Condition[], values: readonly unknown[], shape: string | null): Promise<number> {

@@ -188,6 +188,15 @@ for (const dialect of dialects()) {
       t.same(plain.body, { data: [{ id: 1 }, { id: 2 }], limit: 2, offset: 0, total: 6 })
     })
 
+    t.test("a value the column cannot hold: PostgreSQL's refusal is the filter's 400, SQLite finds no row", async (t) => {
+      const reply = await get(app, database, '/animals?fields=id&filter[keeper]=3000000000')
+      if (dialect.name === 'postgres') t.same(reply.body, badRequest('FST_EXPAND_BAD_FILTER', 'A filter value does not fit its column in the database'))
+      else t.same(reply.body, { data: [], limit: 20, offset: 0, total: 0 })
+      const cursor = await get(app, database, '/feed?fields=id&filter[keeper][in]=1,3000000000')
+      if (dialect.name === 'postgres') t.equal(cursor.body.code, 'FST_EXPAND_BAD_FILTER')
+      else t.same(cursor.body, { data: [{ id: 1 }, { id: 4 }], limit: 2, next: null })
+    })
+
     t.test('403 FST_EXPAND_FORBIDDEN: a filter or sort on a field fieldsFor hides', async (t) => {
       const guest = { 'x-role': 'guest' }
       const forbidden = (message: string) => ({ statusCode: 403, code: 'FST_EXPAND_FORBIDDEN', error: 'Forbidden', message })
