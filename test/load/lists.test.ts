@@ -1,3 +1,4 @@
+import fc from 'fast-check'
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify'
 import t, { type Test } from 'tap'
 import expandPlugin, { type ResourceRoutesOptions } from '../../plugin/index.js'
@@ -195,6 +196,25 @@ for (const dialect of dialects()) {
       const cursor = await get(app, database, '/feed?fields=id&filter[keeper][in]=1,3000000000')
       if (dialect.name === 'postgres') t.equal(cursor.body.code, 'FST_EXPAND_BAD_FILTER')
       else t.same(cursor.body, { data: [{ id: 1 }, { id: 4 }], limit: 2, next: null })
+    })
+
+    t.test('property: any filter, sort or cursor parameter is a 200, 400 or 403, never a 500', async (t) => {
+      const field = fc.constantFrom('species', 'born', 'weight', 'adopted', 'sold_from', 'name', 'keeper', 'keeper.name', 'keeper.vip', 'keeper.shelter.city', 'nope', '', 'keeper.', '[x]')
+      const operator = fc.constantFrom('', '[eq]', '[ne]', '[lt]', '[gte]', '[in]', '[null]', '[contains]', '[like]', '[]', '[in][x]')
+      const value = fc.oneof(fc.constantFrom('cat', '1', '-1', '0.5', '1e999', '9007199254740993', '3000000000', 'true', 'false', '2020-01-01', '2020-02-30', '', ',', 'a,b', '%', '_', '\\'), fc.string({ maxLength: 6 }))
+      const parameter = fc.tuple(field, operator, value).map(([field, operator, value]) => `filter[${field}]${operator}=${encodeURIComponent(value)}`)
+      const sortValue = fc.array(fc.constantFrom('born', '-born', 'name', '-weight', 'species', 'id', '', '-'), { maxLength: 3 }).map((keys) => `sort=${keys.join(',')}`)
+      const after = fc.constantFrom('', 'after=', 'after=abc', 'after=abc.def', 'after=e30.AAAA')
+      const headers = fc.constantFrom({}, { 'x-role': 'guest' }, { 'x-tenant': '2' })
+      await fc.assert(fc.asyncProperty(fc.array(parameter, { maxLength: 3 }), fc.option(sortValue), after, fc.constantFrom('/animals', '/feed', '/counted'), headers, async (filters, sortParameter, afterParameter, path, headers) => {
+        const query = [...filters, sortParameter ?? '', afterParameter].filter(Boolean).join('&')
+        const reply = await app.inject({ url: `${path}?${query}`, headers })
+        const { code } = reply.json() as { code?: string }
+        if (reply.statusCode === 200) return true
+        return (reply.statusCode === 400 && ['FST_EXPAND_BAD_FILTER', 'FST_EXPAND_BAD_SORT', 'FST_EXPAND_BAD_CURSOR'].includes(code ?? '')) ||
+          (reply.statusCode === 403 && code === 'FST_EXPAND_FORBIDDEN')
+      }), { numRuns: 150 })
+      t.pass('150 random queries')
     })
 
     t.test('403 FST_EXPAND_FORBIDDEN: a filter or sort on a field fieldsFor hides', async (t) => {
@@ -403,6 +423,35 @@ t.test('route options the generated routes cannot take are refused at startup', 
     t.throws(() => app.expand.routes('/animals', Animal, options), { code: 'FST_EXPAND_INVALID_OPTION', message }, label)
     await app.close()
   }
+})
+
+t.test('a querystring parser that nests brackets (as qs does) gives the same filters', async (t) => {
+  const database = await openListTables(t, dialects()[0]!)
+  let parsed = 0
+  const nested = (text: string): Record<string, unknown> => {
+    parsed++
+    const query: Record<string, unknown> = {}
+    for (const [key, value] of new URLSearchParams(text)) {
+      const match = /^filter\[([^\]]+)\](?:\[([^\]]+)\])?$/.exec(key)
+      if (match === null) {
+        query[key] = value
+        continue
+      }
+      const filter = (query.filter ??= {}) as Record<string, unknown>
+      if (match[2] === undefined) filter[match[1]!] = value
+      else filter[match[1]!] = { ...(filter[match[1]!] as object | undefined), [match[2]]: value }
+    }
+    return query
+  }
+  const app = Fastify({ routerOptions: { querystringParser: nested } })
+  await app.register(expandPlugin, { db: database.db, resources: listResources })
+  app.expand.routes('/animals', Animal, { filter, sort })
+  await app.ready()
+  t.teardown(() => app.close())
+  const reply = await get(app, database, '/animals?fields=id&filter[species][in]=cat,dog&filter[born][gte]=2020-01-01&filter[adopted]=false')
+  t.same(reply.body, { data: [{ id: 2 }, { id: 3 }], limit: 20, offset: 0, total: 2 })
+  t.equal(parsed, 1, 'through the nesting parser')
+  t.equal((await get(app, database, '/animals?filter[species][lt]=cat')).body.code, 'FST_EXPAND_BAD_FILTER')
 })
 
 t.test("onInvalidExpand: 'ignore' drops a hidden filter or sort key", async (t) => {
