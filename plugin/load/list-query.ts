@@ -245,10 +245,18 @@ export class ListQuery {
   }
 
   /**
-   * Rows after the cursor's: for keys k1..kn, `k1 > v1 or (k1 = v1 and (k2 > v2 or ...))`
-   * written out as an OR of ANDs, each comparison following its key's direction.
+   * Rows after the cursor's. Keys all in one direction compare as a row
+   * value, `(k1, k2) > (?, ?)` (SQLite and PostgreSQL both take it, and each
+   * value is bound once); mixed directions are written out as an OR of
+   * ANDs, `k1 < ? or (k1 = ? and k2 > ?)`, each comparison following its key.
    */
   keyset (keys: readonly RequestedSort[], after: readonly unknown[], values: unknown[]): Condition {
+    const descending = keys[0]!.descending
+    if (keys.every((key) => key.descending === descending)) {
+      values.push(...after)
+      const columns = sql.join(keys.map(({ field }) => sql.ref(field.column)))
+      return () => sql<SqlBool>`(${columns}) ${sql.raw(descending ? '<' : '>')} (${sql.join(after.map((value) => sql`${value}`))})`
+    }
     keys.forEach((_key, index) => {
       for (let before = 0; before <= index; before++) values.push(after[before])
     })

@@ -300,6 +300,20 @@ for (const dialect of dialects()) {
       t.same(second.body, { data: [{ id: 4 }, { id: 2 }], limit: 2, next: second.body.next })
     })
 
+    t.test('keyset condition: keys all ascending (the primary key always is) compare as a row value', async (t) => {
+      for (const [sort, comparison, expected] of [['born,name', '>', [4, 2]]] as const) {
+        const first = await get(app, database, `/feed?fields=id&sort=${sort}`)
+        const second = await get(app, database, `/feed?fields=id&sort=${sort}&after=${encodeURIComponent(first.body.next)}`)
+        const direction = comparison === '>' ? 'asc' : 'desc'
+        t.same(second.statements.map(plain), [
+          'select "animals"."id" as "id", "animals"."born" as "__expand_key_0", "animals"."name" as "__expand_key_1", "animals"."id" as "__expand_key_2" from "animals" ' +
+          `where ("animals"."born", "animals"."name", "animals"."id") ${comparison} (?, ?, ?) ` +
+          `order by "animals"."born" ${direction}, "animals"."name" ${direction}, "animals"."id" asc limit ?`,
+        ], sort)
+        t.same(ids(second.body), expected, sort)
+      }
+    })
+
     t.test('rows inserted and deleted between pages are neither skipped nor repeated', async (t) => {
       const database = await openListTables(t, dialect)
       const app = await build(t, database)
