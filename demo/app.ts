@@ -1,7 +1,7 @@
 import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify'
-import expandPlugin, { expandOpenApi, type ExpandPluginOptions } from '../plugin/index.js'
+import expandPlugin, { databaseFailure, expandOpenApi, type ExpandPluginOptions } from '../plugin/index.js'
 import { Company, Person, Pet, PetStore, Toy, Vet, Visit, resources } from '../schemas/index.js'
 import { ping, type DemoDatabase } from './database.js'
 
@@ -9,6 +9,12 @@ export interface DemoAppSettings {
   db: DemoDatabase
   /** Fastify's `logger` option: `true` for pino's defaults, `false` (the default) for none. */
   logger?: FastifyServerOptions['logger']
+  /**
+   * Whether the process is shutting down: `/health` then answers 503
+   * `{ status: 'draining' }`, so a load balancer's health check takes the
+   * instance out while its requests still finish (see demo/server.ts).
+   */
+  draining?: () => boolean
 }
 
 /** Where the interactive documentation is served (`/docs/json` holds the OpenAPI document). */
@@ -20,7 +26,7 @@ export const docsPath = '/docs'
  * `permit_list_expands`): a list of 100 pets may load their owners, but not
  * every visit of every pet.
  */
-export async function buildApp ({ db, logger = false }: DemoAppSettings): Promise<FastifyInstance> {
+export async function buildApp ({ db, logger = false, draining = () => false }: DemoAppSettings): Promise<FastifyInstance> {
   const app = Fastify({ logger })
   const expandOptions: ExpandPluginOptions = { db, resources, maxDepth: 3 }
   // The list routes of app.expand.routes document their own envelope (limit, offset, total).
@@ -41,13 +47,25 @@ export async function buildApp ({ db, logger = false }: DemoAppSettings): Promis
   await app.register(swaggerUi, { routePrefix: docsPath })
   await app.register(expandPlugin, expandOptions)
 
+  const healthBody = { type: 'object', properties: { status: { type: 'string' } }, required: ['status'] } as const
   app.get('/health', {
     schema: {
-      description: 'Liveness and database check',
-      response: { 200: { type: 'object', properties: { status: { type: 'string' } }, required: ['status'] } },
+      description: "Health check for load balancers: 200 `ok`; 503 `draining` while the process shuts down (take it out of rotation); 503 `FST_EXPAND_UNAVAILABLE` while the database cannot be reached (every instance shares it: a balancer should keep the instance, whose answers are then the same 503)",
+      response: {
+        200: healthBody,
+        503: {
+          type: 'object',
+          properties: { status: { type: 'string' }, statusCode: { type: 'integer' }, code: { type: 'string' }, error: { type: 'string' }, message: { type: 'string' } },
+        },
+      },
     },
-  }, async () => {
-    await ping(db)
+  }, async (_request, reply) => {
+    if (draining()) return reply.code(503).header('connection', 'close').send({ status: 'draining' })
+    try {
+      await ping(db)
+    } catch (error) {
+      throw databaseFailure(error)
+    }
     return { status: 'ok' }
   })
 

@@ -9,6 +9,9 @@ import { countRows, seedIfEmpty } from './seed.js'
  *   DATABASE_URL  a PostgreSQL connection string; without it, SQLite:
  *   SQLITE_FILE   the SQLite file, default ./demo.db
  *   LOG_LEVEL     pino's level, default info
+ *   DRAIN_MS      on SIGTERM/SIGINT, how long /health answers 503 'draining' while new
+ *                 connections are still served, default 1000 (see shutdown below)
+ *   SHUTDOWN_TIMEOUT_MS  how long in-flight requests may take after that, default 10000
  */
 const port = Number(process.env.PORT ?? 3000)
 const host = process.env.HOST ?? '127.0.0.1'
@@ -17,8 +20,18 @@ if (!Number.isInteger(port) || port < 0 || port > 65535) {
   process.exit(1)
 }
 
+const drainMs = Number(process.env.DRAIN_MS ?? 1000)
+const shutdownTimeoutMs = Number(process.env.SHUTDOWN_TIMEOUT_MS ?? 10_000)
+for (const [name, value] of [['DRAIN_MS', drainMs], ['SHUTDOWN_TIMEOUT_MS', shutdownTimeoutMs]] as const) {
+  if (!Number.isInteger(value) || value < 0) {
+    console.error(`${name} must be a number of milliseconds, not '${process.env[name]}'`)
+    process.exit(1)
+  }
+}
+
 const db = connect({ databaseUrl: process.env.DATABASE_URL, sqliteFile: process.env.SQLITE_FILE })
-const app = await buildApp({ db, logger: { level: process.env.LOG_LEVEL ?? 'info' } })
+let draining = false
+const app = await buildApp({ db, logger: { level: process.env.LOG_LEVEL ?? 'info' }, draining: () => draining })
 
 try {
   const started = performance.now()
@@ -43,19 +56,42 @@ fastify-expand demo on ${base} (${process.env.DATABASE_URL ? 'PostgreSQL' : 'SQL
   curl '${base}/people/3?expand=pets&omit=email,hobbies'
 `)
 
-let closing = false
+/*
+ * Graceful shutdown, for instances behind a load balancer:
+ *   1. /health answers 503 { status: 'draining' } at once, so the balancer's
+ *      health check takes the instance out of rotation; for DRAIN_MS the
+ *      server still accepts connections and answers requests as usual (the
+ *      balancer may send some until its check has failed often enough);
+ *   2. then the listening socket closes (new connections are refused), idle
+ *      keep-alive connections are closed, requests in flight finish (a request
+ *      arriving on a kept-alive connection meanwhile is answered 503 with
+ *      `Connection: close` by Fastify);
+ *   3. the database pool is closed and the process exits 0 (1 when step 2 takes
+ *      longer than SHUTDOWN_TIMEOUT_MS). A second signal exits at once.
+ */
 async function shutdown (signal: string): Promise<void> {
-  if (closing) return
-  closing = true
-  app.log.info({ signal }, 'shutting down')
+  if (draining) {
+    app.log.warn({ signal }, 'second signal: exiting without waiting')
+    process.exit(1)
+  }
+  draining = true
+  app.log.info({ signal, drainMs }, 'draining: /health answers 503')
+  await new Promise((resolve) => setTimeout(resolve, drainMs))
+  const timeout = setTimeout(() => {
+    app.log.error({ shutdownTimeoutMs }, 'requests in flight did not finish in time')
+    process.exit(1)
+  }, shutdownTimeoutMs)
+  timeout.unref()
   try {
+    app.log.info('closing: new connections are refused, requests in flight finish')
     await app.close()
     await db.destroy()
+    app.log.info('closed')
     process.exit(0)
   } catch (error) {
     app.log.error(error)
     process.exit(1)
   }
 }
-process.once('SIGINT', () => { void shutdown('SIGINT') })
-process.once('SIGTERM', () => { void shutdown('SIGTERM') })
+process.on('SIGINT', () => { void shutdown('SIGINT') })
+process.on('SIGTERM', () => { void shutdown('SIGTERM') })

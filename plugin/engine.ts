@@ -15,6 +15,8 @@ export interface TargetSettings {
   envelope?: string
   /** Paths that may be expanded (with their prefixes); undefined permits every path. */
   permittedExpands?: readonly string[]
+  /** Paths expanded when a request has no `expand` parameter at all. */
+  defaultExpand?: readonly string[]
 }
 
 /** A place plans are made for, with an id that keys its plans in the cache. */
@@ -49,14 +51,32 @@ export class ExpandEngine {
       for (const path of settings.permittedExpands) this.checkPath(node, path, `${context}: permitted expansions`)
       permitted = permittedPaths(settings.permittedExpands)
     }
-    return Object.freeze({
-      id: this.nextTargetId++,
+    const target = {
       node,
       list,
       envelope: list ? settings.envelope : undefined,
       permitted,
       maxDepth: node.maxDepth ?? this.options.maxDepth,
-    })
+    }
+    let defaultExpand: Array<readonly string[]> | undefined
+    if (settings.defaultExpand !== undefined) {
+      defaultExpand = []
+      for (const path of settings.defaultExpand) {
+        this.checkPath(node, path, `${context}: default expansions`)
+        if (permitted !== undefined && !permitted.has(path)) {
+          throw new InvalidDefinitionError(`${context}: default expansion '${path}' is not permitted by permitListExpands (${settings.permittedExpands!.join(', ') || 'none'})`)
+        }
+        // Planned as a request would ask for it: the route's permitted paths, its depth, recursion.
+        try {
+          planExpansion(target, { expand: path, fields: '', omit: '' }, { ...this.options, onInvalidExpand: 'error' })
+        } catch (error) {
+          throw new InvalidDefinitionError(`${context}: default expansion '${path}': ${(error as Error).message}`)
+        }
+        defaultExpand.push(Object.freeze(path.split('.')))
+      }
+    }
+    // An empty list expands nothing, as no list does: one plan for an absent and an empty expand.
+    return Object.freeze({ ...target, id: this.nextTargetId++, defaultExpand: defaultExpand === undefined || defaultExpand.length === 0 ? undefined : Object.freeze(defaultExpand) })
   }
 
   /**
@@ -69,7 +89,9 @@ export class ExpandEngine {
   }
 
   planForRaw (target: RegisteredTarget, raw: RawExpansionQuery, visibility: Visibility = fullVisibility): ExpansionPlan {
-    const key = `${target.id}\u0000${raw.expand}\u0000${raw.fields}\u0000${raw.omit}\u0000${visibility.key}`
+    // An absent expand (the route's defaults) and an empty one (none) are different plans.
+    const expand = raw.expandAbsent === true && target.defaultExpand !== undefined ? '' : `=${raw.expand}`
+    const key = `${target.id}\u0000${expand}\u0000${raw.fields}\u0000${raw.omit}\u0000${visibility.key}`
     let plan = this.plans.get(key)
     if (plan === undefined) {
       plan = planExpansion(target, raw, this.options, visibility)

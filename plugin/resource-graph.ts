@@ -170,6 +170,7 @@ export class ResourceGraph {
             foreignKey: options.foreignKey,
             through: options.through,
             orderBy: options.orderBy,
+            limit: options.limit,
           }),
           link: Object.freeze(link),
         }))

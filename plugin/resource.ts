@@ -14,6 +14,8 @@ export interface RelationKeys {
   through?: { table: string; from: string; to: string }
   /** to-many: order by this column of the related table (`-column`: descending); the related key breaks ties. */
   orderBy?: string
+  /** to-many: at most this many related rows per parent (the first ones in the relation's order), expanded or as ids. */
+  limit?: number
 }
 
 export interface RelationOptions extends RelationKeys {
@@ -86,7 +88,7 @@ export interface Resource<S extends TObject = TObject> extends Readonly<Resource
 export type AnyResource = Resource<any>
 
 const definitionKeys = new Set(['name', 'namespace', 'schema', 'fields', 'expandable', 'nested', 'maxDepth', 'table', 'primaryKey', 'columns', 'scope', 'fieldsFor'])
-const relationOptionKeys = new Set(['many', 'fields', 'omit', 'expand', 'column', 'foreignKey', 'through', 'orderBy'])
+const relationOptionKeys = new Set(['many', 'fields', 'omit', 'expand', 'column', 'foreignKey', 'through', 'orderBy', 'limit'])
 const throughKeys = ['table', 'from', 'to']
 
 export function isResource (value: unknown): value is AnyResource {
@@ -252,6 +254,13 @@ function checkRelationDefinition (relation: unknown, fail: (message: string) => 
       fail(`orderBy '${String(options.orderBy)}' must be a column name (${columnNameRule}), or '-' and a column name for descending order`)
     }
     if (options.many !== true) fail('orderBy orders the rows of a to-many relation: it needs many: true')
+  }
+  if (options.limit !== undefined) {
+    if (!isPositiveInteger(options.limit) || !Number.isSafeInteger(options.limit)) fail(`limit ${String(options.limit)} must be a positive integer (the most related rows shown per parent)`)
+    if (options.many !== true) fail('limit bounds the rows of a to-many relation: it needs many: true')
+    if (options.foreignKey === undefined && options.through === undefined) {
+      fail('limit bounds the rows loaded from the database: it needs foreignKey or through')
+    }
   }
   if (options.through !== undefined) {
     const through = options.through as Record<string, unknown>

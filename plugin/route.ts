@@ -25,9 +25,14 @@ export interface ExpandableRouteOptions {
   envelope?: string
   /** List routes: the expansion paths a client may request (prefixes included). Absent: every path. */
   permitListExpands?: readonly string[]
+  /**
+   * Paths expanded when the request has no `expand` parameter at all
+   * (`expand=` asks for none). On a list route with permitListExpands, each must be permitted.
+   */
+  defaultExpand?: readonly string[]
 }
 
-const routeOptionKeys = new Set(['resource', 'list', 'envelope', 'permitListExpands'])
+const routeOptionKeys = new Set(['resource', 'list', 'envelope', 'permitListExpands', 'defaultExpand'])
 const jsonContentType = 'application/json; charset=utf-8'
 
 /**
@@ -46,6 +51,7 @@ export function prepareRoute (engine: ExpandEngine, routeOptions: RouteOptions):
       list: setting.list,
       envelope: setting.envelope,
       permittedExpands: setting.permitListExpands,
+      defaultExpand: setting.defaultExpand,
     }, context)
   } catch (error) {
     // An unknown resource or path here is a mistake in the route's options, not in a definition.
@@ -181,6 +187,10 @@ function checkRouteSetting (setting: ExpandableRouteOptions, context: string): v
     fail('.permitListExpands must be an array of paths')
   }
   if (setting.permitListExpands !== undefined && setting.list !== true) fail('.permitListExpands needs list: true (detail routes are never restricted by it)')
+  if (setting.defaultExpand !== undefined &&
+    (!Array.isArray(setting.defaultExpand) || !setting.defaultExpand.every((path) => typeof path === 'string'))) {
+    fail('.defaultExpand must be an array of paths')
+  }
 }
 
 function asArray<T> (value: T | T[] | undefined): T[] {

@@ -1,10 +1,14 @@
+import { sql } from 'kysely'
 import type { LevelPlan, PlannedField } from '../plan/plan.js'
 import type { RelationEdge, RelationKind, RelationLink } from '../resource-graph.js'
 import type { LoadContext } from './load-context.js'
-import { foreignKeyOf, keyColumn, selectLevel, tableOf, type AnyKysely, type AnySelect } from './selection.js'
+import { foreignKeyOf, keyColumn, selectLevel, selectionOf, tableOf, type AnySelect } from './selection.js'
 
 /** Column of loaded child rows holding the parent key they belong to; removed once they are grouped. */
 export const parentKey = '__expand_parent'
+/** A relation with `limit`: the subquery numbering each parent's rows, and the column holding the numbers. */
+const numberedRows = '__expand_numbered'
+const rowNumber = '__expand_row'
 
 /**
  * The statements of one relation kind, for all parents at once (`IN` over
@@ -27,7 +31,7 @@ const statements: { [K in RelationKind]: KindStatements<K> } = {
     rows (context, link, relation, level, keys) {
       const parentColumn = `${tableOf(relation.target)}.${foreignKeyOf(relation, link.foreignKey)}`
       const rows = selectLevel(context.db, level, context.scope(relation.target)).select(`${parentColumn} as ${parentKey}`).where(parentColumn, 'in', keys)
-      return orderedByParent(rows, relation, parentColumn, keyColumn(relation.target))
+      return orderedByParent(context, rows, relation, parentColumn, keyColumn(relation.target), rowColumns(level))
     },
     ids (context, link, relation, keys) {
       const parentColumn = `${tableOf(relation.target)}.${foreignKeyOf(relation, link.foreignKey)}`
@@ -36,7 +40,7 @@ const statements: { [K in RelationKind]: KindStatements<K> } = {
       // The scope is the first condition of every statement: statement templates expect its values first.
       const from = context.db.selectFrom(tableOf(relation.target)).select([`${relatedKey} as id`, `${parentColumn} as ${parentKey}`])
       const ids = (scope === undefined ? from : from.where(scope)).where(parentColumn, 'in', keys)
-      return orderedByParent(ids, relation, parentColumn, relatedKey)
+      return orderedByParent(context, ids, relation, parentColumn, relatedKey, idColumns)
     },
   },
   'many-to-many': {
@@ -47,7 +51,7 @@ const statements: { [K in RelationKind]: KindStatements<K> } = {
         .innerJoin(through.table, relatedKey, keyColumn(level.node))
         .select(`${parentColumn} as ${parentKey}`)
         .where(parentColumn, 'in', keys)
-      return orderedByParent(rows, relation, parentColumn, relatedKey)
+      return orderedByParent(context, rows, relation, parentColumn, relatedKey, rowColumns(level))
     },
     ids (context, { through }, relation, keys) {
       // The join table alone, unless the related rows decide: their order, or the request's scope on them.
@@ -57,7 +61,7 @@ const statements: { [K in RelationKind]: KindStatements<K> } = {
       let ids = context.db.selectFrom(through.table).select([`${relatedKey} as id`, `${parentColumn} as ${parentKey}`])
       if (scope !== undefined) ids = ids.innerJoin(tableOf(relation.target), keyColumn(relation.target), relatedKey).where(scope)
       else if (relation.keys.orderBy !== undefined) ids = ids.leftJoin(tableOf(relation.target), keyColumn(relation.target), relatedKey)
-      return orderedByParent(ids.where(parentColumn, 'in', keys), relation, parentColumn, relatedKey)
+      return orderedByParent(context, ids.where(parentColumn, 'in', keys), relation, parentColumn, relatedKey, idColumns)
     },
   },
 }
@@ -82,19 +86,58 @@ export function relationIdsQuery (context: LoadContext, relation: RelationEdge, 
   }
 }
 
+/** The columns of a to-many statement's rows, in the order they are selected. */
+function rowColumns (level: LevelPlan): string[] {
+  return [...selectionOf(level).map(([, field]) => field), parentKey]
+}
+const idColumns = ['id', parentKey]
+
 /**
  * The parent key first: an index on it (a foreign key's, a join table's primary
  * key) hands over each parent's rows together and in order, without a sort. The
  * related key then orders them, or ends the relation's orderBy (`column`, or
  * `-column` for descending, checked by defineResource), so ties come out the
  * same on every run; expanded rows and id arrays share this order.
+ *
+ * With `limit`, still one statement: the rows are numbered per parent in that
+ * order by `row_number()` (SQLite 3.25+, PostgreSQL) in a subquery, which
+ * keeps the request's scope, so a row out of scope takes no place, and the
+ * outer statement keeps the first `limit` of each parent, parent key first.
+ * The limit is written as a literal (defineResource checked it is a positive
+ * integer): the statement's parameters stay the scope's values and the keys.
  */
-function orderedByParent (query: AnySelect, relation: RelationEdge, parentColumn: string, relatedKey: string): AnySelect {
-  const byParent = query.orderBy(parentColumn)
+function orderedByParent (
+  context: LoadContext,
+  query: AnySelect,
+  relation: RelationEdge,
+  parentColumn: string,
+  relatedKey: string,
+  columns: readonly string[]
+): AnySelect {
+  const order = relationOrder(relation, relatedKey)
+  const { limit } = relation.keys
+  if (limit === undefined) {
+    let ordered = query.orderBy(parentColumn)
+    for (const [column, direction] of order) ordered = direction === 'desc' ? ordered.orderBy(column, 'desc') : ordered.orderBy(column)
+    return ordered
+  }
+  const numbered = query.select((eb) => eb.fn.agg<number>('row_number').over((over) => {
+    let window = over.partitionBy(parentColumn)
+    for (const [column, direction] of order) window = direction === 'desc' ? window.orderBy(column, 'desc') : window.orderBy(column)
+    return window
+  }).as(rowNumber))
+  return context.db.selectFrom(numbered.as(numberedRows))
+    .select(columns.map((column) => sql.id(numberedRows, column).as(column)))
+    .where(sql.id(numberedRows, rowNumber), '<=', sql.lit(limit))
+    .orderBy(sql.id(numberedRows, parentKey))
+    .orderBy(sql.id(numberedRows, rowNumber)) as AnySelect
+}
+
+/** A to-many relation's order within one parent: its orderBy column if any, then the related key, ascending. */
+function relationOrder (relation: RelationEdge, relatedKey: string): Array<[column: string, direction: 'asc' | 'desc']> {
   const { orderBy } = relation.keys
-  if (orderBy === undefined) return byParent.orderBy(relatedKey)
-  const column = `${tableOf(relation.target)}.${orderBy.replace(/^-/, '')}`
-  return (orderBy.startsWith('-') ? byParent.orderBy(column, 'desc') : byParent.orderBy(column)).orderBy(relatedKey)
+  if (orderBy === undefined) return [[relatedKey, 'asc']]
+  return [[`${tableOf(relation.target)}.${orderBy.replace(/^-/, '')}`, orderBy.startsWith('-') ? 'desc' : 'asc'], [relatedKey, 'asc']]
 }
 
 /**

@@ -14,6 +14,8 @@ import { keyColumn, selectLevel, tableOf, type AnySelect, type Row } from './sel
 export interface ResourceRoutesOptions {
   /** Paths a list request may expand (prefixes included); absent: every path. */
   permitListExpands?: readonly string[]
+  /** Paths expanded, on both routes, when the request has no `expand` parameter (list: each permitted by permitListExpands). */
+  defaultExpand?: readonly string[]
   /** Rows per page when `limit` is not given (default 20). */
   pageSize?: number
   /** A larger `limit` is clamped to this (default 100). */
@@ -68,7 +70,7 @@ export interface CursorPage<T = Row> {
   next: string | null
 }
 
-const routesOptionKeys = new Set(['permitListExpands', 'pageSize', 'maxPageSize', 'filter', 'sort', 'pagination', 'total', 'cursorSecret', 'route'])
+const routesOptionKeys = new Set(['permitListExpands', 'pageSize', 'maxPageSize', 'filter', 'sort', 'pagination', 'total', 'cursorSecret', 'route', 'defaultExpand'])
 const routeHookKeys = ['onRequest', 'preParsing', 'preValidation', 'preHandler', 'preSerialization', 'onSend', 'onResponse', 'onError', 'onTimeout', 'onRequestAbort'] as const
 const routeOptionKeys = new Set<string>([...routeHookKeys, 'config', 'constraints', 'schema'])
 const documentationKeys = new Set(['tags', 'summary', 'description', 'deprecated', 'security', 'hide', 'externalDocs'])
@@ -141,7 +143,7 @@ export function registerResourceRoutes (
   const shared = sharedRouteOptions(options.route, fail)
   const ignoreHidden = engine.options.onInvalidExpand === 'ignore'
 
-  const listSetting = { resource: node.resource, list: true, envelope: 'data', permitListExpands: options.permitListExpands }
+  const listSetting = { resource: node.resource, list: true, envelope: 'data', permitListExpands: options.permitListExpands, defaultExpand: options.defaultExpand }
   generatedRoutes.set(listSetting, {
     kind: 'list',
     pageSize,
@@ -252,7 +254,7 @@ export function registerResourceRoutes (
     }
   })
 
-  const detailSetting = { resource: node.resource }
+  const detailSetting = { resource: node.resource, defaultExpand: options.defaultExpand }
   generatedRoutes.set(detailSetting, { kind: 'detail' })
   app.get<{ Params: { id: unknown } }>(`${prefix}/:id`, {
     ...shared.hooks,

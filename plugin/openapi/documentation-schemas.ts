@@ -140,7 +140,9 @@ function levelSchema (
   /** Declares the field; returns whether the default response always holds it. */
   const describe = (name: string, inDefaults: boolean): boolean => {
     const relation = node.relations.get(name)
-    const idSchema = node.fieldSchemas.get(name)!
+    // A to-many relation with `limit` holds that many items at most, as ids or expanded.
+    const maxItems = relation?.many === true && relation.keys.limit !== undefined ? { maxItems: relation.keys.limit } : {}
+    const idSchema = { ...node.fieldSchemas.get(name)!, ...maxItems }
     // A resource with fieldsFor may leave any field out for some request.
     const present = !node.optionalFields.has(name) && node.resource.fieldsFor === undefined
     if (relation === undefined) {
@@ -155,7 +157,7 @@ function levelSchema (
       return inDefaults && present
     }
     const nested = expanded(relation, mergedAlways(alwaysBelow, relation))
-    const object = relation.many ? { type: 'array', items: nested } : nested
+    const object = relation.many ? { type: 'array', items: nested, ...maxItems } : nested
     const target = relation.target.name
     // One schema is written as it is, its description beside it: an `anyOf` of one member says nothing more.
     if (forced) {

@@ -132,7 +132,8 @@ export function expandOpenApi (pluginOptions: ExpandPluginOptions, documentation
     if (generated?.kind === 'detail') response[404] = notFoundSchema(node)
     if (reachesFieldRules(node)) response[403] = forbiddenSchema()
     if (context.pathParameters === true || generated?.kind === 'detail') response[414] = uriTooLongSchema()
-    return { querystring: expansionParameters(node, enumeration, permitted !== undefined, maxDepth, showable, options), response }
+    const querystring = expansionParameters(node, enumeration, permitted !== undefined, maxDepth, showable, options, setting.defaultExpand)
+    return { querystring, response }
   }
 
   const componentsFor = (version = '3.1.0'): Record<string, JsonSchema> => {
@@ -242,7 +243,8 @@ function expansionParameters (
   restricted: boolean,
   maxDepth: number,
   showable: (field: string) => boolean,
-  options: ResolvedOptions
+  options: ResolvedOptions,
+  defaultExpand: readonly string[] | undefined
 ): Record<string, JsonSchema> {
   const wildcards = [...options.wildcards]
   // A wildcard after a path is shown where the route can expand something below that path.
@@ -266,7 +268,15 @@ function expansionParameters (
       const shown = enumeration.paths.filter((path) => !path.includes('.'))
       description = `Relations to expand, up to ${maxDepth} levels deep: ${shown.join(', ')} and their own relations. ${syntax}${wildcardNote}`
     }
-    parameters[options.expandParam] = { type: 'array', items, description }
+    const parameter: JsonSchema = { type: 'array', items, description }
+    // The route's defaultExpand: what an absent parameter means, and the empty value that asks for none.
+    if (defaultExpand !== undefined && defaultExpand.length > 0) {
+      const named = defaultExpand.map((path) => `\`${path}\``).join(', ')
+      parameter.description = `${description} Without this parameter, ${named} ${defaultExpand.length === 1 ? 'is' : 'are'} expanded; \`${options.expandParam}=\` (empty) expands none.`
+      parameter.default = [...defaultExpand]
+      if (items.enum !== undefined) items.enum = ['', ...(items.enum as string[])]
+    }
+    parameters[options.expandParam] = parameter
   }
 
   // Only names this route can show: a deferred relation a restricted list cannot expand is never in its responses.

@@ -6,6 +6,12 @@ export interface RawExpansionQuery {
   readonly expand: string
   readonly fields: string
   readonly omit: string
+  /**
+   * The query has no `expand` parameter at all, in any form: a route's
+   * `defaultExpand` applies. `expand=` (present, empty) asks for none.
+   * Undefined is the same as false: values given in code are always given.
+   */
+  readonly expandAbsent?: boolean
 }
 
 /** Input given in code (createSerializer, relation options) rather than a query string. */
@@ -42,11 +48,19 @@ export function readParam (query: unknown, name: string, options: ResolvedOption
 }
 
 export function readExpansionQuery (query: unknown, options: ResolvedOptions): RawExpansionQuery {
+  const expand = readParam(query, options.expandParam, options)
   return {
-    expand: readParam(query, options.expandParam, options),
+    expand,
     fields: readParam(query, options.fieldsParam, options),
     omit: readParam(query, options.omitParam, options),
+    expandAbsent: expand === '' && !hasParam(query, options.expandParam),
   }
+}
+
+/** Whether the parsed query string holds `name` in any form readParam reads (`name`, `name[]`, `name[0]`), even empty. */
+function hasParam (query: unknown, name: string): boolean {
+  if (typeof query !== 'object' || query === null) return false
+  return Object.keys(query).some((key) => key === name || (key.startsWith(name) && /^\[[0-9]*\]$/.test(key.slice(name.length))))
 }
 
 /** The same three values given in code: arrays are joined as repeated parameters would be. */

@@ -35,6 +35,8 @@ export interface PlanTarget {
   /** Permitted expansion paths and their prefixes; undefined permits every path. */
   readonly permitted: ReadonlySet<string> | undefined
   readonly maxDepth: number
+  /** Paths expanded when the request has no `expand` parameter at all (checked at startup); undefined: none. */
+  readonly defaultExpand?: readonly (readonly string[])[]
 }
 
 /** The validated meaning of one request's expand/fields/omit. Immutable and shared through the cache. */

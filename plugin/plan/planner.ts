@@ -38,10 +38,15 @@ export function planExpansion (target: PlanTarget, raw: RawExpansionQuery, optio
     }
   }
   const planner = new Planner(target, options, visibility)
+  // A route's defaultExpand, checked at startup, is applied as a definition's expansions are: a
+  // relation this request may not see (fieldsFor) is left out silently, since the client named nothing.
+  const defaults = raw.expandAbsent === true && target.defaultExpand !== undefined && target.defaultExpand.length > 0
+    ? toPathTree(target.defaultExpand)
+    : undefined
   const root = planner.level(
     target.node,
     target.node.defaultFields,
-    { query: expandPaths.length > 0 ? toPathTree(expandPaths) : undefined, always: undefined },
+    { query: expandPaths.length > 0 ? toPathTree(expandPaths) : undefined, always: defaults },
     fieldsPaths.length > 0 ? toPathTree(fieldsPaths) : undefined,
     omitPaths.length > 0 ? toPathTree(omitPaths) : undefined,
     [],

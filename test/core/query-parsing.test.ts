@@ -1,7 +1,8 @@
 import Fastify from 'fastify'
 import t from 'tap'
 import expandPlugin from '../../plugin/index.js'
-import { toPathTree, withPaths, type PathNode } from '../../plugin/parse/query.js'
+import { resolveOptions } from '../../plugin/options.js'
+import { readExpansionQuery, toPathTree, withPaths, type PathNode } from '../../plugin/parse/query.js'
 import { resources } from '../fixtures/pets.js'
 import { getJson } from '../helpers/app.js'
 import { buildPetApp, defaults, petStore } from '../helpers/pet-world.js'
@@ -102,4 +103,16 @@ t.test('withPaths adds paths to a copy: the tree it was given stays as it was', 
   t.same([...merged.children.get('a')!.children.keys()], ['b', 'c'])
   t.equal(merged.children.get('a')!.leaf, true)
   t.equal(shared.children.get('a')!.leaf, false)
+})
+
+t.test('an absent expand parameter is told apart from an empty one (a route\'s defaultExpand applies only to the first)', async (t) => {
+  const options = resolveOptions({ expandParam: 'include' })
+  const read = (query: unknown) => readExpansionQuery(query, options)
+  t.same(read({}), { expand: '', fields: '', omit: '', expandAbsent: true })
+  t.same(read(undefined), { expand: '', fields: '', omit: '', expandAbsent: true })
+  t.same(read({ expand: 'owner', fields: 'id' }), { expand: '', fields: 'id', omit: '', expandAbsent: true }, "'expand' is not the renamed parameter")
+  for (const query of [{ include: '' }, { 'include[]': '' }, { 'include[0]': '' }, { include: ['', ''] }]) {
+    t.same(read(query), { expand: '', fields: '', omit: '', expandAbsent: false }, JSON.stringify(query))
+  }
+  t.same(read({ include: 'owner' }), { expand: 'owner', fields: '', omit: '', expandAbsent: false })
 })

@@ -180,6 +180,37 @@ test('describeRoute and components, without @fastify/swagger', async (t) => {
   t.throws(() => expandOpenApi({ resources, cacheSize: -1 }), /cacheSize/, 'the plugin options are checked as the plugin checks them')
 })
 
+test('defaultExpand: the expand parameter says what its absence expands, and takes the empty value', async (t) => {
+  const documentation = expandOpenApi({ resources })
+  const list: Json = documentation.describeRoute({ resource: Pet, list: true, permitListExpands: ['owner', 'toys'], defaultExpand: ['owner', 'toys'] })
+  t.same(list.querystring.expand, {
+    type: 'array',
+    items: { type: 'string', enum: ['', 'owner', 'toys', '*', '~all'] },
+    description: 'Relations to expand (depth 5 at most). Comma-separated or repeated; dot notation reaches nested relations. This list route permits only the paths listed. ' +
+      '`*` or `~all` expands every permitted relation of a level. Without this parameter, `owner`, `toys` are expanded; `expand=` (empty) expands none.',
+    default: ['owner', 'toys'],
+  })
+  const detail: Json = documentation.describeRoute({ resource: 'Pet', defaultExpand: ['owner'] })
+  t.match(detail.querystring.expand.description, /Without this parameter, `owner` is expanded; `expand=` \(empty\) expands none\.$/)
+  t.same(detail.querystring.expand.default, ['owner'])
+  const plain: Json = documentation.describeRoute({ resource: 'Pet' })
+  t.notOk('default' in plain.querystring.expand, 'no defaultExpand, no default')
+  t.notMatch(plain.querystring.expand.description, /Without this parameter/)
+})
+
+test('a to-many relation with limit is documented with maxItems, as ids and expanded', async (t) => {
+  const Shelf = defineResource({
+    name: 'Shelf',
+    schema: Type.Object({ id: Type.Integer(), toys: Type.Array(Type.Integer()) }),
+    fields: ['id', 'toys'],
+    expandable: { toys: [Toy, { many: true, foreignKey: 'shelf_id', limit: 2 }] },
+  })
+  const documentation = expandOpenApi({ resources: [Shelf, Toy] })
+  documentation.describeRoute({ resource: Shelf })
+  const toys: Json = (documentation.components() as Json).Shelf.properties.toys
+  t.same(toys.anyOf.map((member: Json) => [member.type, member.maxItems]), [['array', 2], ['array', 2]])
+})
+
 test('path enumeration is bounded on cyclic graphs', async (t) => {
   const Node = defineResource({
     name: 'Node',

@@ -1,0 +1,235 @@
+import { Type } from '@sinclair/typebox'
+import Fastify, { type FastifyInstance } from 'fastify'
+import type { Kysely } from 'kysely'
+import t from 'tap'
+import expandPlugin, { defineResource, type AnyResource } from '../../plugin/index.js'
+import { dialects, type TestDatabase } from '../fixtures/dialects.js'
+
+// Relation option `limit`: the first rows of each parent in the relation's order,
+// expanded and as ids, in one statement per relation path (row_number() per parent).
+// The request's scope applies before the rows are numbered: a hidden row takes no place.
+const hiddenToRequest = (request: { headers: Record<string, unknown> }) => request.headers['x-visible-only'] !== undefined
+const Comment = defineResource({
+  name: 'Comment',
+  table: 'comments',
+  schema: Type.Object({ id: Type.Integer(), body: Type.String(), rank: Type.Integer() }),
+  fields: ['id', 'body'],
+  scope: (eb, request) => (hiddenToRequest(request) ? eb('comments.hidden', '=', 0) : undefined),
+})
+const Tag = defineResource({
+  name: 'Tag',
+  table: 'tags',
+  schema: Type.Object({ id: Type.Integer(), label: Type.String() }),
+  fields: ['id', 'label'],
+  scope: (eb, request) => (hiddenToRequest(request) ? eb('tags.hidden', '=', 0) : undefined),
+})
+const through = { table: 'post_tags', from: 'post_id', to: 'tag_id' }
+const Post = defineResource({
+  name: 'Post',
+  table: 'posts',
+  schema: Type.Object({
+    id: Type.Integer(),
+    top_comments: Type.Array(Type.Integer()),
+    first_comments: Type.Array(Type.Integer()),
+    top_tags: Type.Array(Type.Integer()),
+    first_tags: Type.Array(Type.Integer()),
+  }),
+  fields: ['id', 'top_comments', 'first_comments', 'top_tags', 'first_tags'],
+  expandable: {
+    top_comments: [(): AnyResource => Comment, { many: true, foreignKey: 'post_id', orderBy: '-rank', limit: 2 }],
+    first_comments: [(): AnyResource => Comment, { many: true, foreignKey: 'post_id', limit: 3 }],
+    top_tags: [(): AnyResource => Tag, { many: true, through, orderBy: 'rank', limit: 3 }],
+    first_tags: [(): AnyResource => Tag, { many: true, through, limit: 2 }],
+  },
+})
+
+// Booleans as 1/0, as the other fixtures write them.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+async function seed (db: Kysely<any>): Promise<void> {
+  await db.schema.createTable('posts').addColumn('id', 'integer', (c) => c.primaryKey()).execute()
+  await db.schema.createTable('comments').addColumn('id', 'integer', (c) => c.primaryKey())
+    .addColumn('post_id', 'integer', (c) => c.notNull()).addColumn('body', 'text', (c) => c.notNull())
+    .addColumn('rank', 'integer', (c) => c.notNull()).addColumn('hidden', 'integer', (c) => c.notNull()).execute()
+  await db.schema.createTable('tags').addColumn('id', 'integer', (c) => c.primaryKey())
+    .addColumn('label', 'text', (c) => c.notNull()).addColumn('rank', 'integer', (c) => c.notNull())
+    .addColumn('hidden', 'integer', (c) => c.notNull()).execute()
+  await db.schema.createTable('post_tags').addColumn('post_id', 'integer', (c) => c.notNull()).addColumn('tag_id', 'integer', (c) => c.notNull())
+    .addPrimaryKeyConstraint('post_tags_pkey', ['post_id', 'tag_id']).execute()
+  // Post 1 has more rows than any limit, post 2 fewer, post 3 none.
+  await db.insertInto('posts').values([{ id: 1 }, { id: 2 }, { id: 3 }]).execute()
+  // Comments 1 and 3 tie on rank 2; comment 4 ranks first but is hidden.
+  await db.insertInto('comments').values([
+    { id: 1, post_id: 1, body: 'one', rank: 2, hidden: 0 }, { id: 2, post_id: 1, body: 'two', rank: 1, hidden: 0 },
+    { id: 3, post_id: 1, body: 'three', rank: 2, hidden: 0 }, { id: 4, post_id: 1, body: 'four', rank: 3, hidden: 1 },
+    { id: 5, post_id: 1, body: 'five', rank: 0, hidden: 0 }, { id: 6, post_id: 2, body: 'six', rank: 5, hidden: 0 },
+  ]).execute()
+  // Tags 10 and 30 tie on rank 1; tag 40 ranks first (ascending) but is hidden.
+  await db.insertInto('tags').values([
+    { id: 10, label: 'ten', rank: 1, hidden: 0 }, { id: 20, label: 'twenty', rank: 3, hidden: 0 },
+    { id: 30, label: 'thirty', rank: 1, hidden: 0 }, { id: 40, label: 'forty', rank: 0, hidden: 1 },
+  ]).execute()
+  await db.insertInto('post_tags').values([
+    { post_id: 1, tag_id: 30 }, { post_id: 1, tag_id: 10 }, { post_id: 1, tag_id: 40 }, { post_id: 1, tag_id: 20 }, { post_id: 2, tag_id: 20 },
+  ]).execute()
+}
+
+async function build (database: TestDatabase): Promise<FastifyInstance> {
+  const app = Fastify()
+  await app.register(expandPlugin, { db: database.db, resources: [Post, Comment, Tag] })
+  app.expand.routes('/posts', Post)
+  await app.ready()
+  return app
+}
+
+const comment = (id: number, body: string) => ({ id, body })
+const tag = (id: number, label: string) => ({ id, label })
+
+for (const dialect of dialects()) {
+  t.test(`relation limit on ${dialect.name}`, async (t) => {
+    const database = await dialect.open()
+    t.teardown(() => database.close())
+    await seed(database.db)
+    const app = await build(database)
+    t.teardown(() => app.close())
+    const p = (index: number) => (dialect.name === 'postgres' ? `$${index}` : '?')
+    const get = async (url: string, headers: Record<string, string> = {}) => {
+      database.reset()
+      const response = await app.inject({ url, headers })
+      t.equal(response.statusCode, 200, url)
+      return { body: response.json(), statements: [...database.statements] }
+    }
+
+    t.test('as ids: the first rows of each parent in the relation\'s order, one statement per relation', async (t) => {
+      const { body, statements } = await get('/posts')
+      t.same(body.data, [
+        { id: 1, top_comments: [4, 1], first_comments: [1, 2, 3], top_tags: [40, 10, 30], first_tags: [10, 20] },
+        { id: 2, top_comments: [6], first_comments: [6], top_tags: [20], first_tags: [20] },
+        { id: 3, top_comments: [], first_comments: [], top_tags: [], first_tags: [] },
+      ], 'rank descending (ties by key), by key, rank ascending (ties by key), by key; fewer rows than the limit; none')
+      t.equal(statements.length, 6, 'page, count, and one statement per relation')
+      // Three parents: their keys padded to four by repeating the last (statement templates).
+      const keys = `${p(1)}, ${p(2)}, ${p(3)}, ${p(4)}`
+      t.same(statements.slice(2), [
+        'select "__expand_numbered"."id" as "id", "__expand_numbered"."__expand_parent" as "__expand_parent" from (' +
+          'select "comments"."id" as "id", "comments"."post_id" as "__expand_parent", ' +
+          'row_number() over(partition by "comments"."post_id" order by "comments"."rank" desc, "comments"."id") as "__expand_row" ' +
+          `from "comments" where "comments"."post_id" in (${keys})) as "__expand_numbered" ` +
+          'where "__expand_numbered"."__expand_row" <= 2 order by "__expand_numbered"."__expand_parent", "__expand_numbered"."__expand_row"',
+        'select "__expand_numbered"."id" as "id", "__expand_numbered"."__expand_parent" as "__expand_parent" from (' +
+          'select "comments"."id" as "id", "comments"."post_id" as "__expand_parent", ' +
+          'row_number() over(partition by "comments"."post_id" order by "comments"."id") as "__expand_row" ' +
+          `from "comments" where "comments"."post_id" in (${keys})) as "__expand_numbered" ` +
+          'where "__expand_numbered"."__expand_row" <= 3 order by "__expand_numbered"."__expand_parent", "__expand_numbered"."__expand_row"',
+        'select "__expand_numbered"."id" as "id", "__expand_numbered"."__expand_parent" as "__expand_parent" from (' +
+          'select "post_tags"."tag_id" as "id", "post_tags"."post_id" as "__expand_parent", ' +
+          'row_number() over(partition by "post_tags"."post_id" order by "tags"."rank", "post_tags"."tag_id") as "__expand_row" ' +
+          'from "post_tags" left join "tags" on "tags"."id" = "post_tags"."tag_id" ' +
+          `where "post_tags"."post_id" in (${keys})) as "__expand_numbered" ` +
+          'where "__expand_numbered"."__expand_row" <= 3 order by "__expand_numbered"."__expand_parent", "__expand_numbered"."__expand_row"',
+        'select "__expand_numbered"."id" as "id", "__expand_numbered"."__expand_parent" as "__expand_parent" from (' +
+          'select "post_tags"."tag_id" as "id", "post_tags"."post_id" as "__expand_parent", ' +
+          'row_number() over(partition by "post_tags"."post_id" order by "post_tags"."tag_id") as "__expand_row" ' +
+          `from "post_tags" where "post_tags"."post_id" in (${keys})) as "__expand_numbered" ` +
+          'where "__expand_numbered"."__expand_row" <= 2 order by "__expand_numbered"."__expand_parent", "__expand_numbered"."__expand_row"',
+      ])
+    })
+
+    t.test('expanded: the same rows in the same order', async (t) => {
+      const { body, statements } = await get('/posts?expand=top_comments,first_comments,top_tags,first_tags')
+      t.same(body.data, [
+        {
+          id: 1,
+          top_comments: [comment(4, 'four'), comment(1, 'one')],
+          first_comments: [comment(1, 'one'), comment(2, 'two'), comment(3, 'three')],
+          top_tags: [tag(40, 'forty'), tag(10, 'ten'), tag(30, 'thirty')],
+          first_tags: [tag(10, 'ten'), tag(20, 'twenty')],
+        },
+        { id: 2, top_comments: [comment(6, 'six')], first_comments: [comment(6, 'six')], top_tags: [tag(20, 'twenty')], first_tags: [tag(20, 'twenty')] },
+        { id: 3, top_comments: [], first_comments: [], top_tags: [], first_tags: [] },
+      ])
+      t.equal(statements.length, 6, 'page, count, and one statement per relation')
+      t.equal(statements[2],
+        'select "__expand_numbered"."id" as "id", "__expand_numbered"."body" as "body", "__expand_numbered"."__expand_parent" as "__expand_parent" from (' +
+        'select "comments"."id" as "id", "comments"."body" as "body", "comments"."post_id" as "__expand_parent", ' +
+        'row_number() over(partition by "comments"."post_id" order by "comments"."rank" desc, "comments"."id") as "__expand_row" ' +
+        `from "comments" where "comments"."post_id" in (${p(1)}, ${p(2)}, ${p(3)}, ${p(4)})) as "__expand_numbered" ` +
+        'where "__expand_numbered"."__expand_row" <= 2 order by "__expand_numbered"."__expand_parent", "__expand_numbered"."__expand_row"')
+      t.equal(statements[4],
+        'select "__expand_numbered"."id" as "id", "__expand_numbered"."label" as "label", "__expand_numbered"."__expand_parent" as "__expand_parent" from (' +
+        'select "tags"."id" as "id", "tags"."label" as "label", "post_tags"."post_id" as "__expand_parent", ' +
+        'row_number() over(partition by "post_tags"."post_id" order by "tags"."rank", "post_tags"."tag_id") as "__expand_row" ' +
+        'from "tags" inner join "post_tags" on "post_tags"."tag_id" = "tags"."id" ' +
+        `where "post_tags"."post_id" in (${p(1)}, ${p(2)}, ${p(3)}, ${p(4)})) as "__expand_numbered" ` +
+        'where "__expand_numbered"."__expand_row" <= 3 order by "__expand_numbered"."__expand_parent", "__expand_numbered"."__expand_row"')
+      const detail = await get('/posts/1?expand=top_comments&fields=id,top_comments')
+      t.same(detail.body, { id: 1, top_comments: [comment(4, 'four'), comment(1, 'one')] }, 'a detail route: the same rows')
+      t.equal(detail.statements.length, 2)
+    })
+
+    t.test('scoped: rows out of scope are left out before the numbering, so they take no place', async (t) => {
+      const visibleOnly = { 'x-visible-only': '1' }
+      const ids = await get('/posts/1', visibleOnly)
+      t.same(ids.body, { id: 1, top_comments: [1, 3], first_comments: [1, 2, 3], top_tags: [10, 30, 20], first_tags: [10, 20] },
+        'the hidden comment 4 and tag 40 leave their places to the next rows')
+      t.equal(ids.statements.length, 5)
+      t.same(ids.statements.filter((statement) => statement.includes('"comments"."rank"')), [
+        'select "__expand_numbered"."id" as "id", "__expand_numbered"."__expand_parent" as "__expand_parent" from (' +
+        'select "comments"."id" as "id", "comments"."post_id" as "__expand_parent", ' +
+        'row_number() over(partition by "comments"."post_id" order by "comments"."rank" desc, "comments"."id") as "__expand_row" ' +
+        `from "comments" where "comments"."hidden" = ${p(1)} and "comments"."post_id" in (${p(2)})) as "__expand_numbered" ` +
+        'where "__expand_numbered"."__expand_row" <= 2 order by "__expand_numbered"."__expand_parent", "__expand_numbered"."__expand_row"',
+      ], 'the scope inside the subquery')
+      t.same(ids.statements.filter((statement) => statement.includes('"tags"."rank"')), [
+        'select "__expand_numbered"."id" as "id", "__expand_numbered"."__expand_parent" as "__expand_parent" from (' +
+        'select "post_tags"."tag_id" as "id", "post_tags"."post_id" as "__expand_parent", ' +
+        'row_number() over(partition by "post_tags"."post_id" order by "tags"."rank", "post_tags"."tag_id") as "__expand_row" ' +
+        'from "post_tags" inner join "tags" on "tags"."id" = "post_tags"."tag_id" ' +
+        `where "tags"."hidden" = ${p(1)} and "post_tags"."post_id" in (${p(2)})) as "__expand_numbered" ` +
+        'where "__expand_numbered"."__expand_row" <= 3 order by "__expand_numbered"."__expand_parent", "__expand_numbered"."__expand_row"',
+      ])
+      const expanded = await get('/posts?expand=top_comments,top_tags&fields=id,top_comments,top_tags', visibleOnly)
+      t.same(expanded.body.data, [
+        { id: 1, top_comments: [comment(1, 'one'), comment(3, 'three')], top_tags: [tag(10, 'ten'), tag(30, 'thirty'), tag(20, 'twenty')] },
+        { id: 2, top_comments: [comment(6, 'six')], top_tags: [tag(20, 'twenty')] },
+        { id: 3, top_comments: [], top_tags: [] },
+      ])
+      t.equal(expanded.statements.length, 4, 'page, count, and one statement per relation')
+      // Again without the scope: the statements are templates per scope shape, and none leaks into the other.
+      t.same((await get('/posts/1?fields=id,top_comments')).body, { id: 1, top_comments: [4, 1] })
+      t.same((await get('/posts/1?fields=id,top_comments', visibleOnly)).body, { id: 1, top_comments: [1, 3] })
+    })
+  })
+}
+
+t.test('defineResource checks limit', async (t) => {
+  const schema = Type.Object({ id: Type.Integer(), comments: Type.Array(Type.Integer()), first: Type.Integer() })
+  const define = (expandable: Record<string, unknown>) => () => defineResource({ name: 'Post', table: 'posts', schema, fields: ['id'], expandable: expandable as never })
+  for (const limit of [0, -1, 1.5, 1e21, '2', null]) {
+    t.throws(define({ comments: [Comment, { many: true, foreignKey: 'post_id', limit }] }),
+      { code: 'FST_EXPAND_INVALID_DEFINITION', message: `Resource 'Post': expandable field 'comments': limit ${String(limit)} must be a positive integer (the most related rows shown per parent)` })
+  }
+  t.throws(define({ first: [Comment, { limit: 1 }] }),
+    { message: "Resource 'Post': expandable field 'first': limit bounds the rows of a to-many relation: it needs many: true" })
+  t.throws(define({ comments: [Comment, { many: true, limit: 1 }] }),
+    { message: "Resource 'Post': expandable field 'comments': limit bounds the rows loaded from the database: it needs foreignKey or through" })
+  t.doesNotThrow(define({ comments: [Comment, { many: true, foreignKey: 'post_id', limit: 1 }] }))
+  t.doesNotThrow(define({ comments: [Comment, { many: true, through, limit: 1 }] }))
+})
+
+t.test('maxObjects counts the rows loaded: a limit keeps a response under it', async (t) => {
+  const database = await dialects()[0]!.open()
+  t.teardown(() => database.close())
+  await seed(database.db)
+  const app = Fastify()
+  await app.register(expandPlugin, { db: database.db, resources: [Post, Comment, Tag], maxObjects: 4 })
+  app.expand.routes('/posts', Post)
+  await app.ready()
+  t.teardown(() => app.close())
+  // Three comments of post 1 (of five) and one of post 2: four objects.
+  const limited = await app.inject('/posts?expand=first_comments&fields=id,first_comments')
+  t.equal(limited.statusCode, 200)
+  t.same(limited.json().data.map((post: { first_comments: unknown[] }) => post.first_comments.length), [3, 1, 0])
+  const over = await app.inject('/posts?expand=first_comments,first_tags&fields=id,first_comments,first_tags')
+  t.equal(over.statusCode, 400, 'four comments and three tags are seven objects')
+  t.equal(over.json().code, 'FST_EXPAND_TOO_LARGE')
+})
