@@ -32,6 +32,9 @@ for (const [name, value] of [['DRAIN_MS', drainMs], ['SHUTDOWN_TIMEOUT_MS', shut
 const db = connect({ databaseUrl: process.env.DATABASE_URL, sqliteFile: process.env.SQLITE_FILE })
 let draining = false
 const app = await buildApp({ db, logger: { level: process.env.LOG_LEVEL ?? 'info' }, draining: () => draining })
+// Before the server listens (and says so), so that a signal sent as soon as it is up is never the default exit.
+process.on('SIGINT', () => { void shutdown('SIGINT') })
+process.on('SIGTERM', () => { void shutdown('SIGTERM') })
 
 try {
   const started = performance.now()
@@ -93,5 +96,3 @@ async function shutdown (signal: string): Promise<void> {
     process.exit(1)
   }
 }
-process.on('SIGINT', () => { void shutdown('SIGINT') })
-process.on('SIGTERM', () => { void shutdown('SIGTERM') })

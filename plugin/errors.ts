@@ -8,6 +8,10 @@ export const RecursiveError = createError<'FST_EXPAND_RECURSIVE', 400, [string]>
 export const MalformedError = createError<'FST_EXPAND_MALFORMED', 400, [string]>('FST_EXPAND_MALFORMED', '%s', 400)
 // The request names a field that the resource's fieldsFor hides from it.
 export const ForbiddenError = createError<'FST_EXPAND_FORBIDDEN', 403, [string]>('FST_EXPAND_FORBIDDEN', '%s', 403)
+// List routes of `app.expand.routes`: a filter, sort or cursor the route does not take.
+export const BadFilterError = createError<'FST_EXPAND_BAD_FILTER', 400, [string]>('FST_EXPAND_BAD_FILTER', '%s', 400)
+export const BadSortError = createError<'FST_EXPAND_BAD_SORT', 400, [string]>('FST_EXPAND_BAD_SORT', '%s', 400)
+export const BadCursorError = createError<'FST_EXPAND_BAD_CURSOR', 400, [string]>('FST_EXPAND_BAD_CURSOR', '%s', 400)
 // Found while loading: to-many levels multiply, so only the rows themselves tell how large a response gets.
 export const TooLargeError = createError<'FST_EXPAND_TOO_LARGE', 400, [string]>('FST_EXPAND_TOO_LARGE', '%s', 400)
 // The detail route of `app.expand.routes`: no row with that id (or none this request may see).
@@ -40,6 +44,9 @@ export const requestErrorCodes = [
 
 /** Codes a request can get from its caller's access rules (`fieldsFor`): 403. */
 export const accessErrorCodes = ['FST_EXPAND_FORBIDDEN'] as const
+
+/** Codes the list route of `app.expand.routes` answers for its `filter`, `sort` and `after` parameters. */
+export const listErrorCodes = ['FST_EXPAND_BAD_FILTER', 'FST_EXPAND_BAD_SORT', 'FST_EXPAND_BAD_CURSOR'] as const
 
 /** Codes a request can get while its relations are loaded (`app.expand.load`, `app.expand.routes`). */
 export const loadingErrorCodes = ['FST_EXPAND_TOO_LARGE'] as const

@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyPluginCallback, FastifyRequest } from 'fastify'
 import type { Kysely, SelectQueryBuilder } from 'kysely'
 import fp from 'fastify-plugin'
+import { randomBytes } from 'node:crypto'
 import { unknownKey } from './checks.js'
 import { ExpandEngine } from './engine.js'
 import { InvalidOptionError } from './errors.js'
@@ -120,7 +121,7 @@ const expandPluginCallback: FastifyPluginCallback<ExpandPluginOptions> = (app, p
   }
   const contextFor = (request: FastifyRequest, options?: LoadOptions): LoadContext =>
     createLoadContext(databaseFor(request, options), request, templates, engine.options.maxObjects)
-  const loading = { hasDatabase: db !== undefined, contextFor: (request: FastifyRequest) => contextFor(request) }
+  const loading = { hasDatabase: db !== undefined, contextFor: (request: FastifyRequest) => contextFor(request), cursorSecret: randomBytes(32) }
   // One decorator object per instance that asks for it: routes() registers on
   // the instance it is called on (its prefix, hooks, constraints), never on the
   // one that registered the plugin.
@@ -193,7 +194,8 @@ export type { DatabaseOption, ExpandPluginOptions } from './options.js'
 export type { ExpandableRouteOptions } from './route.js'
 export type { ExpansionPlan, LevelPlan, PlannedField } from './plan/plan.js'
 export type { CacheStats } from './compile/serializer-cache.js'
-export type { ResourceRoutesOptions, ListPage } from './load/resource-routes.js'
+export type { ResourceRoutesOptions, ResourceRouteOptions, ListPage, CursorPage } from './load/resource-routes.js'
+export { filterOperators, type FilterOperator } from './load/list-query.js'
 export type { Row } from './load/selection.js'
 export { cachePreparedStatements, type StatementCacheOptions } from './load/statement-cache.js'
 export { databaseFailure } from './load/statement-templates.js'
@@ -208,6 +210,9 @@ export {
   InvalidOptionError,
   NotFoundError,
   ForbiddenError,
+  BadFilterError,
+  BadSortError,
+  BadCursorError,
   InvalidDataError,
   DatabaseError,
   UnavailableError,
@@ -215,6 +220,7 @@ export {
   requestErrorCodes,
   loadingErrorCodes,
   accessErrorCodes,
+  listErrorCodes,
   serverErrorCodes,
   unavailableErrorCodes,
 } from './errors.js'

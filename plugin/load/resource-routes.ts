@@ -1,14 +1,15 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify'
+import type { FastifyInstance, FastifyRequest, RouteShorthandOptions } from 'fastify'
 import type { TSchema } from '@sinclair/typebox'
 import { isPositiveInteger, unknownKey } from '../checks.js'
-import { DatabaseError, InvalidOptionError, NotFoundError } from '../errors.js'
+import { BadFilterError, DatabaseError, InvalidOptionError, NotFoundError } from '../errors.js'
 import type { JsonSchema } from '../resource-graph.js'
 import type { ExpandEngine } from '../engine.js'
 import type { AnyResource } from '../resource.js'
 import { loadRows } from './batch-loader.js'
+import { cursorColumn, ListQuery, type Condition, type FilterField, type FilterOperator, type ListRequest } from './list-query.js'
 import type { LoadContext } from './load-context.js'
 import { parameterReader } from './route-parameters.js'
-import { keyColumn, selectLevel, tableOf, type Row } from './selection.js'
+import { keyColumn, selectLevel, tableOf, type AnySelect, type Row } from './selection.js'
 
 export interface ResourceRoutesOptions {
   /** Paths a list request may expand (prefixes included); absent: every path. */
@@ -19,20 +20,72 @@ export interface ResourceRoutesOptions {
   pageSize?: number
   /** A larger `limit` is clamped to this (default 100). */
   maxPageSize?: number
+  /**
+   * The filters a client may use: field (or dot path through to-one
+   * relations, `'owner.name'`) -> operators. `filter[species]=cat`,
+   * `filter[born][gte]=2020-01-01`, `filter[owner.name][contains]=costa`.
+   */
+  filter?: Readonly<Record<string, readonly FilterOperator[]>>
+  /** The fields a client may sort by: `sort=-born,name`. The primary key always ends the order. */
+  sort?: readonly string[]
+  /** `'offset'` (default): `limit`/`offset`; `'cursor'`: `limit`/`after`, body `{ data, limit, next }`. */
+  pagination?: 'offset' | 'cursor'
+  /** Offset pages: `false` leaves `total` (and its COUNT statement) out. Default true. */
+  total?: boolean
+  /**
+   * The key cursors are signed with (HMAC-SHA256), at least 16 characters.
+   * Default: a random key made when the plugin is registered, so cursors do
+   * not outlive the process: instances behind a load balancer need a shared one.
+   */
+  cursorSecret?: string | Buffer
+  /**
+   * Route options given to both routes: hooks (`onRequest`, `preHandler`, ...),
+   * `config`, `constraints`, and documentation in `schema` (`tags`,
+   * `summary`, `description`, `deprecated`, `security`, `hide`,
+   * `externalDocs`). The routes' parameters and responses are theirs.
+   */
+  route?: ResourceRouteOptions
 }
 
+/** What `routes()` passes on to both routes it registers. */
+export type ResourceRouteOptions = Pick<RouteShorthandOptions,
+  | 'onRequest' | 'preParsing' | 'preValidation' | 'preHandler' | 'preSerialization' | 'onSend'
+  | 'onResponse' | 'onError' | 'onTimeout' | 'onRequestAbort' | 'config' | 'constraints'
+> & {
+  schema?: { tags?: readonly string[]; summary?: string; description?: string; deprecated?: boolean; security?: ReadonlyArray<Record<string, readonly string[]>>; hide?: boolean; externalDocs?: { url: string; description?: string } }
+}
+
+/** An offset page: `total` unless the route has `total: false`. */
 export interface ListPage<T = Row> {
   data: T[]
   limit: number
   offset: number
-  total: number
+  total?: number
 }
 
-const routesOptionKeys = new Set(['permitListExpands', 'pageSize', 'maxPageSize', 'defaultExpand'])
+/** A cursor page: `next` is the `after` of the following page, null on the last. */
+export interface CursorPage<T = Row> {
+  data: T[]
+  limit: number
+  next: string | null
+}
+
+const routesOptionKeys = new Set(['permitListExpands', 'pageSize', 'maxPageSize', 'filter', 'sort', 'pagination', 'total', 'cursorSecret', 'route', 'defaultExpand'])
+const routeHookKeys = ['onRequest', 'preParsing', 'preValidation', 'preHandler', 'preSerialization', 'onSend', 'onResponse', 'onError', 'onTimeout', 'onRequestAbort'] as const
+const routeOptionKeys = new Set<string>([...routeHookKeys, 'config', 'constraints', 'schema'])
+const documentationKeys = new Set(['tags', 'summary', 'description', 'deprecated', 'security', 'hide', 'externalDocs'])
 
 /** What the OpenAPI documentation needs to know of a route `routes()` registered. */
 export type GeneratedRoute =
-  | { readonly kind: 'list'; readonly pageSize: number; readonly maxPageSize: number }
+  | {
+    readonly kind: 'list'
+    readonly pageSize: number
+    readonly maxPageSize: number
+    readonly pagination: 'offset' | 'cursor'
+    readonly total: boolean
+    readonly filters: readonly FilterField[]
+    readonly sort: readonly string[]
+  }
   | { readonly kind: 'detail' }
 
 // Keyed by the route's `expandable` setting: Fastify and the plugin pass that object on as it is.
@@ -52,6 +105,8 @@ export interface RequestLoading {
   /** Whether the plugin has a `db` option at all. */
   readonly hasDatabase: boolean
   contextFor(request: FastifyRequest): LoadContext
+  /** The key cursors are signed with when a route has no `cursorSecret`: random, per plugin instance. */
+  readonly cursorSecret: Buffer
 }
 
 export function registerResourceRoutes (
@@ -78,20 +133,49 @@ export function registerResourceRoutes (
   const primaryKeySchema = identifierSchema(node.sourceSchemas.get(node.primaryKey))
   const countSite = {}
 
+  const pagination = options.pagination ?? 'offset'
+  if (pagination !== 'offset' && pagination !== 'cursor') fail("pagination must be 'offset' or 'cursor'")
+  const withTotal = options.total ?? true
+  if (typeof withTotal !== 'boolean') fail('total must be a boolean')
+  if (pagination === 'cursor' && options.total !== undefined) fail("total applies to offset pages only: cursor pages have none")
+  const cursors = pagination === 'cursor'
+  const listQuery = new ListQuery(node, options, `${node.qualifiedName} ${prefix}`, loading.cursorSecret, fail)
+  const shared = sharedRouteOptions(options.route, fail)
+  const ignoreHidden = engine.options.onInvalidExpand === 'ignore'
+
   const listSetting = { resource: node.resource, list: true, envelope: 'data', permitListExpands: options.permitListExpands, defaultExpand: options.defaultExpand }
-  generatedRoutes.set(listSetting, { kind: 'list', pageSize, maxPageSize })
-  app.get(prefix, {
+  generatedRoutes.set(listSetting, {
+    kind: 'list',
+    pageSize,
+    maxPageSize,
+    pagination,
+    total: !cursors && withTotal,
+    filters: [...listQuery.filters.values()],
+    sort: [...listQuery.sortFields.keys()],
+  })
+  const limitSchema = { type: 'integer', minimum: 1, maximum: Number.MAX_SAFE_INTEGER, default: pageSize, description: `Rows per page (default ${pageSize}; larger than ${maxPageSize} is clamped)` }
+  app.get<{ Querystring: { limit?: number; offset?: number } }>(prefix, {
+    ...shared.hooks,
     expandable: listSetting,
     schema: {
+      ...shared.documentation,
       querystring: {
         type: 'object',
         properties: {
-          limit: { type: 'integer', minimum: 1, maximum: Number.MAX_SAFE_INTEGER, default: pageSize, description: `Rows per page (default ${pageSize}; larger than ${maxPageSize} is clamped)` },
-          offset: { type: 'integer', minimum: 0, maximum: Number.MAX_SAFE_INTEGER, default: 0, description: 'Rows to skip' },
+          limit: limitSchema,
+          ...(cursors
+            ? { after: { type: 'string', description: "The previous page's `next`: the rows after its last one, in the same sort and with the same filters" } }
+            : { offset: { type: 'integer', minimum: 0, maximum: Number.MAX_SAFE_INTEGER, default: 0, description: 'Rows to skip' } }),
+          ...sortParameter(listQuery),
+          ...filterParameters(listQuery),
         },
       },
     },
-    validatorCompiler: parameterReader({ integers: { limit: { minimum: 1 }, offset: { minimum: 0 } } }),
+    validatorCompiler: parameterReader({
+      integers: cursors ? { limit: { minimum: 1 } } : { limit: { minimum: 1 }, offset: { minimum: 0 } },
+      // Every list reads filter[...] and sort, so that one it does not declare is a 400, never ignored.
+      list: { query: listQuery, cursors },
+    }),
   }, async (request: FastifyRequest<{ Querystring: { limit?: number; offset?: number } }>) => {
     const limit = Math.min(request.query.limit ?? pageSize, maxPageSize)
     const offset = request.query.offset ?? 0
@@ -101,23 +185,83 @@ export function registerResourceRoutes (
     // With a scope, the statements carry the request's condition first: templates per shape of that condition.
     const scope = loadContext.scope(node)
     const parts = loadContext.scopeParts(node)
-    const [rows, [count]] = await Promise.all([
-      templates.rows(db, plan.root, 'page', [limit, offset], ([limit, offset]) =>
-        selectLevel(db, plan.root, scope).orderBy(primaryKeyColumn).limit(limit as number).offset(offset as number), false, parts),
-      templates.rows(db, countSite, 'count', [], () => {
-        const count = db.selectFrom(table).select((eb) => eb.fn.countAll().as('total'))
-        return scope === undefined ? count : count.where(scope)
-      }, false, parts),
-    ])
+    const requested = listQuery.requestOf(request.query)
+    // A page in primary key order, unfiltered: the statements of a plain list.
+    if (!cursors && requested.filters.length === 0 && requested.sort.length === 0) {
+      const [rows, count] = await Promise.all([
+        templates.rows(db, plan.root, 'page', [limit, offset], ([limit, offset]) =>
+          selectLevel(db, plan.root, scope).orderBy(primaryKeyColumn).limit(limit as number).offset(offset as number), false, parts),
+        withTotal ? countRows([], [], '') : undefined,
+      ])
+      await loadRows(loadContext, plan.root, rows)
+      return withTotal ? { data: rows, limit, offset, total: count! } satisfies ListPage : { data: rows, limit, offset } satisfies ListPage
+    }
+
+    const list = listQuery.visibleTo(requested, engine.visibilityFor(request), ignoreHidden)
+    const keys = listQuery.keysOf(list)
+    const values: unknown[] = []
+    const { conditions, shape } = listQuery.conditions(list, loadContext, values)
+    const filterValues = [...values]
+    const after = cursors && list.after !== undefined ? listQuery.keyset(keys, list.after, values) : undefined
+    // A related scope that cannot be told apart by shape: the statement is built for this request alone.
+    const statementScope = shape === null ? { key: null, values: [] } : parts
+    const sortShape = keys.map(({ field, descending }) => `${descending ? '-' : ''}${field.name}`).join(',')
+    const page = (query: AnySelect) => {
+      const filtered = conditions.reduce((current, condition) => current.where(condition), query)
+      const ordered = listQuery.orderBy(after === undefined ? filtered : filtered.where(after), keys)
+      return cursors ? listQuery.selectKeys(ordered, keys) : ordered
+    }
+    if (cursors) {
+      const rows = await filtered(templates.rows(db, plan.root, `cursor${shape ?? ''}|${sortShape}|${after === undefined ? '' : 'after'}`, [...values, limit + 1], () =>
+        page(selectLevel(db, plan.root, scope)).limit(limit + 1), false, statementScope))
+      const more = rows.length > limit
+      if (more) rows.length = limit
+      const next = more ? listQuery.cursorAfter(rows[limit - 1]!, keys, list) : null
+      for (const row of rows) for (let index = 0; index < keys.length; index++) delete row[`${cursorColumn}${index}`]
+      await loadRows(loadContext, plan.root, rows)
+      return { data: rows, limit, next } satisfies CursorPage
+    }
+    const [rows, count] = await filtered(Promise.all([
+      templates.rows(db, plan.root, `page${shape ?? ''}|${sortShape}`, [...values, limit, offset], () =>
+        page(selectLevel(db, plan.root, scope)).limit(limit).offset(offset), false, statementScope),
+      withTotal ? countRows(conditions, filterValues, shape) : undefined,
+    ]))
     await loadRows(loadContext, plan.root, rows)
-    return { data: rows, limit, offset, total: Number(count!.total) } satisfies ListPage
+    return withTotal ? { data: rows, limit, offset, total: count! } satisfies ListPage : { data: rows, limit, offset } satisfies ListPage
+
+    /**
+     * A value its column cannot hold (PostgreSQL's class 22: an int4 column
+     * compared with 3000000000) is the filter's fault: a 400, not a 500.
+     * SQLite compares any value with any column and simply finds no row.
+     */
+    async function filtered<T> (statements: Promise<T>): Promise<T> {
+      try {
+        return await statements
+      } catch (error) {
+        if (list.filters.length > 0 && isUnstorableValue(error)) throw new BadFilterError('A filter value does not fit its column in the database')
+        throw error
+      }
+    }
+
+    /** The rows of the list under the request's scope and filters: one COUNT statement. */
+    async function countRows (conditions: readonly Condition[], values: readonly unknown[], shape: string | null): Promise<number> {
+      const [count] = await templates.rows(db, countSite, shape === '' ? 'count' : `count${shape ?? ''}`, values, () => {
+        const count = db.selectFrom(table).select((eb) => eb.fn.countAll().as('total'))
+        const scoped = scope === undefined ? count : count.where(scope)
+        return conditions.reduce((current, condition) => current.where(condition), scoped)
+      }, false, shape === null ? { key: null, values: [] } : parts)
+      return Number(count!.total)
+    }
   })
 
   const detailSetting = { resource: node.resource, defaultExpand: options.defaultExpand }
   generatedRoutes.set(detailSetting, { kind: 'detail' })
-  app.get(`${prefix}/:id`, {
+  app.get<{ Params: { id: unknown } }>(`${prefix}/:id`, {
+    ...shared.hooks,
     expandable: detailSetting,
-    schema: primaryKeySchema === undefined ? undefined : { params: { type: 'object', properties: { id: primaryKeySchema }, required: ['id'] } },
+    schema: primaryKeySchema === undefined
+      ? (shared.documentation === undefined ? undefined : { ...shared.documentation })
+      : { ...shared.documentation, params: { type: 'object', properties: { id: primaryKeySchema }, required: ['id'] } },
     validatorCompiler: parameterReader({ id: primaryKeySchema }),
   }, async (request: FastifyRequest<{ Params: { id: unknown } }>) => {
     const plan = request.expansion!
@@ -138,6 +282,80 @@ export function registerResourceRoutes (
     return row
   })
 }
+
+/**
+ * The `route` option, checked: hooks, `config` and `constraints` as Fastify
+ * takes them, and the documentation part of a schema. The routes' own
+ * hooks are added by the plugin when each route is prepared, its planning
+ * preHandler before the ones given here.
+ */
+function sharedRouteOptions (route: ResourceRouteOptions | undefined, fail: (message: string) => never): { hooks: RouteShorthandOptions; documentation: Record<string, unknown> | undefined } {
+  if (route === undefined) return { hooks: {}, documentation: undefined }
+  if (typeof route !== 'object' || route === null || Array.isArray(route)) fail('route must be an object of route options')
+  const unknown = unknownKey(route, routeOptionKeys)
+  if (unknown !== undefined) {
+    fail(`route: '${unknown}' is not passed on to the generated routes (they take ${[...routeOptionKeys].join(', ')})`)
+  }
+  const hooks: Record<string, unknown> = {}
+  for (const key of routeHookKeys) {
+    const hook = route[key]
+    if (hook === undefined) continue
+    if (typeof hook !== 'function' && !(Array.isArray(hook) && hook.every((item) => typeof item === 'function'))) fail(`route.${key} must be a function or an array of functions`)
+    hooks[key] = Array.isArray(hook) ? [...hook] : hook
+  }
+  if (route.config !== undefined) {
+    if (typeof route.config !== 'object' || route.config === null) fail('route.config must be an object')
+    if (Object.hasOwn(route.config, 'expandable')) fail("route.config.expandable is the generated routes' own setting: use the options of routes()")
+    hooks.config = { ...route.config }
+  }
+  if (route.constraints !== undefined) hooks.constraints = route.constraints
+  let documentation: Record<string, unknown> | undefined
+  if (route.schema !== undefined) {
+    if (typeof route.schema !== 'object' || route.schema === null) fail('route.schema must be an object')
+    for (const key of Object.keys(route.schema)) {
+      if (!documentationKeys.has(key)) {
+        fail(`route.schema.${key}: the generated routes own their parameters and responses; route.schema takes documentation only (${[...documentationKeys].join(', ')})`)
+      }
+    }
+    documentation = { ...route.schema }
+  }
+  return { hooks: hooks as RouteShorthandOptions, documentation }
+}
+
+/** `sort` in the list route's querystring schema: a comma list of the sort fields, each maybe `-`. */
+function sortParameter (listQuery: ListQuery): Record<string, JsonSchema> {
+  const names = [...listQuery.sortFields.keys()]
+  if (names.length === 0) return {}
+  const one = `-?(?:${names.join('|')})`
+  return {
+    sort: {
+      type: 'string',
+      pattern: `^${one}(?:,${one})*$`,
+      description: `Sort keys, comma-separated, \`-\` for descending: ${names.join(', ')}. The primary key, ascending, ends the order.`,
+      examples: [names.length > 1 ? `-${names[0]},${names[1]}` : `-${names[0]}`],
+    },
+  }
+}
+
+/** One querystring property per declared filter and operator: `filter[species]`, `filter[species][in]`. */
+function filterParameters (listQuery: ListQuery): Record<string, JsonSchema> {
+  const properties: Record<string, JsonSchema> = {}
+  for (const filter of listQuery.filters.values()) {
+    const type: JsonSchema = filter.type.format === undefined ? { type: filter.type.kind } : { type: filter.type.kind, format: filter.type.format }
+    for (const operator of filter.operators) {
+      const name = `filter[${filter.path}]${operator === 'eq' ? '' : `[${operator}]`}`
+      switch (operator) {
+        case 'in': properties[name] = { type: 'string', description: `${filter.path} is one of these values, comma-separated (each ${filter.type.kind})` }; break
+        case 'null': properties[name] = { type: 'boolean', description: `true: ${filter.path} is null; false: it is not` }; break
+        case 'contains': properties[name] = { type: 'string', description: `${filter.path} contains this text, ignoring case` }; break
+        default: properties[name] = { ...type, description: `${filter.path} ${operatorWords[operator]} this value` }
+      }
+    }
+  }
+  return properties
+}
+
+const operatorWords: Record<string, string> = { eq: 'equals', ne: 'differs from', lt: 'is less than', lte: 'is at most', gt: 'is greater than', gte: 'is at least' }
 
 /**
  * The schema of the `:id` parameter: the primary key's. An integer key is

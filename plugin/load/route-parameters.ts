@@ -1,5 +1,6 @@
 import type { FastifySchemaCompiler } from 'fastify'
 import type { JsonSchema } from '../resource-graph.js'
+import type { ListQuery } from './list-query.js'
 
 /**
  * The generated routes read their own parameters (`limit`, `offset`, `:id`)
@@ -15,6 +16,12 @@ export interface ParameterRules {
   id?: JsonSchema
   /** Query parameters holding integers, with their smallest value. */
   integers?: Record<string, { minimum: number }>
+  /**
+   * List routes: `filter[...]`, `sort` and (with `cursors`) `after`, read by
+   * the route's ListQuery; what does not fit is its own 400
+   * (`FST_EXPAND_BAD_FILTER`, `_BAD_SORT`, `_BAD_CURSOR`).
+   */
+  list?: { query: ListQuery; cursors: boolean }
 }
 
 const digits = /^-?[0-9]{1,16}$/
@@ -23,7 +30,20 @@ const digits = /^-?[0-9]{1,16}$/
 export function parameterReader (rules: ParameterRules): FastifySchemaCompiler<unknown> {
   return ({ httpPart }) => {
     if (httpPart === 'params') return (params) => readParams(params, rules.id)
-    if (httpPart === 'querystring') return (query) => readQuery(query, rules.integers ?? {})
+    if (httpPart === 'querystring') {
+      return (query) => {
+        const read = readQuery(query, rules.integers ?? {})
+        if (rules.list === undefined || 'error' in read) return read
+        try {
+          const value = read.value as Record<string, unknown>
+          rules.list.query.remember(value, rules.list.query.read(value, rules.list.cursors))
+        } catch (error) {
+          // Fastify answers an Error the validator gives with its own code and status.
+          return { error: error as Error }
+        }
+        return read
+      }
+    }
     return () => true
   }
 }

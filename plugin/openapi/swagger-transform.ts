@@ -1,5 +1,5 @@
 import type { FastifySchema, RouteOptions } from 'fastify'
-import { accessErrorCodes, loadingErrorCodes, requestErrorCodes, serverErrorCodes, unavailableErrorCodes } from '../errors.js'
+import { accessErrorCodes, listErrorCodes, loadingErrorCodes, requestErrorCodes, serverErrorCodes, unavailableErrorCodes } from '../errors.js'
 import { generatedRouteOf, type GeneratedRoute } from '../load/resource-routes.js'
 import { resolveOptions, type ExpandPluginOptions, type ResolvedOptions } from '../options.js'
 import { permittedPaths } from '../plan/permitted.js'
@@ -125,7 +125,7 @@ export function expandOpenApi (pluginOptions: ExpandPluginOptions, documentation
     const generated = context.generated
     const response: ExpandableRouteDocumentation['response'] = {
       200: responseSchema(node, item, list, setting.envelope, generated, documentationOptions.envelopeProperties),
-      400: requestErrorSchema(context.validated === true),
+      400: requestErrorSchema(context.validated === true, generated?.kind === 'list' ? listCodes(generated) : []),
       500: serverErrorSchema(generated !== undefined),
       503: unavailableSchema(),
     }
@@ -332,19 +332,35 @@ function responseSchema (
   const examples = (value: unknown) => (itemExample === undefined ? {} : { examples: [value] })
   if (envelope === undefined) return { description, ...array, ...examples([itemExample]) }
   if (generated?.kind === 'list') {
-    // The envelope of app.expand.routes: exactly these four properties.
+    // The envelope of app.expand.routes: exactly these properties, by the route's pagination.
+    const limit = { type: 'integer', minimum: 1, maximum: generated.maxPageSize, description: `Rows per page: the limit asked for (default ${generated.pageSize}), at most ${generated.maxPageSize}` }
+    if (generated.pagination === 'cursor') {
+      return {
+        description,
+        type: 'object',
+        properties: {
+          [envelope]: array,
+          limit,
+          next: { type: ['string', 'null'], description: 'The `after` of the following page (same sort and filters); null on the last page' },
+        },
+        required: [envelope, 'limit', 'next'],
+        additionalProperties: false,
+        ...examples({ [envelope]: [itemExample], limit: generated.pageSize, next: null }),
+      }
+    }
+    const total = generated.total ? { total: { type: 'integer', minimum: 0, description: 'Rows in the whole list' } } : {}
     return {
       description,
       type: 'object',
       properties: {
         [envelope]: array,
-        limit: { type: 'integer', minimum: 1, maximum: generated.maxPageSize, description: `Rows per page: the limit asked for (default ${generated.pageSize}), at most ${generated.maxPageSize}` },
+        limit,
         offset: { type: 'integer', minimum: 0, maximum: Number.MAX_SAFE_INTEGER, description: 'Rows skipped' },
-        total: { type: 'integer', minimum: 0, description: 'Rows in the whole list' },
+        ...total,
       },
-      required: [envelope, 'limit', 'offset', 'total'],
+      required: [envelope, 'limit', 'offset', ...Object.keys(total)],
       additionalProperties: false,
-      ...examples({ [envelope]: [itemExample], limit: generated.pageSize, offset: 0, total: 1 }),
+      ...examples({ [envelope]: [itemExample], limit: generated.pageSize, offset: 0, ...(generated.total ? { total: 1 } : {}) }),
     }
   }
   return {
@@ -371,11 +387,16 @@ function errorBody (description: string, statusCode: number, code: JsonSchema, c
   }
 }
 
-function requestErrorSchema (validated: boolean): JsonSchema {
+function requestErrorSchema (validated: boolean, listErrors: readonly string[]): JsonSchema {
   // Any expandable route may load through app.expand.load, which bounds the response size.
-  const codes: string[] = [...requestErrorCodes, ...loadingErrorCodes]
+  const codes: string[] = [...requestErrorCodes, ...loadingErrorCodes, ...listErrors]
   if (validated) codes.push('FST_ERR_VALIDATION')
   return errorBody('Invalid expand, fields or omit, a response over maxObjects, or another invalid parameter', 400, { type: 'string', enum: codes }, true)
+}
+
+/** The list errors a generated list route can answer: every list reads filter[...] and sort (refusing undeclared ones); cursor lists read after. */
+function listCodes (generated: Extract<GeneratedRoute, { kind: 'list' }>): string[] {
+  return generated.pagination === 'cursor' ? [...listErrorCodes] : listErrorCodes.filter((code) => code !== 'FST_EXPAND_BAD_CURSOR')
 }
 
 /** Whether the resource, or one it can reach through relations, decides per request which fields are shown. */

@@ -144,10 +144,10 @@ test('error responses are documented with the FST_EXPAND_* codes, and real ones 
   const error = operation('/pets').responses['400'].content['application/json'].schema
   t.same(error.properties.code.enum, [
     'FST_EXPAND_UNKNOWN_FIELD', 'FST_EXPAND_NOT_PERMITTED', 'FST_EXPAND_TOO_DEEP', 'FST_EXPAND_RECURSIVE', 'FST_EXPAND_MALFORMED',
-    'FST_EXPAND_TOO_LARGE', 'FST_ERR_VALIDATION',
-  ], 'with Fastify validation: the route validates limit and offset')
+    'FST_EXPAND_TOO_LARGE', 'FST_EXPAND_BAD_FILTER', 'FST_EXPAND_BAD_SORT', 'FST_ERR_VALIDATION',
+  ], 'with Fastify validation: the route validates limit and offset; a generated list refuses filters and sort keys it does not declare')
   const validate = validatorOf('/pets', '400')
-  for (const url of ['/pets?expand=visits', '/pets?expand=nope', '/pets?expand=owner..x', '/pets?limit=x']) {
+  for (const url of ['/pets?expand=visits', '/pets?expand=nope', '/pets?expand=owner..x', '/pets?limit=x', '/pets?filter[nope]=1', '/pets?sort=nope']) {
     const response = await app.inject(url)
     t.equal(response.statusCode, 400, url)
     t.ok(validate(response.json()), `${url}: ${JSON.stringify(validate.errors)}`)

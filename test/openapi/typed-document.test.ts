@@ -392,6 +392,65 @@ test('access: fields a fieldsFor may hide are not required, 403 is documented wh
   t.ok(ajv.validate(bodySchema(doc, '/cars/{id}', '414'), tooLong.json()), `the real 414 fits its schema: ${tooLong.body}`)
 })
 
+test('item 1: list routes document their filters, sort, cursor and envelopes; the bodies they answer fit', async (t) => {
+  const { Animal, listResources, openListTables } = await import('../fixtures/list-tables.js')
+  const [sqlite] = dialects()
+  const database = await openListTables(t, sqlite!)
+  const app = Fastify()
+  const options = { db: database.db, resources: listResources }
+  await app.register(swagger, { openapi: { openapi: '3.1.0', info: { title: 't', version: '1' } }, transform: openApiTransform(options) })
+  await app.register(expandPlugin, options)
+  const filter = { species: ['eq', 'in'], born: ['gte'], sold_from: ['null'], 'keeper.name': ['contains'], adopted: ['eq'], weight: ['lt'] } as const
+  app.expand.routes('/animals', Animal, { filter, sort: ['born', 'name'], route: { schema: { tags: ['animals'], summary: 'Shelter animals' } } })
+  app.expand.routes('/feed', Animal, { filter, sort: ['born'], pagination: 'cursor' })
+  app.expand.routes('/uncounted', Animal, { total: false })
+  await app.ready()
+  t.teardown(() => app.close())
+  const doc = app.swagger() as Json
+
+  t.same(queryParameter(doc, '/animals', 'filter[species]')?.schema, { type: 'string' })
+  t.equal(queryParameter(doc, '/animals', 'filter[species]')?.description, 'species equals this value')
+  t.same(queryParameter(doc, '/animals', 'filter[species][in]')?.schema, { type: 'string' })
+  t.same(queryParameter(doc, '/animals', 'filter[born][gte]')?.schema, { type: 'string', format: 'date' })
+  t.same(queryParameter(doc, '/animals', 'filter[weight][lt]')?.schema, { type: 'number' })
+  t.same(queryParameter(doc, '/animals', 'filter[adopted]')?.schema, { type: 'boolean' })
+  t.same(queryParameter(doc, '/animals', 'filter[sold_from][null]')?.schema, { type: 'boolean' })
+  t.same(queryParameter(doc, '/animals', 'filter[keeper.name][contains]')?.schema, { type: 'string' })
+  t.same(queryParameter(doc, '/animals', 'sort')?.schema, { type: 'string', pattern: '^-?(?:born|name)(?:,-?(?:born|name))*$' })
+  t.equal(queryParameter(doc, '/animals', 'sort')?.description, 'Sort keys, comma-separated, `-` for descending: born, name. The primary key, ascending, ends the order.')
+  t.equal(queryParameter(doc, '/animals', 'after'), undefined, 'offset pages take no cursor')
+  t.same(queryParameter(doc, '/feed', 'after')?.schema, { type: 'string' })
+  t.equal(queryParameter(doc, '/feed', 'offset'), undefined, 'cursor pages take no offset')
+  t.equal(queryParameter(doc, '/uncounted', 'sort'), undefined, 'no sort declared, none documented')
+  t.same(operationOf(doc, '/animals').tags, ['animals'])
+  t.equal(operationOf(doc, '/animals/{id}').summary, 'Shelter animals')
+
+  t.same(bodySchema(doc, '/animals', '200').required, ['data', 'limit', 'offset', 'total'])
+  t.same(bodySchema(doc, '/feed', '200').required, ['data', 'limit', 'next'])
+  t.same(bodySchema(doc, '/feed', '200').properties.next.type, ['string', 'null'])
+  t.same(bodySchema(doc, '/uncounted', '200').required, ['data', 'limit', 'offset'])
+  t.same(Object.keys(bodySchema(doc, '/uncounted', '200').properties), ['data', 'limit', 'offset'])
+  t.same(bodySchema(doc, '/animals', '400').properties.code.enum.filter((code: string) => code.includes('BAD')), ['FST_EXPAND_BAD_FILTER', 'FST_EXPAND_BAD_SORT'])
+  t.same(bodySchema(doc, '/feed', '400').properties.code.enum.filter((code: string) => code.includes('BAD')), ['FST_EXPAND_BAD_FILTER', 'FST_EXPAND_BAD_SORT', 'FST_EXPAND_BAD_CURSOR'])
+  t.same(bodySchema(doc, '/uncounted', '400').properties.code.enum.filter((code: string) => code.includes('BAD')), ['FST_EXPAND_BAD_FILTER', 'FST_EXPAND_BAD_SORT'], 'a list without filters refuses them')
+
+  const fits = async (path: string, url: string, status: string) => {
+    const reply = await app.inject(url)
+    t.equal(String(reply.statusCode), status, url)
+    t.ok(validatorOf(doc, bodySchema(doc, path, status))(reply.json()), `${url}: the body fits the documented ${status}`)
+    return reply.json()
+  }
+  await fits('/animals', '/animals?filter[species][in]=cat,dog&sort=-born&filter[keeper.name][contains]=costa', '200')
+  const first = await fits('/feed', '/feed?limit=2&sort=born', '200')
+  await fits('/feed', `/feed?limit=2&sort=born&after=${encodeURIComponent(first.next)}`, '200')
+  await fits('/feed', '/feed?limit=100', '200')
+  await fits('/uncounted', '/uncounted?limit=2', '200')
+  await fits('/animals', '/animals?filter[born][gte]=soon', '400')
+  await fits('/animals', '/animals?sort=species', '400')
+  await fits('/feed', '/feed?after=nope', '400')
+  await fits('/uncounted', '/uncounted?filter[species]=cat', '400')
+})
+
 test('503: a database out of reach is documented on every expandable route, in the shape the plugin answers', async (t) => {
   const unavailableBody = bodySchema(document, '/pets/{id}', '503')
   t.same(unavailableBody.properties.code, { type: 'string', enum: ['FST_EXPAND_UNAVAILABLE'] })
