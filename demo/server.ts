@@ -31,7 +31,7 @@ for (const [name, value] of [['DRAIN_MS', drainMs], ['SHUTDOWN_TIMEOUT_MS', shut
 
 const db = connect({ databaseUrl: process.env.DATABASE_URL, sqliteFile: process.env.SQLITE_FILE })
 let draining = false
-const app = await buildApp({ db, logger: { level: process.env.LOG_LEVEL ?? 'info' }, draining: () => draining })
+const app = await buildApp({ db, logger: { level: process.env.LOG_LEVEL ?? 'info' }, draining: () => draining, cursorSecret: process.env.CURSOR_SECRET })
 
 try {
   const started = performance.now()
