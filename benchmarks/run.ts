@@ -9,10 +9,11 @@ import { fullMode, quickMode, runSuite, type ContenderResult, type Suite } from 
 import { databaseSuite } from './suites/database.js'
 import { endToEndSuite } from './suites/end-to-end.js'
 import { httpSuite } from './suites/http.js'
+import { listsSuite } from './suites/lists.js'
 import { requestOverheadSuite } from './suites/request-overhead.js'
 import { serializationSuite } from './suites/serialization.js'
 
-export const suites: readonly Suite[] = [serializationSuite, requestOverheadSuite, httpSuite, databaseSuite, endToEndSuite]
+export const suites: readonly Suite[] = [serializationSuite, requestOverheadSuite, httpSuite, databaseSuite, endToEndSuite, listsSuite]
 
 const benchmarksDir = path.dirname(fileURLToPath(import.meta.url))
 const usage = `Usage: npm run bench -- [--quick] [--out <dir>] [--only <suite,...>]

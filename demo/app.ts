@@ -15,7 +15,16 @@ export interface DemoAppSettings {
    * instance out while its requests still finish (see demo/server.ts).
    */
   draining?: () => boolean
+  /**
+   * The key list routes sign their cursors with. The default is a fixed demo
+   * key, so the README's cursors are reproducible; a real deployment passes its
+   * own secret (demo/server.ts reads CURSOR_SECRET), shared by every instance.
+   */
+  cursorSecret?: string
 }
+
+/** The demo's cursor key when none is given: public, so for the demo only. */
+export const demoCursorSecret = 'fastify-expand demo cursor key (not a secret)'
 
 /** Where the interactive documentation is served (`/docs/json` holds the OpenAPI document). */
 export const docsPath = '/docs'
@@ -24,9 +33,11 @@ export const docsPath = '/docs'
  * The demo API: every resource under its own prefix, a list and a detail
  * route each. List routes permit only the expansions listed here (drf-flex-fields'
  * `permit_list_expands`): a list of 100 pets may load their owners, but not
- * every visit of every pet.
+ * every visit of every pet. `/pets` takes filters and sort keys; `/visits` is
+ * paged by cursor (`sort=-date` for the newest first) and shows each visit's vet unless
+ * the request names its own `expand`.
  */
-export async function buildApp ({ db, logger = false, draining = () => false }: DemoAppSettings): Promise<FastifyInstance> {
+export async function buildApp ({ db, logger = false, draining = () => false, cursorSecret = demoCursorSecret }: DemoAppSettings): Promise<FastifyInstance> {
   const app = Fastify({ logger })
   const expandOptions: ExpandPluginOptions = { db, resources, maxDepth: 3 }
   // The list routes of app.expand.routes document their own envelope (limit, offset, total).
@@ -71,10 +82,21 @@ export async function buildApp ({ db, logger = false, draining = () => false }: 
 
   app.expand.routes('/companies', Company, { permitListExpands: [] })
   app.expand.routes('/people', Person, { permitListExpands: ['employer'] })
-  app.expand.routes('/pets', Pet, { permitListExpands: ['owner.employer', 'sold_from', 'toys'] })
+  app.expand.routes('/pets', Pet, {
+    permitListExpands: ['owner.employer', 'sold_from', 'toys', 'recent_visits'],
+    filter: { species: ['eq', 'in'], name: ['eq', 'contains'], born: ['gte', 'lt'], sold_from: ['eq', 'null'], 'owner.employer': ['eq', 'null'] },
+    sort: ['born', 'name', 'species'],
+  })
   app.expand.routes('/pet-stores', PetStore)
   app.expand.routes('/toys', Toy, { permitListExpands: ['maker'] })
   app.expand.routes('/vets', Vet)
-  app.expand.routes('/visits', Visit, { permitListExpands: ['pet', 'vet'] })
+  app.expand.routes('/visits', Visit, {
+    permitListExpands: ['pet', 'vet'],
+    defaultExpand: ['vet'],
+    filter: { vet: ['eq'], reason: ['eq'], date: ['gte', 'lt'], 'pet.species': ['eq'] },
+    sort: ['date'],
+    pagination: 'cursor',
+    cursorSecret,
+  })
   return app
 }

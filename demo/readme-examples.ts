@@ -22,8 +22,11 @@ export const exampleBase = 'http://127.0.0.1:3000'
 export interface WalkthroughStep {
   /** Markdown before the request. */
   text: string
-  /** Path and query; requested with GET. */
-  path?: string
+  /**
+   * Path and query; requested with GET. A function receives the previous
+   * step's response body (to follow its cursor, say).
+   */
+  path?: string | ((previous: unknown) => string)
 }
 
 export const walkthroughSteps: readonly WalkthroughStep[] = [
@@ -60,8 +63,30 @@ the many-to-many \`toys\`); \`visits\` is deferred, absent unless expanded.`,
     path: '/pets?limit=2&offset=10&expand=owner&fields=id,name,owner.name',
   },
   {
-    text: 'List routes permit only the expansions they list (`/pets` permits `owner.employer`, `sold_from` and `toys`), so a page of pets cannot pull every visit of every pet:',
+    text: 'List routes permit only the expansions they list (`/pets` permits `owner.employer`, `sold_from`, `toys` and `recent_visits`, at most three visits per pet), so a page of pets cannot pull every visit of every pet:',
     path: '/pets?expand=visits',
+  },
+  {
+    text: `List routes take the filters and sort keys their options declare (\`/pets\` filters
+\`species\`, \`name\`, \`born\`, \`sold_from\` and \`owner.employer\`, and sorts by
+\`born\`, \`name\` or \`species\`): \`filter[field]=value\` or
+\`filter[field][operator]=value\`, \`sort\` with \`-\` for descending. The youngest cats:`,
+    path: '/pets?filter[species]=cat&sort=-born&limit=3&fields=id,name,born',
+  },
+  {
+    text: `\`/visits\` is paged by cursor: the body holds \`next\` instead of \`offset\` and
+\`total\`, and no row is skipped or repeated when visits are added between two
+requests. Its \`defaultExpand\` shows each visit's vet unless the request names
+its own \`expand\`. The latest visits:`,
+    path: '/visits?sort=-date&limit=2&fields=id,date,reason,vet.name',
+  },
+  {
+    text: 'The next page: `next` passed back as `after`, with the same sort and filters (the cursor is signed with the demo\'s `cursorSecret`; `npm start` takes yours from `CURSOR_SECRET`):',
+    path: (previous) => `/visits?sort=-date&limit=2&fields=id,date,reason,vet.name&after=${(previous as { next: string }).next}`,
+  },
+  {
+    text: 'A to-many relation may keep only the first rows in its own order: `recent_visits` is `visits` with `orderBy: \'-visited_on\'` and `limit: 3`, still one statement for any number of pets (pet 1887 has five visits):',
+    path: '/pets/1887?expand=recent_visits&fields=id,name,recent_visits',
   },
   {
     text: 'Detail routes are not restricted (`/pets/5?expand=visits` above). `*` expands every relation of a level that the route permits:',
@@ -94,12 +119,15 @@ function curlCommand (path: string): string {
 /** The markdown between the markers, from the app's real answers. */
 export async function renderWalkthrough (app: FastifyInstance): Promise<string> {
   const parts: string[] = []
+  let previous: unknown
   for (const step of walkthroughSteps) {
     parts.push(step.text)
     if (step.path === undefined) continue
-    const response = await app.inject({ method: 'GET', url: step.path })
-    const body = JSON.stringify(JSON.parse(response.body), null, 2)
-    parts.push(`\`\`\`sh\n${curlCommand(step.path)}\n\`\`\`\n\n\`\`\`json\n${body}\n\`\`\``)
+    const path = typeof step.path === 'function' ? step.path(previous) : step.path
+    const response = await app.inject({ method: 'GET', url: path })
+    previous = JSON.parse(response.body)
+    const body = JSON.stringify(previous, null, 2)
+    parts.push(`\`\`\`sh\n${curlCommand(path)}\n\`\`\`\n\n\`\`\`json\n${body}\n\`\`\``)
   }
   return parts.join('\n\n')
 }

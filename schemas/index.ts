@@ -12,6 +12,7 @@ import { defineResource, type AnyResource } from '../plugin/index.js'
  *   Pet      --sold_from (to-one, nullable)---->  PetStore   (a lazy name)
  *   Pet      --toys (many-to-many via pet_toys)->  Toy
  *   Pet      --visits (to-many, deferred)------>  Visit
+ *   Pet      --recent_visits (to-many, limit 3)->  Visit      (the latest three, deferred)
  *   Toy      --maker (to-one)------------------>  Company
  *   Visit    --pet / vet (to-one)-------------->  Pet / Vet
  *
@@ -95,6 +96,7 @@ export const Pet = defineResource({
     sold_from: Type.Union([Type.Integer(), Type.Null()]),
     toys: Type.Array(Type.Integer()),
     visits: Type.Array(Type.Integer()),
+    recent_visits: Type.Array(Type.Integer(), { description: 'The three latest visits, newest first' }),
   }),
   columns: { born: 'born_on' },
   fields: ['id', 'name', 'species', 'born', 'owner', 'sold_from', 'toys'],
@@ -103,6 +105,8 @@ export const Pet = defineResource({
     sold_from: ['PetStore', { column: 'sold_from_id', fields: ['id', 'name'] }],
     toys: [(): AnyResource => Toy, { many: true, through: { table: 'pet_toys', from: 'pet_id', to: 'toy_id' } }],
     visits: [(): AnyResource => Visit, { many: true, foreignKey: 'pet_id', omit: ['pet'] }],
+    // At most three rows per pet, newest first (orderBy names a column of visits).
+    recent_visits: [(): AnyResource => Visit, { many: true, foreignKey: 'pet_id', orderBy: '-visited_on', limit: 3, omit: ['pet'] }],
   },
 })
 

@@ -39,7 +39,7 @@ t.test('npm run bench -- --quick completes and writes valid results', async (t) 
   t.equal(report.machine.cores, os.cpus().length)
   t.type(report.machine.cpu, 'string')
   t.ok(report.machine.memoryGiB > 0, 'memory is reported')
-  t.same(report.suites.map((suite: { id: string }) => suite.id), ['serialization', 'request-overhead', 'http', 'database', 'end-to-end'])
+  t.same(report.suites.map((suite: { id: string }) => suite.id), ['serialization', 'request-overhead', 'http', 'database', 'end-to-end', 'lists'])
 
   const results = report.results as Result[]
   for (const suite of report.suites) t.ok(results.some((result) => result.suite === suite.id), `${suite.id} has results`)
@@ -64,7 +64,9 @@ t.test('npm run bench -- --quick completes and writes valid results', async (t) 
   t.same(statements('per-row loader (N+1)', 2), [31, 301, 3001])
   t.same(statements('hand-written JOIN', 2), [1, 1, 1])
 
-  t.equal(report.goals.length, 8)
+  t.equal(results.filter((result) => result.suite === 'lists').length, 3 + 2, 'lists: first, deep cursor and deep offset pages; filtered and unfiltered pages')
+
+  t.equal(report.goals.length, 10)
   for (const goal of report.goals) t.type(goal.met, 'boolean', `${goal.goal} is evaluated`)
   t.equal(report.goals.find((goal: { goal: string }) => goal.goal.startsWith('Statements per request')).met, true)
 
@@ -72,7 +74,7 @@ t.test('npm run bench -- --quick completes and writes valid results', async (t) 
   t.match(markdown, /^# Benchmark results\n/)
   t.match(markdown, `| cores | ${os.cpus().length} |`)
   t.match(markdown, `| Node | ${process.version} |`)
-  for (const heading of ['## Goals', '## Serialization', '## Request overhead', '## HTTP (autocannon)', '## Database loading', '## End to end (in process)']) {
+  for (const heading of ['## Goals', '## Serialization', '## Request overhead', '## HTTP (autocannon)', '## Database loading', '## End to end (in process)', '## Lists: filters, sort, cursor pages']) {
     t.match(markdown, `\n${heading}\n`)
   }
   const stressFile = path.join(root, 'benchmarks', 'stress-results.md')

@@ -51,11 +51,11 @@ test('the document is OpenAPI 3.1 and lists every demo route', async (t) => {
 test('a list route documents exactly its permitted expansions', async (t) => {
   t.same(parameter('/pets', 'expand')?.schema, {
     type: 'array',
-    items: { type: 'string', enum: ['owner', 'owner.employer', 'sold_from', 'toys', '*', '~all'] },
-  }, 'permitListExpands owner.employer, sold_from, toys: their prefixes, nothing else; then the wildcards')
+    items: { type: 'string', enum: ['owner', 'owner.employer', 'sold_from', 'toys', 'recent_visits', '*', '~all'] },
+  }, 'permitListExpands owner.employer, sold_from, toys, recent_visits: their prefixes, nothing else; then the wildcards')
   t.same(parameter('/people', 'expand')?.schema.items.enum, ['employer', '*', '~all'])
   t.equal(parameter('/companies', 'expand'), undefined, 'an empty permit list: no expand parameter at all')
-  t.same(parameter('/visits', 'expand')?.schema.items.enum, ['pet', 'vet', '*', '~all'])
+  t.same(parameter('/visits', 'expand')?.schema.items.enum, ['', 'pet', 'vet', '*', '~all'], "defaultExpand: '' (expand none) is a value too")
   for (const name of ['fields', 'omit']) {
     t.same(parameter('/pets', name)?.schema, { type: 'array', items: { type: 'string' } }, name)
   }
@@ -65,9 +65,11 @@ test('a list route documents exactly its permitted expansions', async (t) => {
 test('a detail route documents every path up to the depth limit, cycles included', async (t) => {
   t.same(parameter('/pets/{id}', 'expand')?.schema.items.enum, [
     'owner', 'owner.employer', 'owner.employer.employees', 'owner.pets',
-    'owner.pets.owner', 'owner.pets.sold_from', 'owner.pets.toys', 'owner.pets.visits',
+    'owner.pets.owner', 'owner.pets.sold_from', 'owner.pets.toys', 'owner.pets.visits', 'owner.pets.recent_visits',
     'sold_from', 'toys', 'toys.maker', 'toys.maker.employees',
-    'visits', 'visits.pet', 'visits.pet.owner', 'visits.pet.sold_from', 'visits.pet.toys', 'visits.pet.visits', 'visits.vet',
+    'visits', 'visits.pet', 'visits.pet.owner', 'visits.pet.sold_from', 'visits.pet.toys', 'visits.pet.visits', 'visits.pet.recent_visits', 'visits.vet',
+    'recent_visits', 'recent_visits.pet', 'recent_visits.pet.owner', 'recent_visits.pet.sold_from', 'recent_visits.pet.toys',
+    'recent_visits.pet.visits', 'recent_visits.pet.recent_visits', 'recent_visits.vet',
     '*', '~all',
   ])
   t.equal(parameter('/pet-stores/{id}', 'expand'), undefined, 'a resource without relations: no expand parameter')
