@@ -132,6 +132,38 @@ goals.push({
   whenMissed: 'Close to the bound, and it moves between runs (0.97x and 0.89x on the same day and machine). The scoped statements are kept as templates per shape of the condition, so Kysely does not compile them again; what costs is the conditions themselves (SQLite counts a table without a WHERE from its b-tree in about 1 µs, with one in about 50 µs, measured alone on this table: about a third of the 140 µs difference) and the per-request split of each scope into shape and values. What would close it: an application whose scope is an indexed tenant column pays for what it reads; a count kept per tenant is the application\'s to keep.',
 })
 
+/** A contender's median over its case's baseline's, both in ns: how many times slower. */
+function slowdown (results: readonly ContenderResult[], caseName: string, contender: string, baseline: string): { value: number; figure: string } | undefined {
+  const measured = find(results, 'lists', contender, caseName)[0]
+  const base = find(results, 'lists', baseline, caseName)[0]
+  if (measured === undefined || base === undefined) return undefined
+  const value = measured.median / base.median
+  return { value, figure: `${ratio(value)} (${(measured.median / 1e3).toFixed(0)} vs ${(base.median / 1e3).toFixed(0)} µs)` }
+}
+
+goals.push({
+  goal: 'Cursor page deep in the table within 1.5x of the first page',
+  evaluate: (results) => {
+    const deep = slowdown(results, cursorCaseName, deepCursorName, firstCursorName)
+    if (deep === undefined) return undefined
+    const offset = slowdown(results, cursorCaseName, deepOffsetName, firstCursorName)
+    return { met: deep.value <= 1.5, figure: `${deep.figure}; the offset page as deep: ${offset?.figure ?? 'not measured'}` }
+  },
+  whenMet: 'A cursor page is a keyset page: `WHERE (born, id) > (?, ?) ORDER BY born, id LIMIT 101` reads its rows from the (born, id) index wherever it starts, where an offset page steps over every row before it.',
+  whenMissed: 'The keyset condition is not served by an index on (sort field, primary key): check the indexes, or the statement the route compiles (`explain`).',
+})
+
+goals.push({
+  goal: 'Filtered and sorted page within 1.2x of the unfiltered one',
+  evaluate: (results) => {
+    const filtered = slowdown(results, filterCaseName, filteredName, unfilteredName)
+    if (filtered === undefined) return undefined
+    return { met: filtered.value <= 1.2, figure: filtered.figure }
+  },
+  whenMet: 'The filter is a WHERE condition of the page statement; the relations are loaded for the page\'s 100 rows either way.',
+  whenMissed: 'The filtered statement reads more of the table than the page: SQLite picks the index of the filter (all its rows, then a sort) or walks the sort index past the rows the filter rejects. An index on (filter, sort, id), such as pets(species, born, id), serves both.',
+})
+
 export function evaluateGoals (results: readonly ContenderResult[]): GoalOutcome[] {
   return goals.map((goal) => {
     const outcome = goal.evaluate(results)
