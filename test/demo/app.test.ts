@@ -1,16 +1,14 @@
-import { spawn } from 'node:child_process'
 import { createHash } from 'node:crypto'
 import { existsSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { test } from 'tap'
 import { buildApp } from '../../demo/app.js'
 import { connect, type DemoDatabase, type DemoTables } from '../../demo/database.js'
 import { countRows, generateRows, seedCounts, seedIfEmpty } from '../../demo/seed.js'
 import { dialects } from '../fixtures/dialects.js'
+import { startDemoServer } from '../helpers/demo-server.js'
 
-const repository = fileURLToPath(new URL('../..', import.meta.url))
 const orderedTables: Array<[keyof DemoTables, string]> = [
   ['companies', 'id'], ['people', 'id'], ['pet_stores', 'id'], ['toys', 'id'], ['vets', 'id'],
   ['pets', 'id'], ['pet_toys', 'pet_id, toy_id'], ['visits', 'id'],
@@ -109,20 +107,8 @@ test('npm start: serves, and shuts down cleanly on SIGTERM', { timeout: 60_000 }
   const directory = mkdtempSync(join(tmpdir(), 'fastify-expand-demo-'))
   t.teardown(() => rmSync(directory, { recursive: true, force: true }))
   const sqliteFile = join(directory, 'demo.db')
-  const env: NodeJS.ProcessEnv = { ...process.env, PORT: '0', HOST: '127.0.0.1', SQLITE_FILE: sqliteFile, LOG_LEVEL: 'warn' }
-  delete env.DATABASE_URL
-  const server = spawn(join(repository, 'node_modules/.bin/tsx'), [join(repository, 'demo/server.ts')], { cwd: repository, env, stdio: ['ignore', 'pipe', 'pipe'] })
-  const exited = new Promise<number | null>((resolve) => server.once('exit', (code) => resolve(code)))
-  let output = ''
-  server.stderr.on('data', (chunk) => { output += chunk })
-  const base = await new Promise<string>((resolve, reject) => {
-    server.stdout.on('data', (chunk) => {
-      output += chunk
-      const match = /fastify-expand demo on (http:\/\/\S+)/.exec(output)
-      if (match !== null) resolve(match[1])
-    })
-    void exited.then(() => reject(new Error(`the server exited: ${output}`)))
-  })
+  const { process: server, base, output: written, exited } = await startDemoServer({ PORT: '0', HOST: '127.0.0.1', SQLITE_FILE: sqliteFile, LOG_LEVEL: 'warn' })
+  const output = written()
   t.match(output, /curl 'http:\/\/127\.0\.0\.1:\d+\/pets\/1\?expand=owner\.employer,toys'/, 'prints example requests')
   t.match(output, /\/docs/, 'prints the documentation URL')
 

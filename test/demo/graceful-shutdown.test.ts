@@ -1,10 +1,7 @@
-import { spawn } from 'node:child_process'
 import { request as httpRequest } from 'node:http'
-import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { test } from 'tap'
+import { startDemoServer } from '../helpers/demo-server.js'
 
-const repository = fileURLToPath(new URL('../..', import.meta.url))
 const drainMs = 1500
 
 interface Answer { status: number, body: string, at: number }
@@ -25,24 +22,11 @@ function get (url: string): Promise<Answer> {
 }
 
 test('SIGTERM: /health says draining, requests in flight and during the drain finish with 200, then connections are refused and the process exits 0', { timeout: 30_000 }, async (t) => {
-  const env: NodeJS.ProcessEnv = { ...process.env, PORT: '0', HOST: '127.0.0.1', SQLITE_FILE: ':memory:', LOG_LEVEL: 'info', DRAIN_MS: String(drainMs) }
-  delete env.DATABASE_URL
-  const server = spawn(process.execPath, ['--import', 'tsx', join(repository, 'demo/server.ts')], { cwd: repository, env, stdio: ['ignore', 'pipe', 'pipe'] })
+  const { process: server, base, output, exited } = await startDemoServer({ PORT: '0', HOST: '127.0.0.1', SQLITE_FILE: ':memory:', LOG_LEVEL: 'info', DRAIN_MS: String(drainMs) }, 'node')
   t.teardown(() => { if (server.exitCode === null) server.kill('SIGKILL') })
-  const exited = new Promise<number | null>((resolve) => server.once('exit', (code) => resolve(code)))
-  let output = ''
-  server.stderr.on('data', (chunk) => { output += chunk })
-  const base = await new Promise<string>((resolve, reject) => {
-    server.stdout.on('data', (chunk) => {
-      output += chunk
-      const match = /fastify-expand demo on (http:\/\/\S+)/.exec(output)
-      if (match !== null) resolve(match[1])
-    })
-    void exited.then(() => reject(new Error(`the server exited: ${output}`)))
-  })
   /** Resolves once the server has written a line matching the pattern. */
   const logged = (pattern: RegExp): Promise<void> => new Promise((resolve) => {
-    const check = (): void => { if (pattern.test(output)) { clearInterval(timer); resolve() } }
+    const check = (): void => { if (pattern.test(output())) { clearInterval(timer); resolve() } }
     const timer = setInterval(check, 10)
     check()
   })
@@ -83,7 +67,7 @@ test('SIGTERM: /health says draining, requests in flight and during the drain fi
   t.equal(refused, 'ECONNREFUSED', 'new connections are refused once the drain delay is over')
 
   t.equal(await exited, 0, 'exits with 0')
-  const time = (pattern: RegExp): number => Number(/"time":(\d+)/.exec(output.split('\n').find((line) => pattern.test(line)) ?? '')?.[1])
+  const time = (pattern: RegExp): number => Number(/"time":(\d+)/.exec(output().split('\n').find((line) => pattern.test(line)) ?? '')?.[1])
   t.ok(time(/"msg":"closing/) - time(/draining: \/health answers 503/) >= drainMs, 'the listening socket stays open for the drain delay')
-  t.match(output, /"msg":"closed"/)
+  t.match(output(), /"msg":"closed"/)
 })
