@@ -61,7 +61,7 @@ export async function buildApp ({ db, logger = false, draining = () => false, cu
   const healthBody = { type: 'object', properties: { status: { type: 'string' } }, required: ['status'] } as const
   app.get('/health', {
     schema: {
-      description: "Health check for load balancers: 200 `ok`; 503 `draining` while the process shuts down (take it out of rotation); 503 `FST_EXPAND_UNAVAILABLE` while the database cannot be reached (every instance shares it: a balancer should keep the instance, whose answers are then the same 503)",
+      description: 'Health check for load balancers: 200 `ok`; 503 `draining` while the process shuts down (take it out of rotation); 503 `FST_EXPAND_UNAVAILABLE` while the database cannot be reached (every instance shares it: a balancer should keep the instance, whose answers are then the same 503)',
       response: {
         200: healthBody,
         503: {

@@ -40,7 +40,6 @@ export interface ExpandDecorator {
    * rows to `load`.
    */
   // The tables are the application's: the query is typed loosely, as the plugin's own statements are.
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
   select(request: FastifyRequest, options?: LoadOptions): SelectQueryBuilder<any, any, Row>
   /** What a request does: its plan, and the serializer code generated for it. */
   explain(request: FastifyRequest): ExpansionExplanation
@@ -49,7 +48,6 @@ export interface ExpandDecorator {
 export interface LoadOptions {
   /** The Kysely instance to load through instead of the plugin's `db`: a transaction, say. */
   // The plugin reads tables by name at runtime; the database type is the user's.
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
   db?: Kysely<any>
 }
 

@@ -32,7 +32,6 @@ export interface ExpandPluginOptions {
 }
 
 // The plugin reads tables by name at runtime; the database type is the user's.
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
 export type DatabaseOption = Kysely<any> | ((request: FastifyRequest) => Kysely<any>)
 
 export interface ResolvedOptions {

@@ -70,7 +70,6 @@ export interface ResourceDefinition<S extends TObject = TObject> {
 
 /** A resource's row rule: the request's condition on the table, or undefined for none. */
 // The tables are the application's: the builder is typed loosely, as the plugin's own statements are.
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
 export type ResourceScope = (eb: ExpressionBuilder<any, any>, request: FastifyRequest) => Expression<SqlBool> | undefined
 
 /** A defined resource: the definition, checked and frozen. */
@@ -84,7 +83,6 @@ export interface Resource<S extends TObject = TObject> extends Readonly<Resource
  * `Resource<TObject>` would not do: TypeBox's phantom `static` type makes a
  * specific schema unassignable to the general one.
  */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
 export type AnyResource = Resource<any>
 
 const definitionKeys = new Set(['name', 'namespace', 'schema', 'fields', 'expandable', 'nested', 'maxDepth', 'table', 'primaryKey', 'columns', 'scope', 'fieldsFor'])

@@ -85,7 +85,6 @@ describe('the expand decorator', () => {
   })
 
   test('select is a Kysely select of rows', () => {
-    // eslint-disable-next-line @typescript-eslint/no-explicit-any
     expect(app.expand.select(request)).type.toBe<SelectQueryBuilder<any, any, Row>>()
   })
 

@@ -62,7 +62,6 @@ export function handWrittenPageLoader (database: Database.Database, depth: Depth
 }
 
 // Tables are named at runtime in the benchmarks.
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
 type AnyKysely = Kysely<any>
 
 /** What a loader written without batching does: one statement per row and relation (N+1). */

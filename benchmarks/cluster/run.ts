@@ -210,7 +210,7 @@ async function setup (): Promise<void> {
     // Up: /health says ok, or the shared database is out of reach (every instance
     // would fail together; their answers are then the documented 503). Down: draining,
     // any other answer, no answer.
-    `  http-check expect rstring '"status":"ok"|FST_EXPAND_UNAVAILABLE'`,
+    '  http-check expect rstring \'"status":"ok"|FST_EXPAND_UNAVAILABLE\'',
     '  default-server inter 200ms fall 2 rise 2',
     ...ports.instances.map((port, index) => `  server instance${index + 1} 127.0.0.1:${port} check`),
     '  http-response set-header X-Served-By %s',
@@ -292,6 +292,7 @@ async function expectedBodies (): Promise<void> {
 let stopLoad = false
 async function worker (offset: number): Promise<void> {
   let next = offset * 17
+  // eslint-disable-next-line no-unmodified-loop-condition -- the timer set up by the caller sets stopLoad
   while (!stopLoad && samples.length < maxRequests) {
     const index = next++ % urls.length
     const at = Date.now()

@@ -127,7 +127,6 @@ export interface KyselyOverOptions {
 
 /** A Kysely instance over `database`, configured as the README recommends unless told otherwise. */
 // Tables are named at runtime in the benchmarks.
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
 export function kyselyOver (database: Database.Database, options: KyselyOverOptions = {}): Kysely<any> {
   const { counter, uncached = false } = options
   return new Kysely({

@@ -10,7 +10,6 @@ import expandPlugin from '../../plugin/index.js'
 import { dialects } from '../../test/fixtures/dialects.js'
 import { createTables, resources, seed, Pet } from '../../test/fixtures/tables.js'
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
 async function run (name: string, db: Kysely<any>, helpers: any) {
   await createTables(db); await seed(db, 2000)
   const app = Fastify()

@@ -70,7 +70,6 @@ export interface ListQueryOptions {
 }
 
 // Conditions are written on the statement's own expression builder.
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
 export type Condition = (eb: ExpressionBuilder<any, any>) => Expression<SqlBool>
 
 const filterParam = 'filter'

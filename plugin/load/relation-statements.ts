@@ -157,5 +157,3 @@ export function plannedStatements (context: LoadContext, level: LevelPlan, path 
   }
   return planned
 }
-
-

@@ -137,7 +137,7 @@ export function registerResourceRoutes (
   if (pagination !== 'offset' && pagination !== 'cursor') fail("pagination must be 'offset' or 'cursor'")
   const withTotal = options.total ?? true
   if (typeof withTotal !== 'boolean') fail('total must be a boolean')
-  if (pagination === 'cursor' && options.total !== undefined) fail("total applies to offset pages only: cursor pages have none")
+  if (pagination === 'cursor' && options.total !== undefined) fail('total applies to offset pages only: cursor pages have none')
   const cursors = pagination === 'cursor'
   const listQuery = new ListQuery(node, options, `${node.qualifiedName} ${prefix}`, loading.cursorSecret, fail)
   const shared = sharedRouteOptions(options.route, fail)

@@ -5,9 +5,7 @@ import type { RelationEdge, ResourceNode } from '../resource-graph.js'
 
 export type Row = Record<string, unknown>
 // Tables are named at runtime by the resource definitions.
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
 export type AnyKysely = Kysely<any>
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
 export type AnySelect = SelectQueryBuilder<any, any, Row>
 
 /**

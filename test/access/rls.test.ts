@@ -21,7 +21,7 @@ import { createTenantTables, seedTenants, tenantResources } from '../fixtures/te
 declare module 'fastify' {
   interface FastifyRequest {
     /** The transaction this request's statements run in, as the tenant's role. */
-    tenantTransaction: ControlledTransaction<any> | undefined // eslint-disable-line @typescript-eslint/no-explicit-any
+    tenantTransaction: ControlledTransaction<any> | undefined
   }
 }
 

@@ -72,7 +72,7 @@ function headersOf (who: Who): Record<string, string> {
   return who === undefined ? {} : { 'x-tenant': String(who) }
 }
 
-interface Reply { status: number; body: any; text: string; statements: string[] } // eslint-disable-line @typescript-eslint/no-explicit-any
+interface Reply { status: number; body: any; text: string; statements: string[] }
 
 /** The JSON body and the statements of one request of `who`. */
 async function get (app: FastifyInstance, database: TestDatabase, url: string, who: Who): Promise<Reply> {

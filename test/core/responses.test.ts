@@ -4,7 +4,7 @@ import { defineResource } from '../../plugin/index.js'
 import { buildApp, getJson, MemoryStore } from '../helpers/app.js'
 import { buildPetApp, defaults } from '../helpers/pet-world.js'
 
-const { garfield, odie, jon, fred, acme, mcdonalds, petco, toys } = defaults
+const { garfield, odie, jon, acme, petco, toys } = defaults
 
 t.test('default response: relations as identifiers, undeclared properties never written', async (t) => {
   const app = await buildPetApp()

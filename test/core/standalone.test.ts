@@ -8,7 +8,11 @@ const { garfield, odie, jon, fred, acme, mcdonalds, toys } = defaults
 
 // Data as a handler would load it for `expand=owner.employer,toys`, with properties no resource declares.
 const loaded = {
-  id: 1, name: 'Garfield', species: 'cat', sold_from: null, password: 'hash',
+  id: 1,
+  name: 'Garfield',
+  species: 'cat',
+  sold_from: null,
+  password: 'hash',
   owner: { id: 8, name: 'Jon', hobbies: 'lasagna', ssn: '456', employer: { id: 4, name: 'Acme', public: true, internal: 'y' } },
   toys: [{ id: 1, name: 'paper ball', secret: 's1' }, { id: 2, name: 'string', secret: 's2' }],
 }

@@ -11,8 +11,15 @@ import { buildApp, getJson } from '../helpers/app.js'
 const X: AnyResource = defineResource({
   name: 'X',
   schema: Type.Object({
-    id: Type.Integer(), name: Type.String(), address: Type.String(), hobby: Type.String(),
-    a: Type.Integer(), b: Type.Integer(), c: Type.Integer(), d: Type.Integer(), friend: Type.Integer(),
+    id: Type.Integer(),
+    name: Type.String(),
+    address: Type.String(),
+    hobby: Type.String(),
+    a: Type.Integer(),
+    b: Type.Integer(),
+    c: Type.Integer(),
+    d: Type.Integer(),
+    friend: Type.Integer(),
   }),
   fields: ['id', 'name', 'address', 'hobby', 'a', 'b', 'c', 'd', 'friend'],
   expandable: { a: 'X', b: 'X', c: 'X', d: 'X', friend: 'X' },

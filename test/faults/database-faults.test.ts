@@ -56,7 +56,7 @@ t.test('PostgreSQL away: 503 FST_EXPAND_UNAVAILABLE with Retry-After, no driver 
   const connectionErrors: Error[] = []
   pool.on('error', (error) => connectionErrors.push(error))
   pool.on('connect', (client) => client.on('error', (error) => connectionErrors.push(error)))
-  const db = new Kysely<any>({ dialect: new PostgresDialect({ pool }) }) // eslint-disable-line @typescript-eslint/no-explicit-any
+  const db = new Kysely<any>({ dialect: new PostgresDialect({ pool }) })
   await createTables(db)
   await seed(db)
   const logged: string[] = []
@@ -112,7 +112,7 @@ t.test('a client that leaves stops the remaining statements of its request', asy
       return args.result
     },
   }
-  const db = new Kysely<any>({ // eslint-disable-line @typescript-eslint/no-explicit-any
+  const db = new Kysely<any>({
     dialect: new SqliteDialect({ database: new SQLite(':memory:') }),
     plugins: [slow],
     log: (event) => {

@@ -24,14 +24,14 @@ const model: Record<string, ResourceModel> = {
   Company: { defaults: ['name', 'public'], relations: {} },
   Person: {
     defaults: ['id', 'name', 'hobbies'],
-   
+
     relations: { employer: { type: 'Company', many: false, base: ['name', 'public'] } },
   },
   PetStore: { defaults: ['id', 'name', 'address'], relations: {} },
   Toy: { defaults: ['id', 'name', 'secret'], relations: {} },
   Pet: {
     defaults: ['id', 'name', 'species', 'owner', 'sold_from', 'toys'],
-   
+
     relations: {
       owner: { type: 'Person', many: false, base: ['id', 'name', 'hobbies'] },
       sold_from: { type: 'PetStore', many: false, base: ['id', 'name'] },

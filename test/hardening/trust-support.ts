@@ -290,8 +290,18 @@ const validNumber: fc.Arbitrary<unknown> = fc.oneof(
 export interface TagRecord { id: unknown; label: unknown; hidden: string }
 export interface OwnerRecord { id: unknown; name: unknown; verified: unknown; joined: unknown; hidden: string }
 export interface ItemRecord {
-  id: unknown; title: unknown; count: unknown; price: unknown; active: unknown; parent: unknown; created: unknown
-  ownerId: unknown; owner: OwnerRecord | null; tagIds: unknown[]; tags: TagRecord[]; hidden: string
+  id: unknown;
+  title: unknown;
+  count: unknown;
+  price: unknown;
+  active: unknown;
+  parent: unknown;
+  created: unknown
+  ownerId: unknown;
+  owner: OwnerRecord | null;
+  tagIds: unknown[];
+  tags: TagRecord[];
+  hidden: string
 }
 
 const tagRecord: fc.Arbitrary<TagRecord> = fc.record({ id: validInteger, label: validString, hidden: fc.constant('HIDDEN-tag') })

@@ -13,7 +13,7 @@ const definitionError = (message: string) => ({ code: 'FST_EXPAND_INVALID_DEFINI
 const optionError = (message: string) => ({ code: 'FST_EXPAND_INVALID_OPTION', message })
 
 /** A database that is never queried: ready() does not connect. */
-function unusedDatabase (t: Test): Kysely<any> { // eslint-disable-line @typescript-eslint/no-explicit-any
+function unusedDatabase (t: Test): Kysely<any> {
   const db = new Kysely({ dialect: new SqliteDialect({ database: new SQLite(':memory:') }) })
   t.teardown(() => db.destroy())
   return db

@@ -86,7 +86,6 @@ const resources = [Author, Post, Editor, Review, Country, City, Team, Member]
 const red = 'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11'
 const blue = 'b1ffcd00-1d1c-4f09-8c7e-7cc0ce491b22'
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
 async function createTables (db: Kysely<any>, dialect: Dialect): Promise<void> {
   const uuid = dialect.name === 'postgres' ? 'uuid' : 'text'
   await db.schema.createTable('authors').addColumn('id', 'bigint', (c) => c.primaryKey()).addColumn('name', 'text', (c) => c.notNull()).execute()

@@ -51,7 +51,7 @@ const filterArbitrary: fc.Arbitrary<Filter> = fc.oneof(
       const keeper = keepers.find((candidate) => candidate.id === row.keeper)!
       return (tenant === undefined || keeper.tenant === tenant) && keeper.name.toLowerCase().includes(value.toLowerCase())
     },
-  })),
+  }))
 )
 
 // Filters on distinct field/operator pairs: a pair given twice is a 400.
@@ -86,8 +86,13 @@ for (const dialect of dialects()) {
     const app: FastifyInstance = Fastify()
     await app.register(expandPlugin, { db: database.db, resources: listResources })
     const filter = {
-      species: ['eq', 'ne', 'in'], born: ['gte', 'lt'], weight: ['gt', 'lte'], adopted: ['eq'],
-      sold_from: ['null', 'eq'], name: ['contains'], 'keeper.name': ['contains'],
+      species: ['eq', 'ne', 'in'],
+      born: ['gte', 'lt'],
+      weight: ['gt', 'lte'],
+      adopted: ['eq'],
+      sold_from: ['null', 'eq'],
+      name: ['contains'],
+      'keeper.name': ['contains'],
     } as const
     app.expand.routes('/animals', Animal, { filter, sort: ['born', 'name', 'weight'], maxPageSize: 50 })
     app.expand.routes('/feed', Animal, { filter, sort: ['born', 'name', 'weight'], pagination: 'cursor' })

@@ -91,7 +91,7 @@ for (const dialect of dialects()) {
       }
     })
 
-    t.test("contains takes %, _ and \\ literally, with an escape clause", async (t) => {
+    t.test('contains takes %, _ and \\ literally, with an escape clause', async (t) => {
       for (const [text, expected] of [['%', [4]], ['_', [4]], ['\\', [4]], ['0%_p', [4]], ['%_Pure\\F', [4]], ['u_o', []], ['j%r', []]] as const) {
         const reply = await get(app, database, `/animals?fields=id&filter[name][contains]=${encodeURIComponent(text)}`)
         t.same(ids(reply.body), expected, text)

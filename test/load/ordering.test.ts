@@ -39,7 +39,6 @@ const Post = defineResource({
   },
 })
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
 async function seed (db: Kysely<any>): Promise<void> {
   await db.schema.createTable('posts').addColumn('id', 'integer', (column) => column.primaryKey()).execute()
   await db.schema.createTable('tags').addColumn('id', 'integer', (column) => column.primaryKey())
@@ -59,7 +58,7 @@ async function seed (db: Kysely<any>): Promise<void> {
   ]).execute()
 }
 
-async function build (db: Kysely<any>): Promise<FastifyInstance> { // eslint-disable-line @typescript-eslint/no-explicit-any
+async function build (db: Kysely<any>): Promise<FastifyInstance> {
   const app = Fastify()
   await app.register(expandPlugin, { db, resources: [Tag, Comment, Post] })
   app.expand.routes('/posts', Post)

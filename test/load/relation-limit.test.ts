@@ -44,7 +44,6 @@ const Post = defineResource({
 })
 
 // Booleans as 1/0, as the other fixtures write them.
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
 async function seed (db: Kysely<any>): Promise<void> {
   await db.schema.createTable('posts').addColumn('id', 'integer', (c) => c.primaryKey()).execute()
   await db.schema.createTable('comments').addColumn('id', 'integer', (c) => c.primaryKey())

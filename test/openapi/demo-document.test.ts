@@ -5,7 +5,7 @@ import { inMemoryDemo } from '../../demo/readme-examples.js'
 
 /* The OpenAPI document of the demo app: parameters, response schemas, and real responses validated against them. */
 
-type Json = Record<string, any> // eslint-disable-line @typescript-eslint/no-explicit-any
+type Json = Record<string, any>
 
 const { app, close } = await inMemoryDemo()
 t0.teardown(close)

@@ -23,7 +23,7 @@ import { Pet, resources } from '../fixtures/pets.js'
  * document, offline.
  */
 
-type Json = Record<string, any> // eslint-disable-line @typescript-eslint/no-explicit-any
+type Json = Record<string, any>
 
 const root = fileURLToPath(new URL('../..', import.meta.url))
 const require = createRequire(import.meta.url)

@@ -17,7 +17,7 @@ import { Pet as TablePet, openSeeded, resources as tableResources } from '../fix
  * nothing a client may not name.
  */
 
-type Json = Record<string, any> // eslint-disable-line @typescript-eslint/no-explicit-any
+type Json = Record<string, any>
 
 const maxSafe = Number.MAX_SAFE_INTEGER
 const demo = await inMemoryDemo()
