@@ -24,6 +24,9 @@ export interface LoadContext {
   ensureClientWaits(): void
 }
 
+// A builder holds no state of its own: one serves every scope of every request.
+const scopeBuilder = expressionBuilder()
+
 export function createLoadContext (
   db: AnyKysely,
   request: FastifyRequest | undefined,
@@ -42,7 +45,7 @@ export function createLoadContext (
       const rule = node.resource.scope
       if (rule === undefined || request === undefined) return undefined
       if (scopes.has(node)) return scopes.get(node)
-      const condition = rule(expressionBuilder(), request)
+      const condition = rule(scopeBuilder, request)
       scopes.set(node, condition)
       return condition
     },
