@@ -5,8 +5,8 @@
 import { Type } from '@sinclair/typebox'
 import type { FastifyRequest } from 'fastify'
 import t from 'tap'
-import { defineResource, isExpanded, isIncluded, type AnyResource } from '../../plugin/index.js'
-import { buildApp, getJson } from '../helpers/app.js'
+import { defineResource, isExpanded, isIncluded, type AnyResource } from '../../../plugin/index.js'
+import { buildApp, getJson } from '../../helpers/app.js'
 
 const X: AnyResource = defineResource({
   name: 'X',

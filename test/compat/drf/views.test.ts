@@ -2,11 +2,11 @@
 // FlexFieldsModelViewSet with permit_list_expands = ["owner"]) as Fastify
 // routes over an in-memory store, handlers loading what isExpanded says.
 // Not ported: test_expand_drf_serializer_field (a SerializerMethodField made
-// expandable; see drf-testapp.ts) and test_query_optimization (SQL of its
+// expandable; see testapp.ts) and test_query_optimization (SQL of its
 // filter backend; statement counts are the loading tests' concern).
 import t from 'tap'
-import { buildApp, getJson, MemoryStore } from '../helpers/app.js'
-import { testappResources } from '../helpers/drf-testapp.js'
+import { buildApp, getJson, MemoryStore } from '../../helpers/app.js'
+import { testappResources } from './testapp.js'
 
 const store = new MemoryStore(
   {

@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox'
-import { defineResource } from '../../plugin/index.js'
+import { defineResource } from '../../../plugin/index.js'
 
 // drf-flex-fields' own test app (tests/testapp): its models and serializers as
 // resources. Lazy references use the namespace forms that stand for its dotted

@@ -8,8 +8,8 @@
 // the query here either: there is one plan per request).
 import { Type } from '@sinclair/typebox'
 import t from 'tap'
-import { createSerializer, defineResource, isExpanded } from '../../plugin/index.js'
-import { buildApp, getJson } from '../helpers/app.js'
+import { createSerializer, defineResource, isExpanded } from '../../../plugin/index.js'
+import { buildApp, getJson } from '../../helpers/app.js'
 
 const Pet = defineResource({ name: 'Pet', schema: Type.Object({ id: Type.Integer(), name: Type.String(), age: Type.Integer() }), fields: ['name', 'age'] })
 const Animal = defineResource({

@@ -7,9 +7,9 @@
 // generators for these arguments; the closest here are arrays, and each case
 // is run with both a list and a comma string.
 import t, { type Test } from 'tap'
-import { createSerializer } from '../../plugin/index.js'
-import { PlainPet, testappResources } from '../helpers/drf-testapp.js'
-import { buildApp, getJson } from '../helpers/app.js'
+import { createSerializer } from '../../../plugin/index.js'
+import { PlainPet, testappResources } from './testapp.js'
+import { buildApp, getJson } from '../../helpers/app.js'
 
 const resources = testappResources
 
