@@ -1,21 +1,23 @@
-import { Type } from '@sinclair/typebox'
 import Database from 'better-sqlite3'
 import { Kysely, SqliteDialect } from 'kysely'
 import { cachePreparedStatements, defineResource } from '../../plugin/index.js'
 import { randomSource } from '../../demo/seed.js'
+import { schemas } from '../../test/fixtures/pets.js'
+import { indexStatements, tableStatements } from '../../test/fixtures/tables.js'
 
 // The API.md domain bound to tables: pets -> people -> companies, and toys through pet_toys.
+// Schemas and tables are the tests' (test/fixtures/pets.ts, test/fixtures/tables.ts); the data is larger and random.
 export const Company = defineResource({
   name: 'Company',
   table: 'companies',
-  schema: Type.Object({ id: Type.Integer(), name: Type.String(), public: Type.Boolean() }),
+  schema: schemas.Company,
   fields: ['name', 'public'],
 })
 
 export const Person = defineResource({
   name: 'Person',
   table: 'people',
-  schema: Type.Object({ id: Type.Integer(), name: Type.String(), hobbies: Type.String(), employer: Type.Integer() }),
+  schema: schemas.Person,
   fields: ['id', 'name', 'hobbies'],
   expandable: { employer: [Company, { column: 'employer_id' }] },
 })
@@ -23,28 +25,21 @@ export const Person = defineResource({
 export const PetStore = defineResource({
   name: 'PetStore',
   table: 'pet_stores',
-  schema: Type.Object({ id: Type.Integer(), name: Type.String(), address: Type.String() }),
+  schema: schemas.PetStore,
   fields: ['id', 'name', 'address'],
 })
 
 export const Toy = defineResource({
   name: 'Toy',
   table: 'toys',
-  schema: Type.Object({ id: Type.Integer(), name: Type.String(), secret: Type.String() }),
+  schema: schemas.Toy,
   fields: ['id', 'name', 'secret'],
 })
 
 export const Pet = defineResource({
   name: 'Pet',
   table: 'pets',
-  schema: Type.Object({
-    id: Type.Integer(),
-    name: Type.String(),
-    species: Type.String(),
-    owner: Type.Integer(),
-    sold_from: Type.Union([Type.Integer(), Type.Null()]),
-    toys: Type.Array(Type.Integer()),
-  }),
+  schema: schemas.Pet,
   fields: ['id', 'name', 'species', 'owner', 'sold_from', 'toys'],
   expandable: {
     owner: [Person, { column: 'owner_id' }],
@@ -66,18 +61,15 @@ export interface PetsDatabaseSize {
 
 export const defaultSize: PetsDatabaseSize = { pets: 2_000, people: 400, companies: 40, stores: 12, toys: 300, toysPerPet: 3 }
 
-const schemaSql = `
-  CREATE TABLE companies (id INTEGER PRIMARY KEY, name TEXT NOT NULL, public INTEGER NOT NULL);
-  CREATE TABLE people (id INTEGER PRIMARY KEY, name TEXT NOT NULL, hobbies TEXT NOT NULL, employer_id INTEGER NOT NULL REFERENCES companies(id), email TEXT NOT NULL);
-  CREATE TABLE pet_stores (id INTEGER PRIMARY KEY, name TEXT NOT NULL, address TEXT NOT NULL);
-  CREATE TABLE toys (id INTEGER PRIMARY KEY, name TEXT NOT NULL, secret TEXT NOT NULL);
-  CREATE TABLE pets (id INTEGER PRIMARY KEY, name TEXT NOT NULL, species TEXT NOT NULL,
-    owner_id INTEGER NOT NULL REFERENCES people(id), sold_from_id INTEGER REFERENCES pet_stores(id));
-  CREATE TABLE pet_toys (pet_id INTEGER NOT NULL REFERENCES pets(id), toy_id INTEGER NOT NULL REFERENCES toys(id), PRIMARY KEY (pet_id, toy_id));
-  CREATE INDEX people_employer ON people(employer_id);
-  CREATE INDEX pets_owner ON pets(owner_id);
-  CREATE INDEX pet_toys_toy ON pet_toys(toy_id, pet_id);
-`
+/**
+ * The tables of the tests' pets domain (test/fixtures/tables.ts) and the
+ * indexes a database of this size needs, compiled for SQLite by Kysely and run
+ * synchronously, so that a database is ready when createPetsDatabase returns.
+ */
+function createTables (database: Database.Database): void {
+  const builder = new Kysely<any>({ dialect: new SqliteDialect({ database }) })
+  for (const statement of [...tableStatements(builder), ...indexStatements(builder)]) database.exec(statement.compile().sql)
+}
 
 const species = ['dog', 'cat', 'rabbit', 'parrot', 'hamster', 'ferret', 'turtle']
 const hobbies = ['chess', 'climbing', 'baking', 'birdwatching', 'cycling', 'pottery', 'sailing']
@@ -86,15 +78,15 @@ const hobbies = ['chess', 'climbing', 'baking', 'birdwatching', 'cycling', 'pott
 export function createPetsDatabase (size: PetsDatabaseSize = defaultSize): Database.Database {
   const db = new Database(':memory:')
   db.pragma('journal_mode = MEMORY')
-  db.exec(schemaSql)
+  createTables(db)
   const random = randomSource(42)
   const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)]!
   db.transaction(() => {
     const company = db.prepare('INSERT INTO companies (id, name, public) VALUES (?, ?, ?)')
     for (let id = 1; id <= size.companies; id++) company.run(id, `Company ${id} "Holdings"`, random() < 0.5 ? 1 : 0)
-    const person = db.prepare('INSERT INTO people (id, name, hobbies, employer_id, email) VALUES (?, ?, ?, ?, ?)')
+    const person = db.prepare('INSERT INTO people (id, name, hobbies, employer_id, password_hash) VALUES (?, ?, ?, ?, ?)')
     for (let id = 1; id <= size.people; id++) {
-      person.run(id, `Person ${id} Müller`, `${pick(hobbies)}, ${pick(hobbies)}`, 1 + Math.floor(random() * size.companies), `p${id}@example.com`)
+      person.run(id, `Person ${id} Müller`, `${pick(hobbies)}, ${pick(hobbies)}`, 1 + Math.floor(random() * size.companies), `never-read-${id}`)
     }
     const store = db.prepare('INSERT INTO pet_stores (id, name, address) VALUES (?, ?, ?)')
     for (let id = 1; id <= size.stores; id++) store.run(id, `Store ${id}`, `${id} Market Street`)

@@ -3,7 +3,7 @@ import { sql } from 'kysely'
 import t, { type Test } from 'tap'
 import expandPlugin, { isExpanded } from '../../plugin/index.js'
 import { dialects, type TestDatabase } from '../fixtures/dialects.js'
-import { openSeeded, Person, Pet, resources as tableResources } from '../fixtures/tables.js'
+import { openSeeded, Person, Pet, resources as tableResources, handlerPetColumns } from '../fixtures/tables.js'
 import { resources } from '../fixtures/pets.js'
 
 interface Answer { statusCode: number; body: string; headers: Record<string, unknown> }
@@ -77,7 +77,7 @@ async function buildTablesApp (database: TestDatabase): Promise<FastifyInstance>
   app.expand.routes('/pets', Pet)
   app.expand.routes('/people', Person)
   app.get('/handler-pets', { expandable: { resource: Pet, list: true } }, async (request) => {
-    const rows = await database.db.selectFrom('pets').select(['id', 'name', 'species', 'owner_id', 'sold_from_id as sold_from']).orderBy('id').execute()
+    const rows = await database.db.selectFrom('pets').select(handlerPetColumns).orderBy('id').execute()
     return app.expand.load(request, rows)
   })
   await app.ready()

@@ -5,7 +5,7 @@ import { requestErrorCodes, type ExpandPluginOptions, type ExpansionPlan } from 
 import { responseSchema } from '../../plugin/compile/response-schema.js'
 import { resources } from '../fixtures/pets.js'
 import { buildApp, MemoryStore } from '../helpers/app.js'
-import { petRelations } from '../helpers/pet-world.js'
+import { petRecords, petRelations } from '../helpers/pet-world.js'
 
 /** The 400 codes a request may be answered with; anything else from bad input is a bug. */
 export const documentedCodes: ReadonlySet<string> = new Set(requestErrorCodes)
@@ -13,32 +13,17 @@ export const documentedCodes: ReadonlySet<string> = new Set(requestErrorCodes)
 type StoredRecord = Record<string, unknown>
 
 /**
- * The records behind test/fixtures/pets.ts, as in test/helpers/pet-world.ts
- * with more to trip over: Acme's name needs escaping (a quote, U+2028, an
- * emoji), Liz has empty hobbies and an employer (99) that does not exist, and
- * a third pet belongs to her. Each carries a property no resource declares
- * (`password`, `ssn`, `internal`), which must never be written.
+ * The records of test/helpers/pet-world.ts with more to trip over: Acme's
+ * name needs escaping (a quote, U+2028, an emoji), Liz has empty hobbies and
+ * an employer (99) that does not exist, and a third pet belongs to her. Each
+ * carries a property no resource declares (`password`, `ssn`, `internal`),
+ * which must never be written.
  */
 export const records: Record<string, Record<number, StoredRecord>> = {
-  Company: {
-    3: { id: 3, name: 'McDonalds', public: false, internal: 'x' },
-    4: { id: 4, name: 'Acme "Ltd" \u2028 \u{1F600}', public: true, internal: 'y' },
-  },
-  Person: {
-    7: { id: 7, name: 'Fred', hobbies: 'sailing', employer: 3, ssn: '123' },
-    8: { id: 8, name: 'Jon', hobbies: 'lasagna', employer: 4, ssn: '456' },
-    9: { id: 9, name: 'Liz', hobbies: '', employer: 99, ssn: '789' },
-  },
-  PetStore: { 5: { id: 5, name: 'PetCo', address: '1 Main St' } },
-  Toy: {
-    1: { id: 1, name: 'paper ball', secret: 's1' },
-    2: { id: 2, name: 'string', secret: 's2' },
-  },
-  Pet: {
-    1: { id: 1, name: 'Garfield', species: 'cat', owner: 8, sold_from: null, toys: [1, 2], password: 'hash1' },
-    2: { id: 2, name: 'Odie', species: 'dog', owner: 7, sold_from: 5, toys: [], password: 'hash2' },
-    3: { id: 3, name: 'Nermal', species: 'cat', owner: 9, sold_from: 5, toys: [2], password: 'hash3' },
-  },
+  ...petRecords,
+  Company: { ...petRecords.Company, 4: { ...petRecords.Company![4], name: 'Acme "Ltd" \u2028 \u{1F600}' } },
+  Person: { ...petRecords.Person, 9: { id: 9, name: 'Liz', hobbies: '', employer: 99, ssn: '789' } },
+  Pet: { ...petRecords.Pet, 3: { id: 3, name: 'Nermal', species: 'cat', owner: 9, sold_from: 5, toys: [2], password: 'hash3' } },
 }
 
 /** The records as a handler would load them: exactly what isExpanded says, undeclared properties included. */

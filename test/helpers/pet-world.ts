@@ -14,30 +14,29 @@ export const petRelations: Record<string, Record<string, StoredRelation>> = {
  * property no resource declares (`password`, `ssn`, `internal`) so tests can
  * see that undeclared properties never reach the client.
  */
-export const petStore = new MemoryStore(
-  {
-    Company: {
-      3: { id: 3, name: 'McDonalds', public: false, internal: 'x' },
-      4: { id: 4, name: 'Acme', public: true, internal: 'y' },
-    },
-    Person: {
-      7: { id: 7, name: 'Fred', hobbies: 'sailing', employer: 3, ssn: '123' },
-      8: { id: 8, name: 'Jon', hobbies: 'lasagna', employer: 4, ssn: '456' },
-    },
-    PetStore: {
-      5: { id: 5, name: 'PetCo', address: '1 Main St' },
-    },
-    Toy: {
-      1: { id: 1, name: 'paper ball', secret: 's1' },
-      2: { id: 2, name: 'string', secret: 's2' },
-    },
-    Pet: {
-      1: { id: 1, name: 'Garfield', species: 'cat', owner: 8, sold_from: null, toys: [1, 2], password: 'hash1' },
-      2: { id: 2, name: 'Odie', species: 'dog', owner: 7, sold_from: 5, toys: [], password: 'hash2' },
-    },
+export const petRecords: Record<string, Record<number, Record<string, unknown>>> = {
+  Company: {
+    3: { id: 3, name: 'McDonalds', public: false, internal: 'x' },
+    4: { id: 4, name: 'Acme', public: true, internal: 'y' },
   },
-  petRelations
-)
+  Person: {
+    7: { id: 7, name: 'Fred', hobbies: 'sailing', employer: 3, ssn: '123' },
+    8: { id: 8, name: 'Jon', hobbies: 'lasagna', employer: 4, ssn: '456' },
+  },
+  PetStore: {
+    5: { id: 5, name: 'PetCo', address: '1 Main St' },
+  },
+  Toy: {
+    1: { id: 1, name: 'paper ball', secret: 's1' },
+    2: { id: 2, name: 'string', secret: 's2' },
+  },
+  Pet: {
+    1: { id: 1, name: 'Garfield', species: 'cat', owner: 8, sold_from: null, toys: [1, 2], password: 'hash1' },
+    2: { id: 2, name: 'Odie', species: 'dog', owner: 7, sold_from: 5, toys: [], password: 'hash2' },
+  },
+}
+
+export const petStore = new MemoryStore(petRecords, petRelations)
 
 /** Each record as the default response writes it. */
 export const defaults = {

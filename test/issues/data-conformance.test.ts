@@ -3,7 +3,7 @@ import Fastify, { type FastifyInstance } from 'fastify'
 import t, { type Test } from 'tap'
 import expandPlugin, { createSerializer, defineResource } from '../../plugin/index.js'
 import { dialects } from '../fixtures/dialects.js'
-import { Pet as TablePet, openSeeded, resources as tableResources } from '../fixtures/tables.js'
+import { Pet as TablePet, openSeeded, resources as tableResources, handlerPetColumns } from '../fixtures/tables.js'
 
 // Data a handler returns that does not fit the plan is a handler bug: the
 // serializer must refuse it (500 FST_EXPAND_INVALID_DATA, naming the resource
@@ -199,7 +199,7 @@ for (const dialect of dialects()) {
       return app.expand.load(request, rows)
     })
     app.get('/with-column', { expandable: { resource: TablePet, list: true } }, async (request) => {
-      const rows = await database.db.selectFrom('pets').select(['id', 'name', 'species', 'owner_id', 'sold_from_id as sold_from']).where('id', '=', 1).execute()
+      const rows = await database.db.selectFrom('pets').select(handlerPetColumns).where('id', '=', 1).execute()
       return app.expand.load(request, rows)
     })
     t.teardown(() => app.close())

@@ -4,7 +4,7 @@ import { sql } from 'kysely'
 import t from 'tap'
 import expandPlugin from '../../plugin/index.js'
 import { dialects, type TestDatabase } from '../fixtures/dialects.js'
-import { Pet, openSeeded, resources } from '../fixtures/tables.js'
+import { Pet, openSeeded, resources, handlerPetColumns } from '../fixtures/tables.js'
 
 // A failing statement is the server's problem: the client gets a fixed 500
 // that carries neither the driver's code (SQLITE_ERROR, 42P01) nor its
@@ -36,7 +36,7 @@ async function build (database: TestDatabase, lines: Logged[]): Promise<FastifyI
   app.expand.routes('/pets', Pet)
   app.get('/handler-pets', { expandable: { resource: Pet, list: true } }, async (request) => {
     // The handler's own statement reads only pets, which stays: the failure is in app.expand.load.
-    const rows = await database.db.selectFrom('pets').select(['id', 'name', 'species', 'owner_id', 'sold_from_id as sold_from']).orderBy('id').execute()
+    const rows = await database.db.selectFrom('pets').select(handlerPetColumns).orderBy('id').execute()
     return app.expand.load(request, rows)
   })
   await app.ready()

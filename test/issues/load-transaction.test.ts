@@ -2,7 +2,7 @@ import Fastify, { type FastifyInstance, type LightMyRequestResponse } from 'fast
 import t from 'tap'
 import expandPlugin from '../../plugin/index.js'
 import { dialects, type TestDatabase } from '../fixtures/dialects.js'
-import { Pet, openSeeded, resources } from '../fixtures/tables.js'
+import { Pet, openSeeded, resources, handlerPetColumns } from '../fixtures/tables.js'
 
 // A handler that writes in a transaction and answers with the expanded row
 // must load through that transaction: it sees the rows written there (on a
@@ -19,7 +19,7 @@ async function build (database: TestDatabase): Promise<FastifyInstance> {
     return database.db.transaction().execute(async (trx) => {
       await trx.insertInto('pets').values(newPet).execute()
       await trx.insertInto('pet_toys').values([{ pet_id: 10, toy_id: 3 }, { pet_id: 10, toy_id: 1 }, { pet_id: 10, toy_id: 2 }]).execute()
-      const row = await trx.selectFrom('pets').select(['id', 'name', 'species', 'owner_id', 'sold_from_id as sold_from']).where('id', '=', 10).executeTakeFirstOrThrow()
+      const row = await trx.selectFrom('pets').select(handlerPetColumns).where('id', '=', 10).executeTakeFirstOrThrow()
       const [loaded] = await app.expand.load(request, [row], { db: trx })
       return loaded
     })

@@ -2,7 +2,7 @@ import Fastify, { type FastifyInstance } from 'fastify'
 import t from 'tap'
 import expandPlugin from '../../plugin/index.js'
 import { dialects, type TestDatabase } from '../fixtures/dialects.js'
-import { Company, Person, Pet, openSeeded, resources } from '../fixtures/tables.js'
+import { Company, Person, Pet, openSeeded, resources, handlerPetColumns } from '../fixtures/tables.js'
 
 async function build (database: TestDatabase): Promise<FastifyInstance> {
   const app = Fastify()
@@ -12,7 +12,7 @@ async function build (database: TestDatabase): Promise<FastifyInstance> {
   app.expand.routes('/companies', Company)
   app.get('/handler-pets', { expandable: { resource: Pet, list: true } }, async (request) => {
     const rows = await database.db.selectFrom('pets')
-      .select(['id', 'name', 'species', 'owner_id', 'sold_from_id as sold_from'])
+      .select(handlerPetColumns)
       .orderBy('id').limit(2).execute()
     return app.expand.load(request, rows)
   })

@@ -4,6 +4,7 @@ import { sql, type Kysely } from 'kysely'
 import t from 'tap'
 import expandPlugin, { defineResource, type AnyResource } from '../../plugin/index.js'
 import { dialects } from '../fixtures/dialects.js'
+import { createPosts, through } from '../fixtures/posts.js'
 
 // To-many arrays, as ids and expanded: by the related primary key, or by the relation's
 // orderBy with the primary key breaking ties; through a join table and by foreign key.
@@ -19,7 +20,6 @@ const Comment = defineResource({
   schema: Type.Object({ id: Type.Integer(), body: Type.String(), rank: Type.Integer() }),
   fields: ['id', 'body'],
 })
-const through = { table: 'post_tags', from: 'post_id', to: 'tag_id' }
 const Post = defineResource({
   name: 'Post',
   table: 'posts',
@@ -40,18 +40,7 @@ const Post = defineResource({
 })
 
 async function seed (db: Kysely<any>): Promise<void> {
-  await db.schema.createTable('posts').addColumn('id', 'integer', (column) => column.primaryKey()).execute()
-  await db.schema.createTable('tags').addColumn('id', 'integer', (column) => column.primaryKey())
-    .addColumn('label', 'text', (column) => column.notNull()).addColumn('rank', 'integer', (column) => column.notNull()).execute()
-  await db.schema.createTable('post_tags').addColumn('post_id', 'integer', (column) => column.notNull()).addColumn('tag_id', 'integer', (column) => column.notNull())
-    .addPrimaryKeyConstraint('post_tags_pkey', ['post_id', 'tag_id']).execute()
-  await db.schema.createTable('comments').addColumn('id', 'integer', (column) => column.primaryKey())
-    .addColumn('post_id', 'integer', (column) => column.notNull()).addColumn('body', 'text', (column) => column.notNull())
-    .addColumn('rank', 'integer', (column) => column.notNull()).execute()
-  await db.insertInto('posts').values([{ id: 1 }, { id: 2 }]).execute()
-  // Ranks run against the keys, with a tie (30 and 10 share rank 1).
-  await db.insertInto('tags').values([{ id: 10, label: 'ten', rank: 1 }, { id: 20, label: 'twenty', rank: 3 }, { id: 30, label: 'thirty', rank: 1 }, { id: 40, label: 'forty', rank: 0 }]).execute()
-  await db.insertInto('post_tags').values([{ post_id: 1, tag_id: 30 }, { post_id: 1, tag_id: 10 }, { post_id: 1, tag_id: 40 }, { post_id: 1, tag_id: 20 }, { post_id: 2, tag_id: 20 }]).execute()
+  await createPosts(db, [1, 2])
   await db.insertInto('comments').values([
     { id: 5, post_id: 1, body: 'five', rank: 2 }, { id: 3, post_id: 1, body: 'three', rank: 2 },
     { id: 9, post_id: 1, body: 'nine', rank: 1 }, { id: 7, post_id: 2, body: 'seven', rank: 0 },

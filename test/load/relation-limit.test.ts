@@ -4,6 +4,7 @@ import type { Kysely } from 'kysely'
 import t from 'tap'
 import expandPlugin, { defineResource, type AnyResource } from '../../plugin/index.js'
 import { dialects, type TestDatabase } from '../fixtures/dialects.js'
+import { createPosts, through } from '../fixtures/posts.js'
 
 // Relation option `limit`: the first rows of each parent in the relation's order,
 // expanded and as ids, in one statement per relation path (row_number() per parent).
@@ -23,7 +24,6 @@ const Tag = defineResource({
   fields: ['id', 'label'],
   scope: (eb, request) => (hiddenToRequest(request) ? eb('tags.hidden', '=', 0) : undefined),
 })
-const through = { table: 'post_tags', from: 'post_id', to: 'tag_id' }
 const Post = defineResource({
   name: 'Post',
   table: 'posts',
@@ -43,32 +43,14 @@ const Post = defineResource({
   },
 })
 
-// Booleans as 1/0, as the other fixtures write them.
+// Post 1 has more rows than any limit, post 2 fewer, post 3 none.
 async function seed (db: Kysely<any>): Promise<void> {
-  await db.schema.createTable('posts').addColumn('id', 'integer', (c) => c.primaryKey()).execute()
-  await db.schema.createTable('comments').addColumn('id', 'integer', (c) => c.primaryKey())
-    .addColumn('post_id', 'integer', (c) => c.notNull()).addColumn('body', 'text', (c) => c.notNull())
-    .addColumn('rank', 'integer', (c) => c.notNull()).addColumn('hidden', 'integer', (c) => c.notNull()).execute()
-  await db.schema.createTable('tags').addColumn('id', 'integer', (c) => c.primaryKey())
-    .addColumn('label', 'text', (c) => c.notNull()).addColumn('rank', 'integer', (c) => c.notNull())
-    .addColumn('hidden', 'integer', (c) => c.notNull()).execute()
-  await db.schema.createTable('post_tags').addColumn('post_id', 'integer', (c) => c.notNull()).addColumn('tag_id', 'integer', (c) => c.notNull())
-    .addPrimaryKeyConstraint('post_tags_pkey', ['post_id', 'tag_id']).execute()
-  // Post 1 has more rows than any limit, post 2 fewer, post 3 none.
-  await db.insertInto('posts').values([{ id: 1 }, { id: 2 }, { id: 3 }]).execute()
+  await createPosts(db, [1, 2, 3])
   // Comments 1 and 3 tie on rank 2; comment 4 ranks first but is hidden.
   await db.insertInto('comments').values([
     { id: 1, post_id: 1, body: 'one', rank: 2, hidden: 0 }, { id: 2, post_id: 1, body: 'two', rank: 1, hidden: 0 },
     { id: 3, post_id: 1, body: 'three', rank: 2, hidden: 0 }, { id: 4, post_id: 1, body: 'four', rank: 3, hidden: 1 },
     { id: 5, post_id: 1, body: 'five', rank: 0, hidden: 0 }, { id: 6, post_id: 2, body: 'six', rank: 5, hidden: 0 },
-  ]).execute()
-  // Tags 10 and 30 tie on rank 1; tag 40 ranks first (ascending) but is hidden.
-  await db.insertInto('tags').values([
-    { id: 10, label: 'ten', rank: 1, hidden: 0 }, { id: 20, label: 'twenty', rank: 3, hidden: 0 },
-    { id: 30, label: 'thirty', rank: 1, hidden: 0 }, { id: 40, label: 'forty', rank: 0, hidden: 1 },
-  ]).execute()
-  await db.insertInto('post_tags').values([
-    { post_id: 1, tag_id: 30 }, { post_id: 1, tag_id: 10 }, { post_id: 1, tag_id: 40 }, { post_id: 1, tag_id: 20 }, { post_id: 2, tag_id: 20 },
   ]).execute()
 }
 
