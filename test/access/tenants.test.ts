@@ -258,6 +258,48 @@ for (const dialect of dialects()) {
       })
     })
 
+    t.test("the SQL: each statement's scope, in parentheses, before the keys; an admin's statements have none", async (t) => {
+      const p = (index: number) => (dialect.name === 'postgres' ? `$${index}` : '?')
+      const postScope = (index: number) => `("posts"."deleted_at" is null and "posts"."tenant_id" = ${p(index)})`
+      const tagScope = `("tags"."tenant_id" is null or "tags"."tenant_id" = ${p(1)})`
+      const url = '/posts/1?expand=author,tags,comments&fields=id,author,tags,comments'
+      const user = await request(url, 1)
+      t.equal(user.status, 200)
+      t.strictSame(user.statements, [
+        `select "posts"."id" as "id", "posts"."author_id" as "author" from "posts" where ${postScope(1)} and "posts"."id" = ${p(2)}`,
+        'select "authors"."id" as "id", "authors"."name" as "name", "authors"."tenant_id" as "tenant" from "authors" ' +
+          `where ("authors"."deleted_at" is null and "authors"."tenant_id" = ${p(1)}) and "authors"."id" in (${p(2)})`,
+        'select "posts"."id" as "id", "posts"."author_id" as "__expand_parent" from "posts" ' +
+          `where ${postScope(1)} and "posts"."author_id" in (${p(2)}) order by "posts"."author_id", "posts"."id"`,
+        'select "tags"."id" as "id", "tags"."label" as "label", "post_tags"."post_id" as "__expand_parent" from "tags" ' +
+          'inner join "post_tags" on "post_tags"."tag_id" = "tags"."id" ' +
+          `where ${tagScope} and "post_tags"."post_id" in (${p(2)}) order by "post_tags"."post_id", "post_tags"."tag_id"`,
+        'select "comments"."id" as "id", "comments"."body" as "body", "comments"."author_id" as "author", "comments"."post_id" as "post", ' +
+          '"comments"."post_id" as "__expand_parent" from "comments" ' +
+          `where ("comments"."deleted_at" is null and "comments"."tenant_id" = ${p(1)}) and "comments"."post_id" in (${p(2)}) ` +
+          'order by "comments"."post_id", "comments"."id"',
+      ], 'to-one, to-many ids (author.posts), many-to-many and to-many, each with its scope')
+      const tagIds = await request('/posts/1?fields=id,tags', 1)
+      t.strictSame(tagIds.statements.slice(1), [
+        'select "post_tags"."tag_id" as "id", "post_tags"."post_id" as "__expand_parent" from "post_tags" ' +
+          'inner join "tags" on "tags"."id" = "post_tags"."tag_id" ' +
+          `where ${tagScope} and "post_tags"."post_id" in (${p(2)}) order by "post_tags"."post_id", "post_tags"."tag_id"`,
+      ], 'many-to-many ids join the related table for its scope')
+      const admin = await request(url, 'admin')
+      t.strictSame(admin.statements, [
+        `select "posts"."id" as "id", "posts"."author_id" as "author" from "posts" where "posts"."id" = ${p(1)}`,
+        'select "authors"."id" as "id", "authors"."name" as "name", "authors"."email" as "email", "authors"."tenant_id" as "tenant" from "authors" ' +
+          `where "authors"."id" in (${p(1)})`,
+        `select "posts"."id" as "id", "posts"."author_id" as "__expand_parent" from "posts" where "posts"."author_id" in (${p(1)}) order by "posts"."author_id", "posts"."id"`,
+        'select "tags"."id" as "id", "tags"."label" as "label", "post_tags"."post_id" as "__expand_parent" from "tags" ' +
+          'inner join "post_tags" on "post_tags"."tag_id" = "tags"."id" ' +
+          `where "post_tags"."post_id" in (${p(1)}) order by "post_tags"."post_id", "post_tags"."tag_id"`,
+        'select "comments"."id" as "id", "comments"."body" as "body", "comments"."author_id" as "author", "comments"."post_id" as "post", ' +
+          '"comments"."post_id" as "__expand_parent" from "comments" ' +
+          `where "comments"."post_id" in (${p(1)}) order by "comments"."post_id", "comments"."id"`,
+      ], 'scope undefined: the statements of a resource without one')
+    })
+
     t.test('depth 2 and 3: the scope of every resource at every level', async (t) => {
       const depth2 = await request('/posts/1?expand=comments.author,tags', 1)
       t.strictSame(depth2.body, {

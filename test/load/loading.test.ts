@@ -29,17 +29,28 @@ async function get (app: FastifyInstance, database: TestDatabase, url: string) {
 
 const garfield = { id: 1, name: 'Garfield', species: 'cat', owner: 1, sold_from: 1, toys: [1, 2] }
 
+// The select lists of the statements below: every declared field the plan needs, relations under their field names.
+const petColumns = '"pets"."id" as "id", "pets"."name" as "name", "pets"."species" as "species", "pets"."owner_id" as "owner", "pets"."sold_from_id" as "sold_from"'
+const personColumns = '"people"."id" as "id", "people"."name" as "name", "people"."hobbies" as "hobbies", "people"."employer_id" as "employer"'
+
 for (const dialect of dialects()) {
   t.test(`loading on ${dialect.name}`, async (t) => {
     const database = await openSeeded(t, dialect)
     const app = await build(database)
     t.teardown(() => app.close())
+    /** The placeholder of the index-th value: numbered on PostgreSQL, `?` on SQLite. */
+    const p = (index: number) => (dialect.name === 'postgres' ? `$${index}` : '?')
 
     t.test('default detail: ids for relations, to-many ids in one statement', async (t) => {
       const { status, body, statements } = await get(app, database, '/pets/1')
       t.equal(status, 200)
       t.same(body, garfield)
       t.equal(statements.length, 2, 'root + toy ids')
+      t.same(statements, [
+        `select ${petColumns} from "pets" where "pets"."id" = ${p(1)}`,
+        'select "pet_toys"."toy_id" as "id", "pet_toys"."pet_id" as "__expand_parent" from "pet_toys" ' +
+          `where "pet_toys"."pet_id" in (${p(1)}) order by "pet_toys"."pet_id", "pet_toys"."toy_id"`,
+      ], 'many-to-many ids: the join table alone, in the join column\'s order')
     })
 
     t.test('to-one, nested to-one, to-one with options and many-to-many', async (t) => {
@@ -53,6 +64,15 @@ for (const dialect of dialects()) {
         toys: [{ id: 1, name: 'ball' }, { id: 2, name: 'string' }],
       })
       t.equal(statements.length, 5, 'root, owner, owner.employer, sold_from, toys')
+      t.same(statements, [
+        `select ${petColumns} from "pets" where "pets"."id" = ${p(1)}`,
+        `select ${personColumns} from "people" where "people"."id" in (${p(1)})`,
+        `select "companies"."id" as "id", "companies"."name" as "name", "companies"."public" as "public" from "companies" where "companies"."id" in (${p(1)})`,
+        `select "pet_stores"."id" as "id", "pet_stores"."name" as "name" from "pet_stores" where "pet_stores"."id" in (${p(1)})`,
+        'select "toys"."id" as "id", "toys"."name" as "name", "pet_toys"."pet_id" as "__expand_parent" from "toys" ' +
+          'inner join "pet_toys" on "pet_toys"."toy_id" = "toys"."id" ' +
+          `where "pet_toys"."pet_id" in (${p(1)}) order by "pet_toys"."pet_id", "pet_toys"."toy_id"`,
+      ], 'to-one by key (options narrow the columns), nested to-one by the keys of the level above, many-to-many through the join table')
     })
 
     t.test('null key, empty to-many, missing related row', async (t) => {
@@ -72,6 +92,24 @@ for (const dialect of dialects()) {
       const expanded = await get(app, database, '/people/1?expand=pets')
       t.same(expanded.body, { id: 1, name: 'Fred', hobbies: 'sailing', employer: 1, pets: [{ id: 1, name: 'Garfield' }, { id: 2, name: 'Odie' }] })
       t.equal(expanded.statements.length, 2)
+      t.same(expanded.statements, [
+        `select ${personColumns} from "people" where "people"."id" = ${p(1)}`,
+        'select "pets"."id" as "id", "pets"."name" as "name", "pets"."owner_id" as "__expand_parent" from "pets" ' +
+          `where "pets"."owner_id" in (${p(1)}) order by "pets"."owner_id", "pets"."id"`,
+      ], 'to-many by the foreign key, only the fields of the relation\'s options')
+    })
+
+    t.test('a page: its keys once each in the relations\' statements, padded to a power of two', async (t) => {
+      const { body, statements } = await get(app, database, '/pets?limit=3&expand=owner,toys&fields=id,owner,toys')
+      t.same(body.data.map((pet: { id: number; owner: { id: number } }) => [pet.id, pet.owner.id]), [[1, 1], [2, 1], [3, 2]])
+      t.same(statements, [
+        `select "pets"."id" as "id", "pets"."owner_id" as "owner" from "pets" order by "pets"."id" limit ${p(1)} offset ${p(2)}`,
+        'select count(*) as "total" from "pets"',
+        `select ${personColumns} from "people" where "people"."id" in (${p(1)}, ${p(2)})`,
+        'select "toys"."id" as "id", "toys"."name" as "name", "pet_toys"."pet_id" as "__expand_parent" from "toys" ' +
+          'inner join "pet_toys" on "pet_toys"."toy_id" = "toys"."id" ' +
+          `where "pet_toys"."pet_id" in (${p(1)}, ${p(2)}, ${p(3)}, ${p(4)}) order by "pet_toys"."pet_id", "pet_toys"."toy_id"`,
+      ], 'owners 1, 1, 2 asked for once each; three pets padded to four keys')
     })
 
     t.test('three levels, through a circular pair of lazy references', async (t) => {
