@@ -13,6 +13,9 @@ import { executorPlugins, StatementTemplates } from './load/statement-templates.
 import { registerResourceRoutes, type ResourceRoutesOptions } from './load/resource-routes.js'
 import { resolveOptions, type ExpandPluginOptions } from './options.js'
 import type { ExpansionPlan } from './plan/plan.js'
+import { expansionPlan } from './expansion-plan.js'
+import type { Loaded } from './expanded.js'
+import type { Expansion } from './request-helpers.js'
 import { ResourceGraph } from './resource-graph.js'
 import type { AnyResource } from './resource.js'
 import { prepareRoute, type ExpandableRouteOptions } from './route.js'
@@ -23,10 +26,19 @@ export interface ExpandDecorator {
   cacheStats(): CacheStats
   /**
    * Fills the relations the request expands (and to-many id arrays) into rows
-   * keyed by field name. `options.db` runs the statements on another Kysely
-   * instance, such as the transaction the handler wrote in.
+   * keyed by field name, in place, and resolves to the same array. `options.db`
+   * runs the statements on another Kysely instance, such as the transaction
+   * the handler wrote in.
+   *
+   * The rows' type cannot tell which fields the request expands: the result
+   * is `Loaded<T>`, each field its own type or loaded data. Give the shape as
+   * the type argument for the exact type: `load<Expanded<typeof Pet, 'owner'>>(request, rows)`.
    */
-  load<T extends Row>(request: FastifyRequest, rows: T[], options?: LoadOptions): Promise<T[]>
+  load<Shape extends object = never, T extends object = object>(
+    request: FastifyRequest,
+    rows: readonly T[],
+    options?: LoadOptions
+  ): Promise<[Shape] extends [never] ? Array<Loaded<T>> : Shape[]>
   /**
    * Registers `GET prefix` (paginated list) and `GET prefix/:id` for a
    * table-bound resource, on the instance it is called on: under its prefix,
@@ -70,8 +82,8 @@ declare module 'fastify' {
     expandable?: ExpandableRouteOptions | false
   }
   interface FastifyRequest {
-    /** The validated expansion plan of an expandable route; null elsewhere. */
-    expansion: ExpansionPlan | null
+    /** What the request expands and writes, on an expandable route (after its preHandler planning); null elsewhere. */
+    expansion: Expansion | null
   }
   interface FastifyInstance {
     expand: ExpandDecorator
@@ -99,7 +111,7 @@ const expandPluginCallback: FastifyPluginCallback<ExpandPluginOptions> = (app, p
 
   const planOf = (request: FastifyRequest): ExpansionPlan => {
     if (request.expansion === null) throw new InvalidOptionError(`Route ${request.method} ${request.url} is not expandable`)
-    return request.expansion
+    return expansionPlan(request.expansion)
   }
   /** The Kysely instance a request loads through: the load option's, else the plugin's (or its function's answer). */
   const databaseFor = (request: FastifyRequest, options: LoadOptions | undefined): AnyKysely => {
@@ -128,8 +140,9 @@ const expandPluginCallback: FastifyPluginCallback<ExpandPluginOptions> = (app, p
     cacheStats: () => engine.serializers.stats(),
     async load (request, rows, options) {
       const plan = planOf(request)
-      await loadRows(contextFor(request, options), plan.root, rows)
-      return rows
+      // Loading writes fields into the given objects, whatever their declared type: rows are records at runtime.
+      await loadRows(contextFor(request, options), plan.root, rows as unknown as Row[])
+      return rows as never
     },
     select (request, options) {
       const plan = planOf(request)
@@ -178,7 +191,9 @@ export { expandPlugin }
 export { defineResource, isResource } from './resource.js'
 export type {
   AnyResource,
+  FieldName,
   RelationDefinition,
+  RelationMap,
   RelationKeys,
   RelationOptions,
   Resource,
@@ -186,11 +201,11 @@ export type {
   ResourceReference,
   ResourceScope,
 } from './resource.js'
-export { isExpanded, isIncluded, type HasExpansion } from './request-helpers.js'
+export { isExpanded, isIncluded, type Expansion, type HasExpansion } from './request-helpers.js'
+export type { Expanded, ExpandedBy, FieldType, Loaded, LoadedRelation, ObjectSchema, ResourceRegistry, SchemaStatic, UnresolvedResource } from './expanded.js'
 export { createSerializer, type Serializer, type SerializerOptions } from './standalone.js'
 export type { DatabaseOption, ExpandPluginOptions } from './options.js'
 export type { ExpandableRouteOptions } from './route.js'
-export type { ExpansionPlan, LevelPlan, PlannedField } from './plan/plan.js'
 export type { CacheStats } from './compile/serializer-cache.js'
 export type { ResourceRoutesOptions, ResourceRouteOptions, ListPage, CursorPage } from './load/resource-routes.js'
 export { filterOperators, type FilterOperator } from './load/list-query.js'

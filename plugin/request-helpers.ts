@@ -1,8 +1,20 @@
-import type { ExpansionPlan } from './plan/plan.js'
+/**
+ * What a request's expansion shows publicly: its key and paths. The plugin's
+ * plan carries these and more (the resource graph, each level's fields);
+ * only these are part of the API.
+ */
+export interface Expansion {
+  /** Canonical: requests that mean the same response have the same key (and share a serializer). */
+  readonly key: string
+  /** Dot paths of every expanded relation (`'owner'`, `'owner.employer'`). */
+  readonly expandedPaths: ReadonlySet<string>
+  /** Dot paths of every written field, relations included, expanded or not. */
+  readonly includedPaths: ReadonlySet<string>
+}
 
-/** Anything carrying a plan: a Fastify request of an expandable route. */
+/** Anything carrying an expansion: a Fastify request of an expandable route, `{ expansion: serializer.expansion }`. */
 export interface HasExpansion {
-  expansion?: ExpansionPlan | null
+  expansion?: Expansion | null
 }
 
 /**

@@ -1,8 +1,8 @@
-import type { TObject, TSchema } from '@sinclair/typebox'
 import type { FastifyRequest } from 'fastify'
 import type { Expression, ExpressionBuilder, SqlBool } from 'kysely'
 import { columnNameRule, isIdentifier, isPositiveInteger, isTableName, tableNameRule, unknownKey } from './checks.js'
 import { InvalidDefinitionError } from './errors.js'
+import type { ObjectSchema } from './expanded.js'
 
 /** The keys of a relation, for loading it from the database. */
 export interface RelationKeys {
@@ -35,9 +35,26 @@ export type ResourceReference = AnyResource | string | (() => AnyResource)
 /** The four forms of a relation, as in drf-flex-fields: a resource, `[resource, options]`, a lazy reference, `[lazy reference, options]`. */
 export type RelationDefinition = ResourceReference | readonly [ResourceReference, RelationOptions]
 
-type FieldName<S extends TObject> = keyof S['properties'] & string
+/** The field names of a schema. */
+export type FieldName<S extends ObjectSchema> = keyof S['properties'] & string
 
-export interface ResourceDefinition<S extends TObject = TObject> {
+/** Relations by field name, as `expandable` and `nested` take them. */
+export type RelationMap<S extends ObjectSchema = ObjectSchema> = { readonly [K in FieldName<S>]?: RelationDefinition }
+
+/** Refuses keys that are not fields: `E` is inferred from the map, so excess keys would otherwise pass. */
+type OnlyFields<E, S extends ObjectSchema> = { readonly [K in Exclude<keyof E & string, FieldName<S>>]: never }
+
+/**
+ * A resource's definition. The type parameters keep what `Expanded` reads:
+ * the schema, the default fields, the relations and the name; `defineResource`
+ * infers them.
+ */
+export interface ResourceDefinition<
+  S extends ObjectSchema = ObjectSchema,
+  F extends FieldName<S> = FieldName<S>,
+  E extends RelationMap<S> = RelationMap<S>,
+  N extends RelationMap<S> = RelationMap<S>
+> {
   /** Unique within a registry (with `namespace`). */
   name: string
   /** Enables the qualified references `'namespace.Name'` and `'namespace.resources.Name'`. */
@@ -45,11 +62,11 @@ export interface ResourceDefinition<S extends TObject = TObject> {
   /** Every field that may ever be shown; relation fields hold the identifier type. */
   schema: S
   /** The default fields, in output order. */
-  fields: readonly FieldName<S>[]
+  fields: readonly F[]
   /** Relations a client may expand; those not in `fields` are deferred. */
-  expandable?: { readonly [K in FieldName<S>]?: RelationDefinition }
+  expandable?: E & OnlyFields<E, S>
   /** Relations always shown as nested objects (a nested serializer declared as a field). */
-  nested?: { readonly [K in FieldName<S>]?: RelationDefinition }
+  nested?: N & OnlyFields<N, S>
   /** Maximum expansion depth of requests rooted at this resource (overrides the plugin's). */
   maxDepth?: number
   /** Database binding: the table holding this resource. */
@@ -73,17 +90,26 @@ export interface ResourceDefinition<S extends TObject = TObject> {
 export type ResourceScope = (eb: ExpressionBuilder<any, any>, request: FastifyRequest) => Expression<SqlBool> | undefined
 
 /** A defined resource: the definition, checked and frozen. */
-export interface Resource<S extends TObject = TObject> extends Readonly<ResourceDefinition<S>> {
+export interface Resource<
+  S extends ObjectSchema = ObjectSchema,
+  F extends FieldName<S> = FieldName<S>,
+  E extends RelationMap<S> = RelationMap<S>,
+  N extends RelationMap<S> = RelationMap<S>
+> extends Readonly<Omit<ResourceDefinition<S, F, E, N>, 'expandable' | 'nested'>> {
   readonly kind: 'fastify-expand/resource'
   readonly primaryKey: FieldName<S>
+  /** Relations a client may expand (empty when the definition has none). */
+  readonly expandable: E
+  /** Relations always shown as nested objects (empty when the definition has none). */
+  readonly nested: N
 }
 
 /**
  * A resource of any schema: what relations, routes and registries accept.
- * `Resource<TObject>` would not do: TypeBox's phantom `static` type makes a
- * specific schema unassignable to the general one.
+ * `Resource<ObjectSchema>` would not do: a specific schema's field names
+ * (in `fields`, `columns`, `expandable`) make it unassignable to the general one.
  */
-export type AnyResource = Resource<any>
+export type AnyResource = Resource<any, any, any, any>
 
 const definitionKeys = new Set(['name', 'namespace', 'schema', 'fields', 'expandable', 'nested', 'maxDepth', 'table', 'primaryKey', 'columns', 'scope', 'fieldsFor'])
 const relationOptionKeys = new Set(['many', 'fields', 'omit', 'expand', 'column', 'foreignKey', 'through', 'orderBy', 'limit'])
@@ -97,7 +123,12 @@ export function isResource (value: unknown): value is AnyResource {
  * Declares a resource. Everything that can be checked without the other
  * resources is checked here; references are resolved by the plugin's registry.
  */
-export function defineResource<S extends TObject> (definition: ResourceDefinition<S>): Resource<S> {
+export function defineResource<
+  S extends ObjectSchema,
+  const F extends FieldName<S>,
+  const E extends RelationMap<S> = {},
+  const N extends RelationMap<S> = {}
+> (definition: ResourceDefinition<S, F, E, N>): Resource<S, F, E, N> {
   const label = typeof definition?.name === 'string' ? `Resource '${definition.name}'` : 'Resource'
   const fail = (message: string): never => { throw new InvalidDefinitionError(`${label}: ${message}`) }
 
@@ -108,9 +139,9 @@ export function defineResource<S extends TObject> (definition: ResourceDefinitio
   if (definition.namespace !== undefined && (typeof definition.namespace !== 'string' || !/^[A-Za-z_][A-Za-z0-9_.]*$/.test(definition.namespace))) {
     fail('namespace must be a dotted identifier')
   }
-  const schema = definition.schema as TSchema
+  const schema = definition.schema as { type?: unknown; properties?: unknown } | null
   if (typeof schema !== 'object' || schema === null || schema.type !== 'object' || typeof schema.properties !== 'object') {
-    fail('schema must be a TypeBox Type.Object')
+    fail('schema must be a TypeBox Type.Object (@sinclair/typebox 0.34 or typebox 1.x)')
   }
   const properties: Record<string, unknown> = definition.schema.properties
   const hasField = (field: string) => Object.hasOwn(properties, field)
@@ -176,7 +207,7 @@ export function defineResource<S extends TObject> (definition: ResourceDefinitio
     nested: Object.freeze(nested),
     primaryKey: primaryKey as FieldName<S>,
     kind: 'fastify-expand/resource' as const,
-  }) as Resource<S>
+  }) as Resource<S, F, E, N>
 }
 
 function checkRelationMap (

@@ -11,6 +11,7 @@ import type {
 import { unknownKey } from './checks.js'
 import type { ExpandEngine, RegisteredTarget } from './engine.js'
 import { InvalidDataError, InvalidOptionError } from './errors.js'
+import { expansionPlan } from './expansion-plan.js'
 import type { ResolvedOptions } from './options.js'
 import { isResource, type AnyResource } from './resource.js'
 import { expandableSetting, markPrepared } from './route-declarations.js'
@@ -135,7 +136,7 @@ function planRequest (engine: ExpandEngine, target: RegisteredTarget): preHandle
 function useCompiledSerializer (engine: ExpandEngine): preSerializationHookHandler<unknown> {
   // Only 2xx payloads are the resource; error bodies keep Fastify's own serializer.
   return function compiledSerializerHook (request, reply, payload, done) {
-    const plan = request.expansion
+    const plan = expansionPlan(request.expansion)
     if (plan !== null && reply.statusCode >= 200 && reply.statusCode < 300) {
       reply.serializer(engine.serializerFor(plan))
       compiledBodies.add(request)

@@ -1,8 +1,9 @@
 import { LruMap } from 'toad-cache'
 import { ExpandEngine, type RegisteredTarget } from './engine.js'
 import { resolveOptions, type ExpandPluginOptions } from './options.js'
-import type { ExpansionPlan } from './plan/plan.js'
+import type { ExpandedBy } from './expanded.js'
 import { rawFromInput, type PathListInput } from './parse/query.js'
+import type { Expansion } from './request-helpers.js'
 import { ResourceGraph } from './resource-graph.js'
 import type { AnyResource } from './resource.js'
 
@@ -20,12 +21,16 @@ export interface SerializerOptions {
   options?: Omit<ExpandPluginOptions, 'resources' | 'db'>
 }
 
-export interface Serializer {
+/** `Shape`: the data's type under these settings, `Expanded` of the resource (an array of it with `list: true`). */
+export interface Serializer<Shape = unknown> {
   /** The JSON text of `data`, written by the compiled function of this combination. */
   stringify(data: unknown): string
   /** The object that JSON text stands for. */
-  shape(data: unknown): unknown
-  readonly plan: ExpansionPlan
+  shape(data: unknown): Shape
+  /** What this combination expands and writes, as `request.expansion` says it for a route. */
+  readonly expansion: Expansion
+  /** @deprecated The same object as `expansion`. */
+  readonly plan: Expansion
 }
 
 // One engine (registry, plan and serializer caches) per registry, reused across calls.
@@ -38,7 +43,10 @@ const targetsByEngine = new WeakMap<ExpandEngine, LruMap<RegisteredTarget>>()
  * planning, validation and compiled cache. Invalid options throw here, with
  * the code the HTTP API would answer 400 with.
  */
-export function createSerializer (resource: AnyResource, settings: SerializerOptions = {}): Serializer {
+export function createSerializer<R extends AnyResource, const Settings extends SerializerOptions = {}> (
+  resource: R,
+  settings: Settings = {} as Settings
+): Serializer<ExpandedBy<R, Settings>> {
   const registryKey: object = settings.resources ?? resource
   let engine = settings.options === undefined ? engines.get(registryKey) : undefined
   if (engine === undefined) {
@@ -50,6 +58,7 @@ export function createSerializer (resource: AnyResource, settings: SerializerOpt
   const plan = engine.planForRaw(target, rawFromInput(settings, engine.options))
   const stringify = engine.serializerFor(plan)
   return {
+    expansion: plan,
     plan,
     stringify,
     shape: (data) => JSON.parse(stringify(data)),

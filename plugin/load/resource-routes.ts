@@ -4,6 +4,7 @@ import { isPositiveInteger, unknownKey } from '../checks.js'
 import { BadFilterError, DatabaseError, InvalidOptionError, NotFoundError } from '../errors.js'
 import type { JsonSchema } from '../resource-graph.js'
 import type { ExpandEngine } from '../engine.js'
+import { expansionPlan } from '../expansion-plan.js'
 import type { AnyResource } from '../resource.js'
 import { loadRows } from './batch-loader.js'
 import { cursorColumn, ListQuery, type Condition, type FilterField, type FilterOperator } from './list-query.js'
@@ -179,7 +180,7 @@ export function registerResourceRoutes (
   }, async (request: FastifyRequest<{ Querystring: { limit?: number; offset?: number } }>) => {
     const limit = Math.min(request.query.limit ?? pageSize, maxPageSize)
     const offset = request.query.offset ?? 0
-    const plan = request.expansion!
+    const plan = expansionPlan(request.expansion!)
     const loadContext = loading.contextFor(request)
     const { db, templates } = loadContext
     // With a scope, the statements carry the request's condition first: templates per shape of that condition.
@@ -264,7 +265,7 @@ export function registerResourceRoutes (
       : { ...shared.documentation, params: { type: 'object', properties: { id: primaryKeySchema }, required: ['id'] } },
     validatorCompiler: parameterReader({ id: primaryKeySchema }),
   }, async (request: FastifyRequest<{ Params: { id: unknown } }>) => {
-    const plan = request.expansion!
+    const plan = expansionPlan(request.expansion!)
     const loadContext = loading.contextFor(request)
     const { db, templates } = loadContext
     const scope = loadContext.scope(node)

@@ -2,6 +2,7 @@ import fastJson from 'fast-json-stringify'
 import t from 'tap'
 import { compileOptions } from '../../plugin/compile/serializer-cache.js'
 import { responseSchema } from '../../plugin/compile/response-schema.js'
+import { expansionPlan } from '../../plugin/expansion-plan.js'
 import { resources } from '../fixtures/pets.js'
 import { buildApp } from '../helpers/app.js'
 import { petStore } from '../helpers/pet-world.js'
@@ -18,7 +19,7 @@ t.test('the native object mechanism writes the bytes of the generated code', asy
   const app = await buildApp({ resources }, (app) => {
     app.addHook('preSerialization', async (request, _reply, payload) => {
       if (!request.expansion) return payload
-      const schema = responseSchema(request.expansion)
+      const schema = responseSchema(expansionPlan(request.expansion))
       const options = { ...compileOptions, forceProjection: true } as Parameters<typeof fastJson>[1]
       const { code } = fastJson(schema, { ...options, mode: 'debug' }) as unknown as { code: string }
       if (!code.includes('anonymous0')) projected++

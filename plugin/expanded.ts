@@ -1,0 +1,207 @@
+/*
+ * The shape of a resource under an expansion, computed from its definition's
+ * types. Nothing here exists at runtime.
+ *
+ * Schemas are read structurally, so either TypeBox works without this module
+ * importing one: @sinclair/typebox 0.34 carries each schema's static type in
+ * its phantom `static` property; TypeBox 1.x (the `typebox` package) does not,
+ * so its JSON Schema keywords (`type`, `properties`, `items`, `anyOf`, `const`,
+ * `enum`, `~optional`) are read instead.
+ */
+
+/** What `defineResource` takes as a schema: a JSON Schema object, as `Type.Object` of either TypeBox builds it. */
+export interface ObjectSchema {
+  type: 'object'
+  properties: { [field: string]: unknown }
+}
+
+/**
+ * The registry of lazy string references, for `Expanded`. A relation written
+ * `'Company'` (or `'namespace.Company'`) names a resource by the plugin's
+ * registry at runtime; for its type, add it here:
+ *
+ * ```ts
+ * declare module 'fastify-expand' {
+ *   interface ResourceRegistry { Company: typeof Company }
+ * }
+ * ```
+ *
+ * A reference missing here is expanded to `UnresolvedResource`.
+ */
+// Declaration merging needs an interface, empty until an application adds to it.
+export interface ResourceRegistry {}
+
+/** The expanded value of a relation whose resource `Expanded` cannot tell: a lazy string reference missing from `ResourceRegistry`. */
+export type UnresolvedResource = { [field: string]: unknown }
+
+/** The shape of a definition's resource, read by `Expanded` (any resource has it). */
+interface ShapeSource {
+  readonly schema: ObjectSchema
+  readonly fields: readonly string[]
+  readonly expandable?: object
+  readonly nested?: object
+}
+
+/**
+ * The data of `resource` as a request with these parameters gets it: each
+ * relation it expands holds the related resource's shape (an array for
+ * to-many), the others their identifier; deferred relations (expandable but
+ * not in `fields`) only when expanded; `fields` and `omit` narrow the fields,
+ * at any depth. The parameters are written as in the query string:
+ *
+ * ```ts
+ * type PetData = Expanded<typeof Pet, 'owner.employer,toys', 'id,name,owner'>
+ * ```
+ *
+ * Not inferred: wildcards (`*`, `~all`) in `expand` (write the paths out), a
+ * relation written as a string without a `ResourceRegistry` entry (its value
+ * is `UnresolvedResource`), and what `fieldsFor` hides from a request (every
+ * field is typed as present). A parameter that is not a literal type (`string`)
+ * gives `UnresolvedResource`.
+ */
+export type Expanded<
+  R extends ShapeSource,
+  Expand extends string = '',
+  Fields extends string = '',
+  Omitted extends string = ''
+> = string extends Expand | Fields | Omitted
+  ? UnresolvedResource
+  : Level<R, R['fields'][number], PathsOf<Expand>, PathsOf<Fields>, PathsOf<Omitted>>
+
+/** `Expanded` for `createSerializer`'s settings (`list` included) and `load`'s type argument. */
+export type ExpandedBy<R extends ShapeSource, Settings> = Settings extends { list: true }
+  ? Array<Expanded<R, PathList<Settings, 'expand'>, PathList<Settings, 'fields'>, PathList<Settings, 'omit'>>>
+  : Expanded<R, PathList<Settings, 'expand'>, PathList<Settings, 'fields'>, PathList<Settings, 'omit'>>
+
+/** A setting given as a comma list or an array of paths, as one comma list. */
+type PathList<Settings, Key extends string> = Settings extends { [K in Key]: infer Value }
+  ? Value extends string ? Value : Value extends readonly string[] ? Join<Value> : ''
+  : ''
+
+type Join<List extends readonly string[]> = List extends readonly [infer First extends string, ...infer Rest extends readonly string[]]
+  ? Rest extends readonly [] ? First : `${First},${Join<Rest>}`
+  : List extends readonly [] ? '' : string
+
+/** The dot paths of a comma list, as a union; blanks around names dropped, as the parser does. */
+type PathsOf<List extends string> = Trim<Split<List>> extends infer Path extends string ? Exclude<Path, ''> : never
+
+type Split<List extends string> = List extends `${infer Head},${infer Tail}` ? Head | Split<Tail> : List
+
+type Trim<Text extends string> = Text extends ` ${infer Rest}` ? Trim<Rest> : Text extends `${infer Rest} ` ? Trim<Rest> : Text
+
+/** The first segment of each path. */
+type Heads<Paths extends string> = Paths extends `${infer Head}.${string}` ? Head : Paths
+
+/** The rest of the paths that start with `Field`. */
+type Below<Paths extends string, Field extends string> = Paths extends `${Field}.${infer Rest}` ? Rest : never
+
+type Wildcard = '*' | '~all'
+
+/** A relation definition's options, or none. */
+type OptionsOf<Definition> = Definition extends readonly [unknown, infer Options] ? Options : {}
+type ReferenceOf<Definition> = Definition extends readonly [infer Reference, unknown] ? Reference : Definition
+
+/** The resource a reference names: itself, a thunk's result, or a registry entry. */
+type Resolve<Reference> = Reference extends ShapeSource
+  ? Reference
+  : Reference extends () => infer Result
+    ? Result
+    : Reference extends keyof ResourceRegistry
+      ? ResourceRegistry[Reference]
+      : undefined
+
+type RelationsOf<R extends ShapeSource> = (R['expandable'] extends object ? R['expandable'] : {}) & (R['nested'] extends object ? R['nested'] : {})
+type NestedNames<R extends ShapeSource> = R['nested'] extends object ? keyof R['nested'] & string : never
+
+/**
+ * One level: `Base` are the fields it shows by default (the resource's
+ * `fields`, or a relation's `fields`/`omit`); `Expand` the paths expanded
+ * from here; `Fields`/`Omitted` the request's paths below this level.
+ */
+type Level<R extends ShapeSource, Base extends string, Expand extends string, Fields extends string, Omitted extends string> =
+  Shape<R, Shown<R, Base, Heads<Expand> | NestedNames<R>, Fields, Omitted>, Expand, Fields, Omitted>
+
+/** The names a level writes: its base, the deferred relations it expands, then `fields` and `omit`. */
+type Shown<R extends ShapeSource, Base extends string, Expanding extends string, Fields extends string, Omitted extends string> =
+  Selected<Base | (Expanding & keyof RelationsOf<R>), Fields> extends infer Name extends string ? Exclude<Name, Omitted> : never
+
+type Selected<Candidates extends string, Fields extends string> =
+  [Fields] extends [never] ? Candidates : [Extract<Fields, Wildcard>] extends [never] ? Candidates & Heads<Fields> : Candidates
+
+type Shape<R extends ShapeSource, Names extends string, Expand extends string, Fields extends string, Omitted extends string> = Flatten<
+  { [K in Names as K extends OptionalField<R['schema']> ? never : K]: Value<R, K, Expand, Fields, Omitted> } &
+  { [K in Names as K extends OptionalField<R['schema']> ? K : never]?: Value<R, K, Expand, Fields, Omitted> }
+>
+
+type Value<R extends ShapeSource, K extends string, Expand extends string, Fields extends string, Omitted extends string> =
+  K extends Heads<Expand> | NestedNames<R>
+    ? K extends keyof RelationsOf<R> ? Related<RelationsOf<R>[K], FieldType<R['schema'], K>, Below<Expand, K>, Below<Fields, K>, Below<Omitted, K>> : FieldType<R['schema'], K>
+    : FieldType<R['schema'], K>
+
+/** An expanded relation: the related shape, an array of them for to-many, null where the identifier may be null. */
+type Related<Definition, Identifier, Expand extends string, Fields extends string, Omitted extends string> =
+  (OptionsOf<Definition> extends { many: true } ? Array<Target<Definition, Expand, Fields, Omitted>> : Target<Definition, Expand, Fields, Omitted>) |
+  (null extends Identifier ? null : never)
+
+type Target<Definition, Expand extends string, Fields extends string, Omitted extends string> =
+  Resolve<ReferenceOf<Definition>> extends infer Related
+    ? Related extends ShapeSource
+      ? Level<Related, RelationBase<Related, OptionsOf<Definition>>, Expand | AlwaysExpanded<OptionsOf<Definition>>, Fields, Omitted>
+      : UnresolvedResource
+    : never
+
+type RelationBase<R extends ShapeSource, Options> = Exclude<
+  Options extends { fields: readonly (infer Name extends string)[] } ? Name : R['fields'][number],
+  Options extends { omit: readonly (infer Name extends string)[] } ? Name : never
+>
+
+type AlwaysExpanded<Options> = Options extends { expand: readonly (infer Path extends string)[] } ? Path : never
+
+type Flatten<T> = { [K in keyof T]: T[K] } & {}
+
+/** The fields of a schema that may be absent. */
+type OptionalField<S extends ObjectSchema> = S extends { static: infer Static }
+  ? { [K in keyof Static]-?: {} extends Pick<Static, K> ? K : never }[keyof Static] & string
+  : { [K in keyof S['properties']]: S['properties'][K] extends { '~optional': true } ? K : never }[keyof S['properties']] & string
+
+/** The type of one field's value, as the schema declares it. */
+export type FieldType<S extends ObjectSchema, K extends string> = S extends { static: infer Static }
+  ? K extends keyof Static ? Exclude<Static[K], undefined> : never
+  : SchemaStatic<S['properties'][K]>
+
+/**
+ * The type a JSON Schema describes, for the keywords TypeBox 1.x writes.
+ * Anything else is `unknown`.
+ */
+export type SchemaStatic<Schema> =
+  Schema extends { static: infer Static } ? Static
+    : Schema extends { const: infer Value } ? Value
+      : Schema extends { enum: readonly (infer Value)[] } ? Value
+        : Schema extends { anyOf: readonly unknown[] } ? SchemaStatic<Schema['anyOf'][number]>
+          : Schema extends { oneOf: readonly unknown[] } ? SchemaStatic<Schema['oneOf'][number]>
+            : Schema extends { type: 'array'; items: infer Items } ? Array<SchemaStatic<Items>>
+              : Schema extends { type: 'object'; properties: infer Properties } ? Flatten<
+                { [K in keyof Properties as Properties[K] extends { '~optional': true } ? never : K]: SchemaStatic<Properties[K]> } &
+                { [K in keyof Properties as Properties[K] extends { '~optional': true } ? K : never]?: SchemaStatic<Properties[K]> }
+              >
+                : Schema extends { type: infer Name } ? TypeName<Name>
+                  : unknown
+
+type TypeName<Name> =
+  Name extends readonly (infer Each)[] ? TypeName<Each>
+    : Name extends 'string' ? string
+      : Name extends 'number' | 'integer' ? number
+        : Name extends 'boolean' ? boolean
+          : Name extends 'null' ? null
+            : unknown
+
+/**
+ * A row after `app.expand.load`, typed from the row alone: the fields the
+ * request expands (which the row's type cannot tell) may now hold the related
+ * data, and to-many relations may be added. For the exact type, give `load`
+ * the shape as its type argument: `load<Expanded<typeof Pet, 'owner'>>(...)`.
+ */
+export type Loaded<T> = { [K in keyof T]: T[K] | LoadedRelation } & { [field: string]: unknown }
+
+/** What `load` writes into a relation field: the related row, its rows (to-many), or their identifiers (to-many, not expanded). */
+export type LoadedRelation = UnresolvedResource | UnresolvedResource[] | Array<string | number | bigint> | null

@@ -1,0 +1,107 @@
+// Type tests (tstyche): the shape of a resource under an expansion, with either TypeBox.
+import { Type } from '@sinclair/typebox'
+import { Type as Type1 } from 'typebox'
+import { describe, expect, test } from 'tstyche'
+import { createSerializer, defineResource, type Expanded, type UnresolvedResource } from '../plugin/index.js'
+
+const Company = defineResource({
+  name: 'Company',
+  schema: Type.Object({ id: Type.Integer(), name: Type.String(), motto: Type.Optional(Type.String()) }),
+  fields: ['id', 'name', 'motto'],
+})
+const Person = defineResource({
+  name: 'Person',
+  schema: Type.Object({ id: Type.Integer(), name: Type.String(), employer: Type.Union([Type.Integer(), Type.Null()]), pets: Type.Array(Type.Integer()) }),
+  fields: ['id', 'name', 'employer'],
+  expandable: { employer: Company, pets: ['Pet', { many: true }] },
+})
+const Toy = defineResource({
+  name: 'Toy',
+  schema: Type.Object({ id: Type.Integer(), label: Type.String(), price: Type.Number() }),
+  fields: ['id', 'label', 'price'],
+})
+const Pet = defineResource({
+  name: 'Pet',
+  schema: Type.Object({ id: Type.Integer(), name: Type.String(), owner: Type.Integer(), toys: Type.Array(Type.Integer()), maker: Type.Integer() }),
+  fields: ['id', 'name', 'owner', 'toys'],
+  expandable: {
+    owner: Person,
+    toys: [() => Toy, { many: true, fields: ['id', 'label'] }],
+    maker: ['Company', { expand: [] }],
+  },
+})
+
+describe('Expanded', () => {
+  test('without expansion: the default fields, relations as identifiers', () => {
+    expect<Expanded<typeof Pet>>().type.toBe<{ id: number; name: string; owner: number; toys: number[] }>()
+  })
+
+  test('expands to-one and to-many relations, at any depth', () => {
+    expect<Expanded<typeof Pet, 'owner.employer,toys'>>().type.toBe<{
+      id: number
+      name: string
+      owner: { id: number; name: string; employer: { id: number; name: string; motto?: string } | null }
+      toys: Array<{ id: number; label: string }>
+    }>()
+  })
+
+  test('deferred relations appear only when expanded', () => {
+    expect<Expanded<typeof Person>>().type.not.toHaveProperty('pets')
+    expect<Expanded<typeof Person, 'employer'>>().type.not.toHaveProperty('pets')
+  })
+
+  test('fields and omit narrow each level', () => {
+    expect<Expanded<typeof Pet, 'owner', 'id,owner.name'>>().type.toBe<{ id: number; owner: { name: string } }>()
+    expect<Expanded<typeof Pet, 'owner', '', 'toys,owner.employer'>>().type.toBe<{ id: number; name: string; owner: { id: number; name: string } }>()
+    expect<Expanded<typeof Pet, '', '*'>>().type.toBe<Expanded<typeof Pet>>()
+  })
+
+  test('a lazy string reference without a registry entry is unresolved', () => {
+    expect<Expanded<typeof Person, 'pets'>['pets']>().type.toBe<UnresolvedResource[]>()
+    expect<Expanded<typeof Pet, 'maker'>['maker']>().type.toBe<UnresolvedResource>()
+  })
+
+  test('parameters that are not literal types give an unresolved shape', () => {
+    expect<Expanded<typeof Pet, string>>().type.toBe<UnresolvedResource>()
+  })
+
+  test('createSerializer(...).shape', () => {
+    expect(createSerializer(Pet, { expand: 'owner', fields: ['id', 'owner'] }).shape({})).type.toBe<{ id: number; owner: Expanded<typeof Person> }>()
+    expect(createSerializer(Pet, { list: true }).shape([])).type.toBe<Array<Expanded<typeof Pet>>>()
+  })
+})
+
+describe('TypeBox 1.x schemas', () => {
+  const Owner = defineResource({
+    name: 'Owner',
+    schema: Type1.Object({ id: Type1.Integer(), name: Type1.String(), nickname: Type1.Optional(Type1.String()) }),
+    fields: ['id', 'name', 'nickname'],
+  })
+  const Cat = defineResource({
+    name: 'Cat',
+    schema: Type1.Object({
+      id: Type1.Integer(),
+      name: Type1.String(),
+      color: Type1.Union([Type1.Literal('black'), Type1.Literal('white')]),
+      owner: Type1.Union([Type1.Integer(), Type1.Null()]),
+      tags: Type1.Array(Type1.String()),
+    }),
+    fields: ['id', 'name', 'color', 'owner', 'tags'],
+    expandable: { owner: Owner },
+  })
+
+  test('defineResource takes them, with field names checked', () => {
+    expect(Cat.fields).type.toBe<readonly ('id' | 'name' | 'color' | 'owner' | 'tags')[]>()
+    expect(defineResource).type.not.toBeCallableWith({ name: 'A', schema: Type1.Object({ id: Type1.Integer() }), fields: ['nope'] })
+  })
+
+  test('Expanded reads their keywords', () => {
+    expect<Expanded<typeof Cat, 'owner'>>().type.toBe<{
+      id: number
+      name: string
+      color: 'black' | 'white'
+      owner: { id: number; name: string; nickname?: string } | null
+      tags: string[]
+    }>()
+  })
+})
