@@ -2,7 +2,9 @@
 # Packs the repository (prepack builds dist/), installs the tarball in a
 # scratch project under /tmp with only the peers a user installs (at the
 # lockfile's versions), then runs an ESM smoke test and a strict TypeScript
-# consumer check against the shipped files. Exits non-zero on any failure.
+# consumer check against the shipped files; a second project has TypeBox 1.x
+# (`typebox`) instead of @sinclair/typebox and checks its own consumer.
+# Exits non-zero on any failure.
 #
 # better-sqlite3 is not compiled a second time: it is installed from the
 # registry with install scripts off, and the native module this repository's
@@ -52,4 +54,17 @@ cp "$repo/node_modules/better-sqlite3/build/Release/better_sqlite3.node" node_mo
 node smoke.mjs
 "$repo/node_modules/.bin/tsc" -p tsconfig.json
 echo "pack consumer type check: ok"
+
+typebox1="$scratch/typebox1"
+mkdir -p "$typebox1"
+cp "$repo/.ci/pack/consumer-typebox1.ts" "$typebox1/"
+cp "$app/package.json" "$typebox1/"
+sed 's/"consumer.ts"/"consumer-typebox1.ts"/' "$app/tsconfig.json" > "$typebox1/tsconfig.json"
+cd "$typebox1"
+npm install --no-audit --no-fund --ignore-scripts --loglevel=error \
+  "$scratch/$tarball" \
+  "fastify@$(locked fastify)" "typebox@$(locked typebox)" "kysely@$(locked kysely)" "@types/node@$(locked @types/node)"
+[ ! -e node_modules/@sinclair/typebox ] || { echo "@sinclair/typebox is installed in the TypeBox 1.x project"; exit 1; }
+"$repo/node_modules/.bin/tsc" -p tsconfig.json
+echo "pack consumer type check with TypeBox 1.x: ok"
 echo "pack check took $(( $(date +%s) - start )) s"

@@ -1,4 +1,3 @@
-import type { TSchema } from '@sinclair/typebox'
 import { InvalidDefinitionError } from './errors.js'
 import {
   isResource,
@@ -11,6 +10,12 @@ import {
 
 /** A JSON schema as fast-json-stringify takes it: plain data, no TypeBox symbols. */
 export type JsonSchema = Record<string, unknown>
+/**
+ * A field's schema as the resource declares it, from either TypeBox (0.34 or
+ * 1.x) or written by hand: read only as the JSON it serializes to, so neither
+ * package's types are needed here (nor in the declarations shipped).
+ */
+export type SourceSchema = object
 
 /** A resource as one registry sees it: every reference resolved. */
 export interface ResourceNode {
@@ -22,8 +27,8 @@ export interface ResourceNode {
   readonly fieldSchemas: ReadonlyMap<string, JsonSchema>
   /** Fields the schema does not require (`Type.Optional`): absent from a body when absent from the data. */
   readonly optionalFields: ReadonlySet<string>
-  /** The TypeBox schema of each field, for documentation. */
-  readonly sourceSchemas: ReadonlyMap<string, TSchema>
+  /** The declared schema of each field, for documentation. */
+  readonly sourceSchemas: ReadonlyMap<string, SourceSchema>
   readonly defaultFields: readonly string[]
   /** Expandable relations first (in `expandable` order), then always-nested ones. */
   readonly relations: ReadonlyMap<string, RelationEdge>
@@ -192,9 +197,9 @@ export function clientFieldNames (node: ResourceNode, base: readonly string[] = 
 }
 
 function createNode (resource: AnyResource): MutableNode {
-  const properties = resource.schema.properties as Record<string, TSchema>
+  const properties = resource.schema.properties as Record<string, SourceSchema>
   const fieldSchemas = new Map<string, JsonSchema>()
-  const sourceSchemas = new Map<string, TSchema>()
+  const sourceSchemas = new Map<string, SourceSchema>()
   for (const [field, schema] of Object.entries(properties)) {
     fieldSchemas.set(field, toOutputSchema(schema))
     sourceSchemas.set(field, schema)
@@ -301,7 +306,7 @@ const annotationKeys = new Set(['type', 'format', 'description', 'title', 'examp
  * unions of plain types become a type list, so fast-json-stringify never
  * falls back to its slow anyOf path (fast-json-stringify validates anyOf with Ajv at runtime).
  */
-export function toOutputSchema (schema: TSchema): JsonSchema {
+export function toOutputSchema (schema: SourceSchema): JsonSchema {
   return simplify(JSON.parse(JSON.stringify(schema)) as JsonSchema)
 }
 

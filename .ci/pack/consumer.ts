@@ -1,10 +1,18 @@
 // Strict TypeScript consumer of the packed package: the `expandable` route
-// option, the `expand` decorator and `defineResource`, type-checked against
-// the shipped declarations only.
+// option, the `expand` decorator, `defineResource` and `Expanded`,
+// type-checked against the shipped declarations only.
 import { Type } from '@sinclair/typebox'
 import SQLite from 'better-sqlite3'
 import Fastify from 'fastify'
-import expandPlugin, { defineResource, isExpanded, UnknownFieldError, type ExpandableRouteOptions } from 'fastify-expand'
+import expandPlugin, {
+  createSerializer,
+  defineResource,
+  isExpanded,
+  UnknownFieldError,
+  type ExpandableRouteOptions,
+  type Expanded,
+  type Expansion,
+} from 'fastify-expand'
 import { Kysely, SqliteDialect } from 'kysely'
 
 interface Database {
@@ -34,11 +42,13 @@ await app.register(expandPlugin, { db, resources: [Company, Person] })
 
 const staff: ExpandableRouteOptions = { resource: Person, list: true }
 app.get('/people', { expandable: staff }, async (request) => {
-  const rows = await db.selectFrom('people').select(['id', 'name', 'employer_id']).execute()
-  const loaded = await app.expand.load(request, rows)
-  const first: { id: number; name: string; employer_id: number | null } | undefined = loaded[0]
+  const rows = await db.selectFrom('people').select(['id', 'name', 'employer_id as employer']).execute()
   const expanded: boolean = isExpanded(request, 'employer')
-  return expanded && first !== undefined ? loaded : []
+  if (!expanded) return app.expand.load(request, rows)
+  const loaded = await app.expand.load<Expanded<typeof Person, 'employer'>>(request, rows)
+  const employer: { id: number; name: string } | null | undefined = loaded[0]?.employer
+  void employer
+  return loaded
 })
 app.get('/people/:id', { expandable: { resource: 'Person' } }, async (request) => {
   const rows = await app.expand.select(request).limit(1).execute()
@@ -49,7 +59,17 @@ app.expand.routes('/companies', Company)
 const code: string = new UnknownFieldError('x').code
 void code
 
+const expansion: Expansion | null = null as Expansion | null
+const paths: ReadonlySet<string> | undefined = expansion?.expandedPaths
+void paths
+
+const person: Expanded<typeof Person, 'employer'> = createSerializer(Person, { expand: 'employer' }).shape({})
+const employerName: string | undefined = person.employer?.name
+void employerName
+
 // @ts-expect-error: a field name that the schema does not declare
 defineResource({ name: 'Bad', schema: Type.Object({ id: Type.Integer() }), fields: ['nope'] })
 // @ts-expect-error: `expandable` takes a resource, not a number
 app.get('/wrong', { expandable: { resource: 42 } }, async () => [])
+// @ts-expect-error: Company has no field 'motto'
+export type Wrong = Expanded<typeof Company>['motto']

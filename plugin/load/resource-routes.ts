@@ -1,8 +1,7 @@
 import type { FastifyInstance, FastifyRequest, RouteShorthandOptions } from 'fastify'
-import type { TSchema } from '@sinclair/typebox'
 import { isPositiveInteger, unknownKey } from '../checks.js'
 import { BadFilterError, DatabaseError, InvalidOptionError, NotFoundError } from '../errors.js'
-import type { JsonSchema } from '../resource-graph.js'
+import type { JsonSchema, SourceSchema } from '../resource-graph.js'
 import type { ExpandEngine } from '../engine.js'
 import { expansionPlan } from '../expansion-plan.js'
 import type { AnyResource } from '../resource.js'
@@ -363,7 +362,7 @@ const operatorWords: Record<string, string> = { eq: 'equals', ne: 'differs from'
  * bounded to the integers JavaScript holds exactly, so that a longer number
  * is a 400 rather than a rounded lookup.
  */
-function identifierSchema (schema: TSchema | undefined): JsonSchema | undefined {
+function identifierSchema (schema: SourceSchema | undefined): JsonSchema | undefined {
   if (schema === undefined) return undefined
   const plain = JSON.parse(JSON.stringify(schema)) as JsonSchema
   if (plain.type !== 'integer') return plain
