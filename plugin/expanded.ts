@@ -54,10 +54,10 @@ interface ShapeSource {
  * ```
  *
  * Not inferred: wildcards (`*`, `~all`) in `expand` (write the paths out), a
- * relation written as a string without a `ResourceRegistry` entry (its value
- * is `UnresolvedResource`), and what `fieldsFor` hides from a request (every
- * field is typed as present). A parameter that is not a literal type (`string`)
- * gives `UnresolvedResource`.
+ * relation written as a string without a `ResourceRegistry` entry or as a
+ * thunk typed `AnyResource` (its value is `UnresolvedResource`), and what
+ * `fieldsFor` hides from a request (every field is typed as present). A
+ * parameter that is not a literal type (`string`) gives `UnresolvedResource`.
  */
 export type Expanded<
   R extends ShapeSource,
@@ -66,7 +66,9 @@ export type Expanded<
   Omitted extends string = ''
 > = string extends Expand | Fields | Omitted
   ? UnresolvedResource
-  : Level<R, R['fields'][number], PathsOf<Expand>, PathsOf<Fields>, PathsOf<Omitted>>
+  : IsAny<R['schema']> extends true
+    ? UnresolvedResource
+    : Level<R, R['fields'][number], PathsOf<Expand>, PathsOf<Fields>, PathsOf<Omitted>>
 
 /** `Expanded` for `createSerializer`'s settings (`list` included) and `load`'s type argument. */
 export type ExpandedBy<R extends ShapeSource, Settings> = Settings extends { list: true }
@@ -146,7 +148,9 @@ type Related<Definition, Identifier, Expand extends string, Fields extends strin
 type Target<Definition, Expand extends string, Fields extends string, Omitted extends string> =
   Resolve<ReferenceOf<Definition>> extends infer Related
     ? Related extends ShapeSource
-      ? Level<Related, RelationBase<Related, OptionsOf<Definition>>, Expand | AlwaysExpanded<OptionsOf<Definition>>, Fields, Omitted>
+      ? IsAny<Related['schema']> extends true
+        ? UnresolvedResource
+        : Level<Related, RelationBase<Related, OptionsOf<Definition>>, Expand | AlwaysExpanded<OptionsOf<Definition>>, Fields, Omitted>
       : UnresolvedResource
     : never
 
@@ -156,6 +160,9 @@ type RelationBase<R extends ShapeSource, Options> = Exclude<
 >
 
 type AlwaysExpanded<Options> = Options extends { expand: readonly (infer Path extends string)[] } ? Path : never
+
+/** A resource typed `AnyResource` (a thunk annotated `(): AnyResource => Pet`) has no shape to read. */
+type IsAny<T> = 0 extends 1 & T ? true : false
 
 type Flatten<T> = { [K in keyof T]: T[K] } & {}
 

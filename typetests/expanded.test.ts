@@ -1,8 +1,10 @@
 // Type tests (tstyche): the shape of a resource under an expansion, with either TypeBox.
 import { Type } from '@sinclair/typebox'
 import { Type as Type1 } from 'typebox'
+import Fastify from 'fastify'
 import { describe, expect, test } from 'tstyche'
-import { createSerializer, defineResource, type Expanded, type UnresolvedResource } from '../plugin/index.js'
+import { createSerializer, defineResource, type AnyResource, type Expanded, type UnresolvedResource } from '../plugin/index.js'
+import { Company as DemoCompany, Pet as DemoPet } from '../schemas/index.js'
 
 const Company = defineResource({
   name: 'Company',
@@ -65,6 +67,13 @@ describe('Expanded', () => {
     expect<Expanded<typeof Pet, string>>().type.toBe<UnresolvedResource>()
   })
 
+  test('types a handler\'s data through Fastify\'s Reply generic', () => {
+    const app = Fastify()
+    const card = { id: 1, name: 'Garfield', owner: { id: 1, name: 'Jon', employer: null }, toys: [1] }
+    expect(app.get<{ Reply: Expanded<typeof Pet, 'owner'> }>).type.toBeCallableWith('/pets/:id', { expandable: { resource: Pet } }, async () => card)
+    expect(app.get<{ Reply: Expanded<typeof Pet, 'owner'> }>).type.not.toBeCallableWith('/pets/:id', { expandable: { resource: Pet } }, async () => ({ ...card, owner: 1 }))
+  })
+
   test('createSerializer(...).shape', () => {
     expect(createSerializer(Pet, { expand: 'owner', fields: ['id', 'owner'] }).shape({})).type.toBe<{ id: number; owner: Expanded<typeof Person> }>()
     expect(createSerializer(Pet, { list: true }).shape([])).type.toBe<Array<Expanded<typeof Pet>>>()
@@ -103,5 +112,57 @@ describe('TypeBox 1.x schemas', () => {
       owner: { id: number; name: string; nickname?: string } | null
       tags: string[]
     }>()
+  })
+})
+
+describe('the demo\'s resources', () => {
+  test('nested paths, relation options and thunks typed AnyResource', () => {
+    expect<Expanded<typeof DemoPet, 'owner.employer,sold_from'>>().type.toBe<{
+      id: number
+      name: string
+      species: string
+      born: string
+      owner: { id: number; name: string; email: string; hobbies: string; employer: { id: number; name: string; public: boolean; founded: number } | null }
+      sold_from: UnresolvedResource | null
+      toys: number[]
+    }>()
+    expect<Expanded<typeof DemoPet, 'toys,visits', '', 'born'>>().type.toBe<{
+      id: number
+      name: string
+      species: string
+      owner: number
+      sold_from: number | null
+      toys: UnresolvedResource[]
+      visits: UnresolvedResource[]
+    }>()
+    expect<Expanded<typeof DemoCompany, 'employees'>['employees']>().type.toBe<UnresolvedResource[]>()
+    expect<Expanded<AnyResource, 'owner'>>().type.toBe<UnresolvedResource>()
+  })
+})
+
+describe('nested relations and always-applied expansions', () => {
+  const Address = defineResource({
+    name: 'Address',
+    schema: Type.Object({ street: Type.String(), city: Type.Integer() }),
+    fields: ['street', 'city'],
+    expandable: { city: Company },
+  })
+  const Shop = defineResource({
+    name: 'Shop',
+    schema: Type.Object({ id: Type.Integer(), address: Type.Integer(), landlord: Type.Integer() }),
+    fields: ['id', 'address', 'landlord'],
+    nested: { address: [Address, { omit: ['street'] }] },
+    expandable: { landlord: [Person, { expand: ['employer'], fields: ['id', 'employer'] }] },
+  })
+
+  test('a nested relation is always an object; a relation\'s expand option applies whenever it is expanded', () => {
+    expect(Shop.nested.address).type.toBe<readonly [typeof Address, { readonly omit: readonly ['street'] }]>()
+    expect<Expanded<typeof Shop>>().type.toBe<{ id: number; address: { city: number }; landlord: number }>()
+    expect<Expanded<typeof Shop, 'landlord,address.city'>>().type.toBe<{
+      id: number
+      address: { city: { id: number; name: string; motto?: string } }
+      landlord: { id: number; employer: { id: number; name: string; motto?: string } | null }
+    }>()
+    expect<Expanded<typeof Shop, '', '', 'address'>>().type.toBe<{ id: number; landlord: number }>()
   })
 })
