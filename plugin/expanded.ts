@@ -5,11 +5,12 @@
  * Schemas are read structurally, so either TypeBox works without this module
  * importing one: @sinclair/typebox 0.34 carries each schema's static type in
  * its phantom `static` property; TypeBox 1.x (the `typebox` package) does not,
- * so its JSON Schema keywords (`type`, `properties`, `items`, `anyOf`, `const`,
- * `enum`, `~optional`) are read instead.
+ * so its JSON Schema keywords (`type`, `properties`, `required`, `items`,
+ * `anyOf`, `const`, `enum`) are read instead, as they are for a schema
+ * written by hand `as const`.
  */
 
-/** What `defineResource` takes as a schema: a JSON Schema object, as `Type.Object` of either TypeBox builds it. */
+/** What `defineResource` takes as a schema: a JSON Schema object, as `Type.Object` of either TypeBox builds it (or one written `as const`). */
 export interface ObjectSchema {
   type: 'object'
   properties: { [field: string]: unknown }
@@ -169,7 +170,14 @@ type Flatten<T> = { [K in keyof T]: T[K] } & {}
 /** The fields of a schema that may be absent. */
 type OptionalField<S extends ObjectSchema> = S extends { static: infer Static }
   ? { [K in keyof Static]-?: {} extends Pick<Static, K> ? K : never }[keyof Static] & string
-  : { [K in keyof S['properties']]: S['properties'][K] extends { '~optional': true } ? K : never }[keyof S['properties']] & string
+  : NotRequired<S, keyof S['properties'] & string>
+
+/**
+ * The properties an object schema does not list in `required`, as JSON Schema
+ * (and the serializer) read it: TypeBox 1.x writes the required names as a
+ * tuple type, and no `required` at all when every property is optional.
+ */
+type NotRequired<Schema, Key extends string> = Schema extends { required: readonly (infer Required extends string)[] } ? Exclude<Key, Required> : Key
 
 /** The type of one field's value, as the schema declares it. */
 export type FieldType<S extends ObjectSchema, K extends string> = S extends { static: infer Static }
@@ -188,8 +196,8 @@ export type SchemaStatic<Schema> =
           : Schema extends { oneOf: readonly unknown[] } ? SchemaStatic<Schema['oneOf'][number]>
             : Schema extends { type: 'array'; items: infer Items } ? Array<SchemaStatic<Items>>
               : Schema extends { type: 'object'; properties: infer Properties } ? Flatten<
-                { [K in keyof Properties as Properties[K] extends { '~optional': true } ? never : K]: SchemaStatic<Properties[K]> } &
-                { [K in keyof Properties as Properties[K] extends { '~optional': true } ? K : never]?: SchemaStatic<Properties[K]> }
+                { [K in keyof Properties as K extends NotRequired<Schema, K & string> ? never : K]: SchemaStatic<Properties[K]> } &
+                { [K in keyof Properties as K extends NotRequired<Schema, K & string> ? K : never]?: SchemaStatic<Properties[K]> }
               >
                 : Schema extends { type: infer Name } ? TypeName<Name>
                   : unknown

@@ -104,6 +104,15 @@ describe('TypeBox 1.x schemas', () => {
     expect(defineResource).type.not.toBeCallableWith({ name: 'A', schema: Type1.Object({ id: Type1.Integer() }), fields: ['nope'] })
   })
 
+  test('a nested object schema keeps its optional properties', () => {
+    const Place = defineResource({
+      name: 'Place',
+      schema: Type1.Object({ id: Type1.Integer(), geo: Type1.Object({ lat: Type1.Number(), label: Type1.Optional(Type1.String()) }) }),
+      fields: ['id', 'geo'],
+    })
+    expect(createSerializer(Place).shape({})).type.toBe<{ id: number; geo: { lat: number; label?: string } }>()
+  })
+
   test('Expanded reads their keywords', () => {
     expect<Expanded<typeof Cat, 'owner'>>().type.toBe<{
       id: number
@@ -112,6 +121,26 @@ describe('TypeBox 1.x schemas', () => {
       owner: { id: number; name: string; nickname?: string } | null
       tags: string[]
     }>()
+  })
+})
+
+describe('JSON Schema written by hand', () => {
+  test('is read as TypeBox 1.x\'s: required, enum, type lists', () => {
+    const Tag = defineResource({
+      name: 'Tag',
+      schema: {
+        type: 'object',
+        properties: {
+          id: { type: 'integer' },
+          label: { type: 'string' },
+          kind: { enum: ['color', 'size'] },
+          note: { type: ['string', 'null'] },
+        },
+        required: ['id', 'label', 'kind'],
+      } as const,
+      fields: ['id', 'label', 'kind', 'note'],
+    })
+    expect(createSerializer(Tag).shape({})).type.toBe<{ id: number; label: string; kind: 'color' | 'size'; note?: string | null }>()
   })
 })
 
