@@ -58,7 +58,10 @@ echo "pack consumer type check: ok"
 typebox1="$scratch/typebox1"
 mkdir -p "$typebox1"
 cp "$repo/.ci/pack/consumer-typebox1.ts" "$typebox1/"
-cp "$app/package.json" "$typebox1/"
+# A fresh package.json: the first project's now lists what was installed there.
+cat > "$typebox1/package.json" <<JSON
+{ "name": "fastify-expand-consumer-typebox1", "private": true, "type": "module" }
+JSON
 sed 's/"consumer.ts"/"consumer-typebox1.ts"/' "$app/tsconfig.json" > "$typebox1/tsconfig.json"
 cd "$typebox1"
 npm install --no-audit --no-fund --ignore-scripts --loglevel=error \
