@@ -71,15 +71,27 @@ export type Expanded<
     ? UnresolvedResource
     : Level<R, R['fields'][number], PathsOf<Expand>, PathsOf<Fields>, PathsOf<Omitted>>
 
-/** `Expanded` for `createSerializer`'s settings (`list` included) and `load`'s type argument. */
-export type ExpandedBy<R extends ShapeSource, Settings> = Settings extends { list: true }
-  ? Array<Expanded<R, PathList<Settings, 'expand'>, PathList<Settings, 'fields'>, PathList<Settings, 'omit'>>>
-  : Expanded<R, PathList<Settings, 'expand'>, PathList<Settings, 'fields'>, PathList<Settings, 'omit'>>
+/**
+ * `Expanded` for `createSerializer`'s settings: an array of it with
+ * `list: true`, either when `list` is not a literal; settings that are not
+ * literal types give `UnresolvedResource`.
+ */
+export type ExpandedBy<R extends ShapeSource, Settings> = ListSetting<Settings> extends infer List
+  ? Expanded<R, PathList<Settings, 'expand'>, PathList<Settings, 'fields'>, PathList<Settings, 'omit'>> extends infer Item
+    ? List extends true ? Item[] : List extends false ? Item : Item | Item[]
+    : never
+  : never
 
-/** A setting given as a comma list or an array of paths, as one comma list. */
-type PathList<Settings, Key extends string> = Settings extends { [K in Key]: infer Value }
-  ? Value extends string ? Value : Value extends readonly string[] ? Join<Value> : ''
+type ListSetting<Settings> = 'list' extends keyof Settings
+  ? Settings extends { list: true } ? true : Settings extends { list?: false | undefined } ? false : boolean
+  : false
+
+/** A setting given as a comma list or an array of paths, as one comma list ('' when absent). */
+type PathList<Settings, Key extends string> = Key extends keyof Settings
+  ? CommaList<Exclude<Settings[Key], undefined>> | (undefined extends Settings[Key] ? '' : never)
   : ''
+
+type CommaList<Value> = Value extends string ? Value : Value extends readonly string[] ? Join<Value> : ''
 
 type Join<List extends readonly string[]> = List extends readonly [infer First extends string, ...infer Rest extends readonly string[]]
   ? Rest extends readonly [] ? First : `${First},${Join<Rest>}`

@@ -202,7 +202,7 @@ export type {
   ResourceScope,
 } from './resource.js'
 export { isExpanded, isIncluded, type Expansion, type HasExpansion } from './request-helpers.js'
-export type { Expanded, ExpandedBy, FieldType, Loaded, LoadedRelation, ObjectSchema, ResourceRegistry, SchemaStatic, UnresolvedResource } from './expanded.js'
+export type { Expanded, ExpandedBy, Loaded, LoadedRelation, ObjectSchema, ResourceRegistry, UnresolvedResource } from './expanded.js'
 export { createSerializer, type Serializer, type SerializerOptions } from './standalone.js'
 export type { DatabaseOption, ExpandPluginOptions } from './options.js'
 export type { ExpandableRouteOptions } from './route.js'

@@ -3,7 +3,7 @@ import { Type } from '@sinclair/typebox'
 import { Type as Type1 } from 'typebox'
 import Fastify from 'fastify'
 import { describe, expect, test } from 'tstyche'
-import { createSerializer, defineResource, type AnyResource, type Expanded, type UnresolvedResource } from '../plugin/index.js'
+import { createSerializer, defineResource, type AnyResource, type Expanded, type SerializerOptions, type UnresolvedResource } from '../plugin/index.js'
 import { Company as DemoCompany, Pet as DemoPet } from '../schemas/index.js'
 
 const Company = defineResource({
@@ -77,6 +77,17 @@ describe('Expanded', () => {
   test('createSerializer(...).shape', () => {
     expect(createSerializer(Pet, { expand: 'owner', fields: ['id', 'owner'] }).shape({})).type.toBe<{ id: number; owner: Expanded<typeof Person> }>()
     expect(createSerializer(Pet, { list: true }).shape([])).type.toBe<Array<Expanded<typeof Pet>>>()
+    expect(createSerializer(Pet, { list: false, expand: ['owner', 'toys'] }).shape({})).type.toBe<Expanded<typeof Pet, 'owner,toys'>>()
+    expect(createSerializer(Pet).shape({})).type.toBe<Expanded<typeof Pet>>()
+  })
+
+  test('createSerializer with settings that are not literal types', () => {
+    const settings: SerializerOptions = { expand: 'owner' }
+    expect(createSerializer(Pet, settings).shape({})).type.toBe<UnresolvedResource | UnresolvedResource[]>()
+    const expand: string = 'owner'
+    expect(createSerializer(Pet, { expand }).shape({})).type.toBe<UnresolvedResource>()
+    const list = Number(process.env.LIST) > 0
+    expect(createSerializer(Pet, { list }).shape({})).type.toBe<Expanded<typeof Pet> | Array<Expanded<typeof Pet>>>()
   })
 })
 
