@@ -32,7 +32,11 @@ export interface ObjectSchema {
 // Declaration merging needs an interface, empty until an application adds to it.
 export interface ResourceRegistry {}
 
-/** The expanded value of a relation whose resource `Expanded` cannot tell: a lazy string reference missing from `ResourceRegistry`. */
+/**
+ * What `Expanded` gives where it cannot tell the resource: a relation written
+ * as a string missing from `ResourceRegistry` or as a thunk typed
+ * `AnyResource`, or parameters that are not literal types.
+ */
 export type UnresolvedResource = { [field: string]: unknown }
 
 /** The shape of a definition's resource, read by `Expanded` (any resource has it). */
