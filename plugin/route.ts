@@ -124,7 +124,7 @@ function expansionParameterSchema (): Record<string, unknown> {
 function planRequest (engine: ExpandEngine, target: RegisteredTarget): preHandlerHookHandler {
   return function planExpansionHook (request: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction) {
     try {
-      request.expansion = engine.planFor(target, request.query, request)
+      request.expansion = engine.planFor(target, request.query, request).expansion
     } catch (error) {
       done(error as Error)
       return

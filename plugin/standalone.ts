@@ -58,8 +58,8 @@ export function createSerializer<R extends AnyResource, const Settings extends S
   const plan = engine.planForRaw(target, rawFromInput(settings, engine.options))
   const stringify = engine.serializerFor(plan)
   return {
-    expansion: plan,
-    plan,
+    expansion: plan.expansion,
+    plan: plan.expansion,
     stringify,
     shape: (data) => JSON.parse(stringify(data)),
   }

@@ -1,3 +1,4 @@
+import type { Expansion } from '../request-helpers.js'
 import type { RelationEdge, ResourceNode } from '../resource-graph.js'
 
 /** One field of the response, decided for one combination of expand/fields/omit. */
@@ -49,6 +50,8 @@ export interface ExpansionPlan {
   readonly expandedPaths: ReadonlySet<string>
   /** Dot paths of every written field (relations included, expanded or not). */
   readonly includedPaths: ReadonlySet<string>
+  /** What requests planned this way show publicly (`request.expansion`): the key and paths, none of the above. */
+  readonly expansion: Expansion
 }
 
 export function levelKey (level: LevelPlan): string {

@@ -7,7 +7,9 @@ import {
   TooDeepError,
   UnknownFieldError,
 } from '../errors.js'
+import { registerExpansion } from '../expansion-plan.js'
 import type { ResolvedOptions } from '../options.js'
+import type { Expansion } from '../request-helpers.js'
 import { emptyPathNode, parsePaths, toPathTree, withPaths, type PathNode, type RawExpansionQuery } from '../parse/query.js'
 import { clientFieldNames, type ResourceNode } from '../resource-graph.js'
 import { fullVisibility, planKey, type ExpansionPlan, type LevelPlan, type PlannedField, type PlanTarget, type Visibility } from './plan.js'
@@ -52,13 +54,11 @@ export function planExpansion (target: PlanTarget, raw: RawExpansionQuery, optio
     [],
     true
   )
-  return Object.freeze({
-    target,
-    root,
-    key: planKey(target, root),
-    expandedPaths: planner.expanded,
-    includedPaths: planner.included,
-  })
+  const key = planKey(target, root)
+  const expansion: Expansion = Object.freeze({ key, expandedPaths: planner.expanded, includedPaths: planner.included })
+  const plan: ExpansionPlan = Object.freeze({ target, root, key, expandedPaths: planner.expanded, includedPaths: planner.included, expansion })
+  registerExpansion(plan)
+  return plan
 }
 
 class Planner {

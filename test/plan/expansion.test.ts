@@ -33,3 +33,36 @@ t.test('request.expansion: key and paths, as explain reports them', async (t) =>
   t.equal(serializer.expansion.key, expansion.key, 'the same combination has the same key on a route and in a serializer')
   t.same([...serializer.expansion.expandedPaths], ['owner'])
 })
+
+t.test('request.expansion holds its key and paths and nothing else: no resource graph reaches a log', async (t) => {
+  let expansion: Expansion | null = null
+  const app = await buildApp({ resources }, (app) => {
+    app.get('/pets/1', { expandable: { resource: 'Pet' } }, async (request) => {
+      expansion = request.expansion
+      return petStore.shape(request, 'Pet', petStore.get('Pet', 1)!)
+    })
+  })
+  t.teardown(() => app.close())
+  t.equal((await app.inject('/pets/1?expand=owner&fields=id,owner.name')).statusCode, 200)
+  t.same(Object.keys(expansion!), ['key', 'expandedPaths', 'includedPaths'])
+  t.ok(Object.isFrozen(expansion))
+  t.equal(JSON.stringify(expansion), JSON.stringify({ key: expansion!.key, expandedPaths: {}, includedPaths: {} }))
+})
+
+t.test('a request.expansion replaced by the handler is refused, not trusted', async (t) => {
+  const app = await buildApp({ resources }, (app) => {
+    app.get('/pets/1', { expandable: { resource: 'Pet' } }, async (request) => {
+      request.expansion = { key: 'forged', expandedPaths: new Set(), includedPaths: new Set(['id']) }
+      return { id: 1 }
+    })
+  })
+  t.teardown(() => app.close())
+  const response = await app.inject('/pets/1')
+  t.equal(response.statusCode, 500)
+  t.same(response.json(), {
+    statusCode: 500,
+    code: 'FST_EXPAND_INVALID_OPTION',
+    error: 'Internal Server Error',
+    message: 'request.expansion was replaced: it holds what the plugin set for the request, and only that',
+  })
+})
