@@ -1,6 +1,7 @@
 import type Database from 'better-sqlite3'
 import { Kysely, PostgresDialect } from 'kysely'
 import pg from 'pg'
+import { namePreparedStatements } from '../../plugin/index.js'
 
 /** The benchmarks' PostgreSQL, when DATABASE_URL names one (as for the test suite); undefined: the PostgreSQL cases are skipped. */
 export const postgresUrl = process.env.DATABASE_URL
@@ -13,6 +14,8 @@ export interface PetsPostgres {
   pool: pg.Pool
   /** A Kysely instance over `pool`, without plugins, as the README configures one. */
   db: Kysely<any>
+  /** A Kysely instance over a pool of its own (as large) through `namePreparedStatements`. */
+  namedDb: Kysely<any>
   /** Drops the schema and closes the pool. */
   close(): Promise<void>
 }
@@ -61,13 +64,17 @@ export async function copyPetsToPostgres (database: Database.Database, url: stri
   } finally {
     await admin.end()
   }
-  const pool = new pg.Pool({ connectionString: url, max: poolSize, options: `-c search_path=${schema}` })
+  const newPool = () => new pg.Pool({ connectionString: url, max: poolSize, options: `-c search_path=${schema}` })
+  const pool = newPool()
   const db = new Kysely<any>({ dialect: new PostgresDialect({ pool }) })
+  const namedDb = new Kysely<any>({ dialect: new PostgresDialect({ pool: namePreparedStatements(newPool()) }) })
   return {
     pool,
     db,
+    namedDb,
     async close () {
       await db.destroy()
+      await namedDb.destroy()
       const dropper = new pg.Client({ connectionString: url })
       await dropper.connect()
       await dropper.query(`DROP SCHEMA ${schema} CASCADE`)

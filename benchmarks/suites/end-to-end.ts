@@ -23,6 +23,7 @@ export const drizzleSchemaName = "Drizzle's relational query (response schema)"
 export const drizzleStringifyName = "Drizzle's relational query (JSON.stringify)"
 export const postgresCaseName = `${pageRows} rows, expand=${expandOfDepth[2]}, PostgreSQL`
 export const postgresRoutesName = 'app.expand.routes on PostgreSQL'
+export const postgresNamedName = 'app.expand.routes on PostgreSQL (namePreparedStatements)'
 export const postgresHandName = 'hand-written single statement on PostgreSQL'
 const postgresDrizzleSchemaName = "Drizzle's relational query on PostgreSQL (response schema)"
 const postgresDrizzleStringifyName = "Drizzle's relational query on PostgreSQL (JSON.stringify)"
@@ -181,6 +182,7 @@ export const endToEndSuite: Suite = {
     'Drizzle ORM (benchmarks/contenders, installed by `npm run bench`) answers with its relational query `db.query.pets.findMany({ with })` and a count,',
     'its rows renamed to the API\'s fields, written by a response schema or by JSON.stringify.',
     `With DATABASE_URL set, the same page on PostgreSQL (the same rows copied into a schema of their own, a pool of ${poolSize}): the plugin's route on Kysely's PostgresDialect`,
+    '(over the pool itself, and over `namePreparedStatements`, which makes the statements that run again named prepared statements)',
     'against one hand-written named statement holding the count (the baseline of that case), and Drizzle\'s relational query.',
     'The JSON of the records is checked byte-identical across all of them before timing.',
   ].join(' '),
@@ -225,6 +227,7 @@ export const endToEndSuite: Suite = {
     if (postgres !== undefined) {
       const onPostgres: PageContender[] = [
         { name: postgresRoutesName, app: await track(routesApp(postgres.db)), request: pageRequest, records: envelopeRecords },
+        { name: postgresNamedName, app: await track(routesApp(postgres.namedDb)), request: pageRequest, records: envelopeRecords },
         { name: postgresHandName, app: await track(handWrittenPostgresApp(postgres.pool)), request: handRequest, records: envelopeRecords },
       ]
       if (drizzle !== undefined) {
