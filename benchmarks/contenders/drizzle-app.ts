@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3'
-import { count, relations } from 'drizzle-orm'
+import { count, relations, sql } from 'drizzle-orm'
 import { drizzle as sqliteDrizzle } from 'drizzle-orm/better-sqlite3'
 import { drizzle as pgDrizzle } from 'drizzle-orm/node-postgres'
 import * as pgCore from 'drizzle-orm/pg-core'
@@ -145,39 +145,38 @@ export async function drizzleApp (source: DrizzleSource, responseSchema: boolean
   type Page = (limit: number, offset: number) => Promise<{ rows: DrizzlePet[]; total: number }>
   let page: Page
   // The page's query, the same for both dialects: the columns and relations of `expand=owner.employer,toys`, toys in id order.
+  // Prepared once, as Drizzle's documentation advises for queries that run again: limit and offset are placeholders.
   if ('sqlite' in source) {
     const schema = relationsOf(sqliteTables)
     const db = sqliteDrizzle(source.sqlite, { schema })
-    page = async (limit, offset) => ({
-      rows: await db.query.pets.findMany({
-        columns: { id: true, name: true, species: true, soldFromId: true },
-        with: {
-          owner: { columns: { id: true, name: true, hobbies: true }, with: { employer: { columns: { name: true, public: true } } } },
-          petToys: { columns: {}, with: { toy: { columns: { id: true, name: true } } }, orderBy: (petToys, { asc }) => [asc(petToys.toyId)] },
-        },
-        orderBy: (pets, { asc }) => [asc(pets.id)],
-        limit,
-        offset,
-      }),
-      total: db.select({ total: count() }).from(schema.pets).get()!.total,
-    })
+    const pets = db.query.pets.findMany({
+      columns: { id: true, name: true, species: true, soldFromId: true },
+      with: {
+        owner: { columns: { id: true, name: true, hobbies: true }, with: { employer: { columns: { name: true, public: true } } } },
+        petToys: { columns: {}, with: { toy: { columns: { id: true, name: true } } }, orderBy: (petToys, { asc }) => [asc(petToys.toyId)] },
+      },
+      orderBy: (pets, { asc }) => [asc(pets.id)],
+      limit: sql.placeholder('limit'),
+      offset: sql.placeholder('offset'),
+    }).prepare()
+    const total = db.select({ total: count() }).from(schema.pets).prepare()
+    page = async (limit, offset) => ({ rows: pets.all({ limit, offset }), total: total.get()!.total })
   } else {
     const schema = relationsOf(pgTables)
     const db = pgDrizzle(source.pool, { schema })
+    const pets = db.query.pets.findMany({
+      columns: { id: true, name: true, species: true, soldFromId: true },
+      with: {
+        owner: { columns: { id: true, name: true, hobbies: true }, with: { employer: { columns: { name: true, public: true } } } },
+        petToys: { columns: {}, with: { toy: { columns: { id: true, name: true } } }, orderBy: (petToys, { asc }) => [asc(petToys.toyId)] },
+      },
+      orderBy: (pets, { asc }) => [asc(pets.id)],
+      limit: sql.placeholder('limit'),
+      offset: sql.placeholder('offset'),
+    }).prepare('drizzle_pets_page')
+    const total = db.select({ total: count() }).from(schema.pets).prepare('drizzle_pets_count')
     page = async (limit, offset) => {
-      const [rows, [counted]] = await Promise.all([
-        db.query.pets.findMany({
-          columns: { id: true, name: true, species: true, soldFromId: true },
-          with: {
-            owner: { columns: { id: true, name: true, hobbies: true }, with: { employer: { columns: { name: true, public: true } } } },
-            petToys: { columns: {}, with: { toy: { columns: { id: true, name: true } } }, orderBy: (petToys, { asc }) => [asc(petToys.toyId)] },
-          },
-          orderBy: (pets, { asc }) => [asc(pets.id)],
-          limit,
-          offset,
-        }),
-        db.select({ total: count() }).from(schema.pets),
-      ])
+      const [rows, [counted]] = await Promise.all([pets.execute({ limit, offset }), total.execute()])
       return { rows, total: counted!.total }
     }
   }

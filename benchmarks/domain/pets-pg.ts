@@ -4,7 +4,7 @@ import pg from 'pg'
 import { namePreparedStatements } from '../../plugin/index.js'
 
 /** The benchmarks' PostgreSQL, when DATABASE_URL names one (as for the test suite); undefined: the PostgreSQL cases are skipped. */
-export const postgresUrl = process.env.DATABASE_URL
+export const postgresUrl = process.env.DATABASE_URL === '' ? undefined : process.env.DATABASE_URL
 
 /** Connections of the pool every PostgreSQL contender reads through (pg's default). */
 export const poolSize = 10
