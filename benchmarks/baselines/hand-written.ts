@@ -90,19 +90,26 @@ export async function naivePage (db: AnyKysely, depth: Depth, limit: number, off
   return records
 }
 
-// The same page on PostgreSQL in one statement: to-one relations by JOIN, the toys aggregated to
-// JSON by PostgreSQL (pg parses json columns), the count as an uncorrelated subquery (computed once).
+// The same page on PostgreSQL in one statement: the page first, to-one relations by JOIN, the page's
+// toys aggregated to JSON in one pass (pg parses json columns), the count as an uncorrelated
+// subquery (computed once). A correlated json_agg subquery per row, as on SQLite, measured ~2x slower:
+// PostgreSQL runs it once per pet, hashing the toys table each time.
 const postgresPageSql = `
+  WITH page AS (SELECT id, name, species, owner_id, sold_from_id FROM pets ORDER BY id LIMIT $1 OFFSET $2),
+  page_toys AS (
+    SELECT pt.pet_id, json_agg(json_build_object('id', t.id, 'name', t.name) ORDER BY t.id) AS toys
+    FROM page JOIN pet_toys AS pt ON pt.pet_id = page.id JOIN toys AS t ON t.id = pt.toy_id
+    GROUP BY pt.pet_id)
   SELECT p.id, p.name, p.species, p.sold_from_id,
     o.id, o.name, o.hobbies,
     c.id, c.name, c.public,
-    (SELECT coalesce(json_agg(json_build_object('id', t.id, 'name', t.name) ORDER BY t.id), '[]')
-      FROM pet_toys AS pt JOIN toys AS t ON t.id = pt.toy_id WHERE pt.pet_id = p.id) AS toys,
+    coalesce(pt.toys, '[]'),
     (SELECT count(*) FROM pets) AS total
-  FROM pets AS p
+  FROM page AS p
   LEFT JOIN people AS o ON o.id = p.owner_id
   LEFT JOIN companies AS c ON c.id = o.employer_id
-  ORDER BY p.id LIMIT $1 OFFSET $2`
+  LEFT JOIN page_toys AS pt ON pt.pet_id = p.id
+  ORDER BY p.id`
 
 /**
  * The best hand-written page on PostgreSQL: one named statement (parsed and

@@ -139,28 +139,34 @@ export type DrizzleSource = { sqlite: Database.Database } | { pool: pg.Pool }
 /**
  * `GET /pets?limit=&offset=` answered by `db.query.pets.findMany({ with })`
  * and a count, with a response schema (`responseSchema`) or without
- * (Fastify's JSON.stringify).
+ * (Fastify's JSON.stringify). `prepared`: the query is prepared once, as
+ * Drizzle's documentation advises for queries that run again (limit and
+ * offset placeholders); else built and run per request (SQLite only).
  */
-export async function drizzleApp (source: DrizzleSource, responseSchema: boolean): Promise<FastifyInstance> {
+export async function drizzleApp (source: DrizzleSource, responseSchema: boolean, prepared = true): Promise<FastifyInstance> {
   type Page = (limit: number, offset: number) => Promise<{ rows: DrizzlePet[]; total: number }>
   let page: Page
   // The page's query, the same for both dialects: the columns and relations of `expand=owner.employer,toys`, toys in id order.
-  // Prepared once, as Drizzle's documentation advises for queries that run again: limit and offset are placeholders.
   if ('sqlite' in source) {
     const schema = relationsOf(sqliteTables)
     const db = sqliteDrizzle(source.sqlite, { schema })
-    const pets = db.query.pets.findMany({
+    const query = <L, O>(limit: L, offset: O) => db.query.pets.findMany({
       columns: { id: true, name: true, species: true, soldFromId: true },
       with: {
         owner: { columns: { id: true, name: true, hobbies: true }, with: { employer: { columns: { name: true, public: true } } } },
         petToys: { columns: {}, with: { toy: { columns: { id: true, name: true } } }, orderBy: (petToys, { asc }) => [asc(petToys.toyId)] },
       },
       orderBy: (pets, { asc }) => [asc(pets.id)],
-      limit: sql.placeholder('limit'),
-      offset: sql.placeholder('offset'),
-    }).prepare()
-    const total = db.select({ total: count() }).from(schema.pets).prepare()
-    page = async (limit, offset) => ({ rows: pets.all({ limit, offset }), total: total.get()!.total })
+      limit: limit as number,
+      offset: offset as number,
+    })
+    if (prepared) {
+      const pets = query(sql.placeholder('limit'), sql.placeholder('offset')).prepare()
+      const total = db.select({ total: count() }).from(schema.pets).prepare()
+      page = async (limit, offset) => ({ rows: pets.all({ limit, offset }), total: total.get()!.total })
+    } else {
+      page = async (limit, offset) => ({ rows: await query(limit, offset), total: db.select({ total: count() }).from(schema.pets).get()!.total })
+    }
   } else {
     const schema = relationsOf(pgTables)
     const db = pgDrizzle(source.pool, { schema })

@@ -21,6 +21,7 @@ const mercuriusName = 'mercurius (loaders)'
 export const mercuriusJitName = 'mercurius + graphql-jit (loaders)'
 export const drizzleSchemaName = "Drizzle's relational query (response schema)"
 export const drizzleStringifyName = "Drizzle's relational query (JSON.stringify)"
+export const drizzleUnpreparedName = "Drizzle's relational query, built per request (JSON.stringify)"
 export const postgresCaseName = `${pageRows} rows, expand=${expandOfDepth[2]}, PostgreSQL`
 export const postgresRoutesName = 'app.expand.routes on PostgreSQL'
 export const postgresNamedName = 'app.expand.routes on PostgreSQL (namePreparedStatements)'
@@ -97,7 +98,7 @@ async function handWrittenPostgresApp (pool: Pool): Promise<FastifyInstance> {
 
 /** The Drizzle contenders' module (benchmarks/contenders), when `npm run bench` has installed drizzle-orm there. */
 interface DrizzleModule {
-  drizzleApp(source: { sqlite: Database.Database } | { pool: Pool }, responseSchema: boolean): Promise<FastifyInstance>
+  drizzleApp(source: { sqlite: Database.Database } | { pool: Pool }, responseSchema: boolean, prepared?: boolean): Promise<FastifyInstance>
 }
 const contendersDir = fileURLToPath(new URL('../contenders/', import.meta.url))
 
@@ -180,7 +181,8 @@ export const endToEndSuite: Suite = {
     `${handName} is one prepared statement shaped by hand plus the count (the baseline);`,
     'mercurius answers the equivalent GraphQL query with per-request loaders, with and without graphql-jit (`jit: 1`);',
     'Drizzle ORM (benchmarks/contenders, installed by `npm run bench`) answers with its relational query `db.query.pets.findMany({ with })` and a count,',
-    'its rows renamed to the API\'s fields, written by a response schema or by JSON.stringify.',
+    'prepared once (limit and offset placeholders, as its documentation advises), its rows renamed to the API\'s fields, written by a response schema or by JSON.stringify;',
+    'and, without a response schema, built per request, as its first examples write it.',
     `With DATABASE_URL set, the same page on PostgreSQL (the same rows copied into a schema of their own, a pool of ${poolSize}): the plugin's route on Kysely's PostgresDialect`,
     '(over the pool itself, and over `namePreparedStatements`, which makes the statements that run again named prepared statements)',
     'against one hand-written named statement holding the count (the baseline of that case), and Drizzle\'s relational query.',
@@ -217,7 +219,8 @@ export const endToEndSuite: Suite = {
     if (drizzle !== undefined) {
       contenders.push(
         { name: drizzleSchemaName, app: await track(drizzle.drizzleApp({ sqlite: database }, true)), request: handRequest, records: envelopeRecords },
-        { name: drizzleStringifyName, app: await track(drizzle.drizzleApp({ sqlite: database }, false)), request: handRequest, records: envelopeRecords }
+        { name: drizzleStringifyName, app: await track(drizzle.drizzleApp({ sqlite: database }, false)), request: handRequest, records: envelopeRecords },
+        { name: drizzleUnpreparedName, app: await track(drizzle.drizzleApp({ sqlite: database }, false, false)), request: handRequest, records: envelopeRecords }
       )
     }
     const expected = async () => envelopeRecords((await handApp.inject(handRequest)).body, handName)
