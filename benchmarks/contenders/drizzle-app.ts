@@ -65,7 +65,10 @@ const pgTables = (() => {
   return { companies, people, toys, pets, petToys }
 })()
 
-/** The relations, the same for both dialects. */
+/**
+ * The relations, the same for both dialects: `relations()` is Drizzle's core, not a dialect's
+ * (the tables are typed as SQLite's here only to declare them once).
+ */
 function relationsOf<T extends typeof sqliteTables | typeof pgTables> (tables: T) {
   const { companies, people, toys, pets, petToys } = tables as typeof sqliteTables
   return {
