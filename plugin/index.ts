@@ -211,6 +211,7 @@ export type { ResourceRoutesOptions, ResourceRouteOptions, ListPage, CursorPage 
 export { filterOperators, type FilterOperator } from './load/list-query.js'
 export type { Row } from './load/selection.js'
 export { cachePreparedStatements, type StatementCacheOptions } from './load/statement-cache.js'
+export { namePreparedStatements, type NamedStatementOptions } from './load/named-statements.js'
 export { databaseFailure } from './load/statement-templates.js'
 export {
   UnknownFieldError,

@@ -1,5 +1,6 @@
 import type Database from 'better-sqlite3'
 import type { Kysely } from 'kysely'
+import type { Pool } from 'pg'
 
 /** The two expansions the database figures use: depth 1 `owner,toys`, depth 2 `owner.employer,toys`. */
 export type Depth = 1 | 2
@@ -87,4 +88,50 @@ export async function naivePage (db: AnyKysely, depth: Depth, limit: number, off
     records.push({ id: pet.id, name: pet.name, species: pet.species, owner, sold_from: pet.sold_from_id, toys })
   }
   return records
+}
+
+// The same page on PostgreSQL in one statement: the page first, to-one relations by JOIN, the page's
+// toys aggregated to JSON in one pass (pg parses json columns), the count as an uncorrelated
+// subquery (computed once). A correlated json_agg subquery per row, as on SQLite, measured ~2x slower:
+// PostgreSQL runs it once per pet, hashing the toys table each time.
+const postgresPageSql = `
+  WITH page AS (SELECT id, name, species, owner_id, sold_from_id FROM pets ORDER BY id LIMIT $1 OFFSET $2),
+  page_toys AS (
+    SELECT pt.pet_id, json_agg(json_build_object('id', t.id, 'name', t.name) ORDER BY t.id) AS toys
+    FROM page JOIN pet_toys AS pt ON pt.pet_id = page.id JOIN toys AS t ON t.id = pt.toy_id
+    GROUP BY pt.pet_id)
+  SELECT p.id, p.name, p.species, p.sold_from_id,
+    o.id, o.name, o.hobbies,
+    c.id, c.name, c.public,
+    coalesce(pt.toys, '[]'),
+    (SELECT count(*) FROM pets) AS total
+  FROM page AS p
+  LEFT JOIN people AS o ON o.id = p.owner_id
+  LEFT JOIN companies AS c ON c.id = o.employer_id
+  LEFT JOIN page_toys AS pt ON pt.pet_id = p.id
+  ORDER BY p.id`
+
+/**
+ * The best hand-written page on PostgreSQL: one named statement (parsed and
+ * planned once per connection) with the count in it, array rows, shaped by hand.
+ */
+export function handWrittenPostgresPage (pool: Pool): (limit: number, offset: number) => Promise<{ data: PetRecord[]; total: number }> {
+  return async (limit, offset) => {
+    const { rows } = await pool.query<unknown[]>({ name: 'hand_written_pets_page', text: postgresPageSql, values: [limit, offset], rowMode: 'array' })
+    const data: PetRecord[] = new Array(rows.length)
+    for (let index = 0; index < rows.length; index++) {
+      const row = rows[index]!
+      data[index] = {
+        id: row[0] as number,
+        name: row[1] as string,
+        species: row[2] as string,
+        owner: row[4] === null ? null : { id: row[4] as number, name: row[5] as string, hobbies: row[6] as string, employer: row[7] === null ? null : { name: row[8] as string, public: row[9] as boolean } },
+        sold_from: row[3] as number | null,
+        toys: row[10] as PetRecord['toys'],
+      }
+    }
+    // A page past the end has no row to carry the count.
+    if (rows.length === 0) return { data, total: Number((await pool.query<{ total: string }>('SELECT count(*) AS total FROM pets')).rows[0]!.total) }
+    return { data, total: Number(rows[0]![11]) }
+  }
 }

@@ -1,11 +1,16 @@
 import type Database from 'better-sqlite3'
+import { existsSync } from 'node:fs'
 import { setImmediate as turnOfEventLoop } from 'node:timers/promises'
+import { fileURLToPath } from 'node:url'
 import Fastify, { type FastifyInstance, type InjectOptions } from 'fastify'
+import type { Kysely } from 'kysely'
+import type { Pool } from 'pg'
 import { buildApp } from '../../test/helpers/app.js'
 import { graphqlApp, petsPageQuery } from '../baselines/graphql-app.js'
-import { expandOfDepth, handWrittenPageLoader, pageRows } from '../baselines/hand-written.js'
+import { expandOfDepth, handWrittenPageLoader, handWrittenPostgresPage, pageRows } from '../baselines/hand-written.js'
 import { defineResource, isResource, type AnyResource, type RelationDefinition, type RelationOptions } from '../../plugin/index.js'
 import { createPetsDatabase, kyselyOver, petResources } from '../domain/pets-db.js'
+import { copyPetsToPostgres, poolSize, postgresUrl } from '../domain/pets-pg.js'
 import { assertSameText, type BenchCase, type Suite } from '../runner.js'
 
 export const routesName = 'app.expand.routes'
@@ -14,9 +19,18 @@ const routesUncachedName = "app.expand.routes (Kysely's own SQLite driver)"
 export const handName = 'hand-written JOIN + JSON.stringify'
 const mercuriusName = 'mercurius (loaders)'
 export const mercuriusJitName = 'mercurius + graphql-jit (loaders)'
+export const drizzleSchemaName = "Drizzle's relational query (response schema)"
+export const drizzleStringifyName = "Drizzle's relational query (JSON.stringify)"
+export const drizzleUnpreparedName = "Drizzle's relational query, built per request (JSON.stringify)"
+export const postgresCaseName = `${pageRows} rows, expand=${expandOfDepth[2]}, PostgreSQL`
+export const postgresRoutesName = 'app.expand.routes on PostgreSQL'
+export const postgresNamedName = 'app.expand.routes on PostgreSQL (namePreparedStatements)'
+export const postgresHandName = 'hand-written single statement on PostgreSQL'
+const postgresDrizzleSchemaName = "Drizzle's relational query on PostgreSQL (response schema)"
+const postgresDrizzleStringifyName = "Drizzle's relational query on PostgreSQL (JSON.stringify)"
 const expand = expandOfDepth[2]
 
-const routesApp = (db: ReturnType<typeof kyselyOver>, resources: readonly AnyResource[] = petResources) =>
+const routesApp = (db: Kysely<any>, resources: readonly AnyResource[] = petResources) =>
   buildApp({ db, resources }, (app) => app.expand.routes('/pets', 'Pet', { maxPageSize: pageRows }))
 
 /**
@@ -62,6 +76,42 @@ async function handWrittenApp (database: Database.Database): Promise<FastifyInst
   return app
 }
 
+/** A page route on PostgreSQL written by hand: one named statement (the count in it), shaped by hand, JSON.stringify. */
+async function handWrittenPostgresApp (pool: Pool): Promise<FastifyInstance> {
+  const page = handWrittenPostgresPage(pool)
+  const app = Fastify()
+  app.get('/pets', {
+    schema: {
+      querystring: {
+        type: 'object',
+        properties: { limit: { type: 'integer', minimum: 1, maximum: 100, default: 20 }, offset: { type: 'integer', minimum: 0, default: 0 } },
+      },
+    },
+  }, async (request) => {
+    const { limit, offset } = request.query as { limit: number; offset: number }
+    const { data, total } = await page(limit, offset)
+    return { data, limit, offset, total }
+  })
+  await app.ready()
+  return app
+}
+
+/** The Drizzle contenders' module (benchmarks/contenders), when `npm run bench` has installed drizzle-orm there. */
+interface DrizzleModule {
+  drizzleApp(source: { sqlite: Database.Database } | { pool: Pool }, responseSchema: boolean, prepared?: boolean): Promise<FastifyInstance>
+}
+const contendersDir = fileURLToPath(new URL('../contenders/', import.meta.url))
+
+async function drizzleModule (): Promise<DrizzleModule | undefined> {
+  if (!existsSync(`${contendersDir}node_modules/drizzle-orm/package.json`)) {
+    console.log('# Drizzle ORM not installed: its contenders are left out (`npm run bench` installs it; or `node benchmarks/contenders/install.mjs`)')
+    return undefined
+  }
+  // A specifier TypeScript does not follow: the module is type-checked with benchmarks/contenders/tsconfig.json, where drizzle-orm is installed.
+  const specifier = '../contenders/drizzle-app.js'
+  return await import(specifier) as DrizzleModule
+}
+
 function envelopeRecords (body: string, contender: string): string {
   const end = body.lastIndexOf('],"limit":')
   if (!body.startsWith('{"data":[') || end < 0) throw new Error(`${contender}: unexpected body ${body.slice(0, 120)}`)
@@ -73,29 +123,82 @@ function graphqlRecords (body: string, contender: string): string {
   return body.slice('{"data":{"pets":'.length, -2)
 }
 
+interface PageContender {
+  name: string
+  app: FastifyInstance
+  request: InjectOptions
+  records: (body: string, contender: string) => string
+}
+
+const pageRequest: InjectOptions = { url: `/pets?limit=${pageRows}&offset=0&expand=${expand}` }
+
+/**
+ * A case timing `contenders` one request after another, once their records
+ * are checked byte-identical to `expected` (the SQLite hand-written route's).
+ */
+function pageCase (name: string, baseline: string, contenders: PageContender[], expected: () => Promise<string>): BenchCase {
+  const body = async (contender: PageContender) => {
+    const response = await contender.app.inject(contender.request)
+    if (response.statusCode !== 200) throw new Error(`${contender.name}: status ${response.statusCode}: ${response.body.slice(0, 300)}`)
+    return response.body
+  }
+  return {
+    name,
+    baseline,
+    asRate: true,
+    // Each request ends with a turn of the event loop, as on a server: app.inject leaves setImmediate
+    // callbacks behind, and a loop of awaits alone would pile them up (~10 KB each) until the heap swells.
+    contenders: contenders.map((contender) => ({
+      name: contender.name,
+      op: async () => {
+        const response = await contender.app.inject(contender.request)
+        await turnOfEventLoop()
+        return response
+      },
+    })),
+    async check () {
+      const records = await expected()
+      if (JSON.parse(records).length !== pageRows) throw new Error(`${handName}: expected ${pageRows} records`)
+      // Twice: the second graphql-jit request runs the compiled query.
+      for (let round = 0; round < 2; round++) {
+        for (const contender of contenders) {
+          assertSameText('end-to-end records', records, contender.records(await body(contender), contender.name), handName, contender.name)
+        }
+      }
+    },
+  }
+}
+
 export const endToEndSuite: Suite = {
   id: 'end-to-end',
   title: 'End to end (in process)',
   description: [
     `A ${pageRows}-row page of pets with \`expand=${expand}\` (pets, people, companies, toys through pet_toys) on in-memory SQLite,`,
     'requested through app.inject one after another; figure: requests per second (1 / median latency).',
-    `${routesName} is the plugin's list route (4 statements + 1 count) on a Kysely instance over \`cachePreparedStatements\`, as the README recommends;`,
+    `${routesName} is the plugin's list route (4 statements + 1 count) on a Kysely instance over \`cachePreparedStatements\`, as the README's first example;`,
     `${routesScopedName} is that route with a scope on each of its resources that every row passes (each statement then carries its request's condition and is compiled for it);`,
     `${routesUncachedName} is the same route on Kysely's SqliteDialect given the database itself, which prepares every statement again;`,
     `${handName} is one prepared statement shaped by hand plus the count (the baseline);`,
-    'mercurius answers the equivalent GraphQL query with per-request loaders, with and without graphql-jit (`jit: 1`).',
+    'mercurius answers the equivalent GraphQL query with per-request loaders, with and without graphql-jit (`jit: 1`);',
+    'Drizzle ORM (benchmarks/contenders, installed by `npm run bench`) answers with its relational query `db.query.pets.findMany({ with })` and a count,',
+    'prepared once (limit and offset placeholders, as its documentation advises), its rows renamed to the API\'s fields, written by a response schema or by JSON.stringify;',
+    'and, without a response schema, built per request, as its first examples write it.',
+    `With DATABASE_URL set, the same page on PostgreSQL (the same rows copied into a schema of their own, a pool of ${poolSize}): the plugin's route on Kysely's PostgresDialect`,
+    '(over the pool itself, and over `namePreparedStatements`, which makes the statements that run again named prepared statements)',
+    'against one hand-written named statement holding the count (the baseline of that case), and Drizzle\'s relational query.',
     'The JSON of the records is checked byte-identical across all of them before timing.',
   ].join(' '),
   async setup () {
     const database = createPetsDatabase()
     const db = kyselyOver(database)
     const uncachedDb = kyselyOver(database, { uncached: true })
-    const expandApp = await routesApp(db)
-    const scopedApp = await routesApp(db, withScopes(petResources))
-    const uncachedApp = await routesApp(uncachedDb)
-    const handApp = await handWrittenApp(database)
-    const mercuriusApp = await graphqlApp(database, 0)
-    const mercuriusJitApp = await graphqlApp(database, 1)
+    const drizzle = await drizzleModule()
+    const apps: FastifyInstance[] = []
+    const track = async (app: Promise<FastifyInstance>) => {
+      const ready = await app
+      apps.push(ready)
+      return ready
+    }
 
     const graphqlRequest: InjectOptions = {
       method: 'POST',
@@ -103,49 +206,46 @@ export const endToEndSuite: Suite = {
       headers: { 'content-type': 'application/json' },
       payload: JSON.stringify({ query: petsPageQuery, variables: { limit: pageRows, offset: 0 } }),
     }
-    const contenders = [
-      { name: routesName, app: expandApp, request: { url: `/pets?limit=${pageRows}&offset=0&expand=${expand}` } as InjectOptions, records: envelopeRecords },
-      { name: routesScopedName, app: scopedApp, request: { url: `/pets?limit=${pageRows}&offset=0&expand=${expand}` } as InjectOptions, records: envelopeRecords },
-      { name: routesUncachedName, app: uncachedApp, request: { url: `/pets?limit=${pageRows}&offset=0&expand=${expand}` } as InjectOptions, records: envelopeRecords },
-      { name: handName, app: handApp, request: { url: `/pets?limit=${pageRows}&offset=0` } as InjectOptions, records: envelopeRecords },
-      { name: mercuriusName, app: mercuriusApp, request: graphqlRequest, records: graphqlRecords },
-      { name: mercuriusJitName, app: mercuriusJitApp, request: graphqlRequest, records: graphqlRecords },
+    const handRequest: InjectOptions = { url: `/pets?limit=${pageRows}&offset=0` }
+    const handApp = await track(handWrittenApp(database))
+    const contenders: PageContender[] = [
+      { name: routesName, app: await track(routesApp(db)), request: pageRequest, records: envelopeRecords },
+      { name: routesScopedName, app: await track(routesApp(db, withScopes(petResources))), request: pageRequest, records: envelopeRecords },
+      { name: routesUncachedName, app: await track(routesApp(uncachedDb)), request: pageRequest, records: envelopeRecords },
+      { name: handName, app: handApp, request: handRequest, records: envelopeRecords },
+      { name: mercuriusName, app: await track(graphqlApp(database, 0)), request: graphqlRequest, records: graphqlRecords },
+      { name: mercuriusJitName, app: await track(graphqlApp(database, 1)), request: graphqlRequest, records: graphqlRecords },
     ]
-    const body = async (contender: typeof contenders[number]) => {
-      const response = await contender.app.inject(contender.request)
-      if (response.statusCode !== 200) throw new Error(`${contender.name}: status ${response.statusCode}: ${response.body.slice(0, 300)}`)
-      return response.body
+    if (drizzle !== undefined) {
+      contenders.push(
+        { name: drizzleSchemaName, app: await track(drizzle.drizzleApp({ sqlite: database }, true)), request: handRequest, records: envelopeRecords },
+        { name: drizzleStringifyName, app: await track(drizzle.drizzleApp({ sqlite: database }, false)), request: handRequest, records: envelopeRecords },
+        { name: drizzleUnpreparedName, app: await track(drizzle.drizzleApp({ sqlite: database }, false, false)), request: handRequest, records: envelopeRecords }
+      )
     }
+    const expected = async () => envelopeRecords((await handApp.inject(handRequest)).body, handName)
+    const cases = [pageCase(`${pageRows} rows, expand=${expand}`, handName, contenders, expected)]
 
-    const benchCase: BenchCase = {
-      name: `${pageRows} rows, expand=${expand}`,
-      baseline: handName,
-      asRate: true,
-      // Each request ends with a turn of the event loop, as on a server: app.inject leaves setImmediate
-      // callbacks behind, and a loop of awaits alone would pile them up (~10 KB each) until the heap swells.
-      contenders: contenders.map((contender) => ({
-        name: contender.name,
-        op: async () => {
-          const response = await contender.app.inject(contender.request)
-          await turnOfEventLoop()
-          return response
-        },
-      })),
-      async check () {
-        const expected = envelopeRecords(await body(contenders.find((contender) => contender.name === handName)!), handName)
-        if (JSON.parse(expected).length !== pageRows) throw new Error(`${handName}: expected ${pageRows} records`)
-        // Twice: the second graphql-jit request runs the compiled query.
-        for (let round = 0; round < 2; round++) {
-          for (const contender of contenders) {
-            assertSameText('end-to-end records', expected, contender.records(await body(contender), contender.name), handName, contender.name)
-          }
-        }
-      },
+    const postgres = postgresUrl === undefined ? undefined : await copyPetsToPostgres(database, postgresUrl)
+    if (postgres !== undefined) {
+      const onPostgres: PageContender[] = [
+        { name: postgresRoutesName, app: await track(routesApp(postgres.db)), request: pageRequest, records: envelopeRecords },
+        { name: postgresNamedName, app: await track(routesApp(postgres.namedDb)), request: pageRequest, records: envelopeRecords },
+        { name: postgresHandName, app: await track(handWrittenPostgresApp(postgres.pool)), request: handRequest, records: envelopeRecords },
+      ]
+      if (drizzle !== undefined) {
+        onPostgres.push(
+          { name: postgresDrizzleSchemaName, app: await track(drizzle.drizzleApp({ pool: postgres.pool }, true)), request: handRequest, records: envelopeRecords },
+          { name: postgresDrizzleStringifyName, app: await track(drizzle.drizzleApp({ pool: postgres.pool }, false)), request: handRequest, records: envelopeRecords }
+        )
+      }
+      cases.push(pageCase(postgresCaseName, postgresHandName, onPostgres, expected))
     }
     return {
-      cases: [benchCase],
+      cases,
       async teardown () {
-        for (const app of [expandApp, scopedApp, uncachedApp, handApp, mercuriusApp, mercuriusJitApp]) await app.close()
+        for (const app of apps) await app.close()
+        await postgres?.close()
         await uncachedDb.destroy()
         await db.destroy()
       },

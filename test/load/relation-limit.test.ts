@@ -73,6 +73,11 @@ for (const dialect of dialects()) {
     const app = await build(database)
     t.teardown(() => app.close())
     const p = (index: number) => (dialect.name === 'postgres' ? `$${index}` : '?')
+    // On PostgreSQL's pool the relations of a level are loaded concurrently, so their statements
+    // end (and are logged) in any order: there they are compared in text order, and found by their text.
+    const levelOrder = (statements: string[]) => (dialect.name === 'postgres' ? [...statements].sort() : statements)
+    const relationStatement = (statements: string[], index: number, text: string) =>
+      dialect.name === 'postgres' ? statements.filter((statement) => statement.includes(text)) : [statements[index]]
     const get = async (url: string, headers: Record<string, string> = {}) => {
       database.reset()
       const response = await app.inject({ url, headers })
@@ -90,7 +95,7 @@ for (const dialect of dialects()) {
       t.equal(statements.length, 6, 'page, count, and one statement per relation')
       // Three parents: their keys padded to four by repeating the last (statement templates).
       const keys = `${p(1)}, ${p(2)}, ${p(3)}, ${p(4)}`
-      t.same(statements.slice(2), [
+      t.same(levelOrder(statements.slice(2)), levelOrder([
         'select "__expand_numbered"."id" as "id", "__expand_numbered"."__expand_parent" as "__expand_parent" from (' +
           'select "comments"."id" as "id", "comments"."post_id" as "__expand_parent", ' +
           'row_number() over(partition by "comments"."post_id" order by "comments"."rank" desc, "comments"."id") as "__expand_row" ' +
@@ -112,7 +117,7 @@ for (const dialect of dialects()) {
           'row_number() over(partition by "post_tags"."post_id" order by "post_tags"."tag_id") as "__expand_row" ' +
           `from "post_tags" where "post_tags"."post_id" in (${keys})) as "__expand_numbered" ` +
           'where "__expand_numbered"."__expand_row" <= 2 order by "__expand_numbered"."__expand_parent", "__expand_numbered"."__expand_row"',
-      ])
+      ]))
     })
 
     t.test('expanded: the same rows in the same order', async (t) => {
@@ -129,19 +134,19 @@ for (const dialect of dialects()) {
         { id: 3, top_comments: [], first_comments: [], top_tags: [], first_tags: [] },
       ])
       t.equal(statements.length, 6, 'page, count, and one statement per relation')
-      t.equal(statements[2],
+      t.same(relationStatement(statements, 2, '"comments"."rank" desc'), [
         'select "__expand_numbered"."id" as "id", "__expand_numbered"."body" as "body", "__expand_numbered"."__expand_parent" as "__expand_parent" from (' +
         'select "comments"."id" as "id", "comments"."body" as "body", "comments"."post_id" as "__expand_parent", ' +
         'row_number() over(partition by "comments"."post_id" order by "comments"."rank" desc, "comments"."id") as "__expand_row" ' +
         `from "comments" where "comments"."post_id" in (${p(1)}, ${p(2)}, ${p(3)}, ${p(4)})) as "__expand_numbered" ` +
-        'where "__expand_numbered"."__expand_row" <= 2 order by "__expand_numbered"."__expand_parent", "__expand_numbered"."__expand_row"')
-      t.equal(statements[4],
+        'where "__expand_numbered"."__expand_row" <= 2 order by "__expand_numbered"."__expand_parent", "__expand_numbered"."__expand_row"'])
+      t.same(relationStatement(statements, 4, '"tags"."rank"'), [
         'select "__expand_numbered"."id" as "id", "__expand_numbered"."label" as "label", "__expand_numbered"."__expand_parent" as "__expand_parent" from (' +
         'select "tags"."id" as "id", "tags"."label" as "label", "post_tags"."post_id" as "__expand_parent", ' +
         'row_number() over(partition by "post_tags"."post_id" order by "tags"."rank", "post_tags"."tag_id") as "__expand_row" ' +
         'from "tags" inner join "post_tags" on "post_tags"."tag_id" = "tags"."id" ' +
         `where "post_tags"."post_id" in (${p(1)}, ${p(2)}, ${p(3)}, ${p(4)})) as "__expand_numbered" ` +
-        'where "__expand_numbered"."__expand_row" <= 3 order by "__expand_numbered"."__expand_parent", "__expand_numbered"."__expand_row"')
+        'where "__expand_numbered"."__expand_row" <= 3 order by "__expand_numbered"."__expand_parent", "__expand_numbered"."__expand_row"'])
       const detail = await get('/posts/1?expand=top_comments&fields=id,top_comments')
       t.same(detail.body, { id: 1, top_comments: [comment(4, 'four'), comment(1, 'one')] }, 'a detail route: the same rows')
       t.equal(detail.statements.length, 2)
