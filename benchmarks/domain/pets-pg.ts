@@ -2,6 +2,7 @@ import type Database from 'better-sqlite3'
 import { Kysely, PostgresDialect } from 'kysely'
 import pg from 'pg'
 import { namePreparedStatements } from '../../plugin/index.js'
+import { indexStatements, tableStatements } from '../../test/fixtures/tables.js'
 
 /** The benchmarks' PostgreSQL, when DATABASE_URL names one (as for the test suite); undefined: the PostgreSQL cases are skipped. */
 export const postgresUrl = process.env.DATABASE_URL === '' ? undefined : process.env.DATABASE_URL
@@ -20,18 +21,14 @@ export interface PetsPostgres {
   close(): Promise<void>
 }
 
-const schemaSql = `
-  CREATE TABLE companies (id integer PRIMARY KEY, name text NOT NULL, public boolean NOT NULL);
-  CREATE TABLE people (id integer PRIMARY KEY, name text NOT NULL, hobbies text NOT NULL, employer_id integer NOT NULL REFERENCES companies(id), email text NOT NULL);
-  CREATE TABLE pet_stores (id integer PRIMARY KEY, name text NOT NULL, address text NOT NULL);
-  CREATE TABLE toys (id integer PRIMARY KEY, name text NOT NULL, secret text NOT NULL);
-  CREATE TABLE pets (id integer PRIMARY KEY, name text NOT NULL, species text NOT NULL,
-    owner_id integer NOT NULL REFERENCES people(id), sold_from_id integer REFERENCES pet_stores(id));
-  CREATE TABLE pet_toys (pet_id integer NOT NULL REFERENCES pets(id), toy_id integer NOT NULL REFERENCES toys(id), PRIMARY KEY (pet_id, toy_id));
-  CREATE INDEX people_employer ON people(employer_id);
-  CREATE INDEX pets_owner ON pets(owner_id);
-  CREATE INDEX pet_toys_toy ON pet_toys(toy_id, pet_id);
-`
+/**
+ * The tests' pets tables and the benchmark's indexes (test/fixtures/tables.ts,
+ * as the SQLite database has them), compiled for PostgreSQL.
+ */
+function schemaSql (): string {
+  const builder = new Kysely<any>({ dialect: new PostgresDialect({ pool: new pg.Pool() }) })
+  return [...tableStatements(builder), ...indexStatements(builder)].map((statement) => `${statement.compile().sql};`).join('\n')
+}
 
 const tables = ['companies', 'people', 'pet_stores', 'toys', 'pets', 'pet_toys'] as const
 
@@ -45,7 +42,7 @@ export async function copyPetsToPostgres (database: Database.Database, url: stri
   const admin = new pg.Client({ connectionString: url })
   await admin.connect()
   try {
-    await admin.query(`CREATE SCHEMA ${schema}; SET search_path = ${schema}; ${schemaSql}`)
+    await admin.query(`CREATE SCHEMA ${schema}; SET search_path = ${schema}; ${schemaSql()}`)
     for (const table of tables) {
       const rows = database.prepare(`SELECT * FROM ${table}`).raw(true).all() as unknown[][]
       const columns = database.prepare(`SELECT * FROM ${table} LIMIT 0`).columns().map((column) => column.name)

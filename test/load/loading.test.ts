@@ -1,7 +1,7 @@
 import Fastify, { type FastifyInstance } from 'fastify'
 import t from 'tap'
 import expandPlugin from '../../plugin/index.js'
-import { dialects, type TestDatabase } from '../fixtures/dialects.js'
+import { dialects, inComparableOrder, type TestDatabase } from '../fixtures/dialects.js'
 import { Company, Person, Pet, openSeeded, resources, handlerPetColumns } from '../fixtures/tables.js'
 
 async function build (database: TestDatabase): Promise<FastifyInstance> {
@@ -64,7 +64,7 @@ for (const dialect of dialects()) {
         toys: [{ id: 1, name: 'ball' }, { id: 2, name: 'string' }],
       })
       t.equal(statements.length, 5, 'root, owner, owner.employer, sold_from, toys')
-      t.same(statements, [
+      t.same(inComparableOrder(dialect, statements), inComparableOrder(dialect, [
         `select ${petColumns} from "pets" where "pets"."id" = ${p(1)}`,
         `select ${personColumns} from "people" where "people"."id" in (${p(1)})`,
         `select "companies"."id" as "id", "companies"."name" as "name", "companies"."public" as "public" from "companies" where "companies"."id" in (${p(1)})`,
@@ -72,7 +72,7 @@ for (const dialect of dialects()) {
         'select "toys"."id" as "id", "toys"."name" as "name", "pet_toys"."pet_id" as "__expand_parent" from "toys" ' +
           'inner join "pet_toys" on "pet_toys"."toy_id" = "toys"."id" ' +
           `where "pet_toys"."pet_id" in (${p(1)}) order by "pet_toys"."pet_id", "pet_toys"."toy_id"`,
-      ], 'to-one by key (options narrow the columns), nested to-one by the keys of the level above, many-to-many through the join table')
+      ]), 'to-one by key (options narrow the columns), nested to-one by the keys of the level above, many-to-many through the join table')
     })
 
     t.test('null key, empty to-many, missing related row', async (t) => {
@@ -102,14 +102,14 @@ for (const dialect of dialects()) {
     t.test('a page: its keys once each in the relations\' statements, padded to a power of two', async (t) => {
       const { body, statements } = await get(app, database, '/pets?limit=3&expand=owner,toys&fields=id,owner,toys')
       t.same(body.data.map((pet: { id: number; owner: { id: number } }) => [pet.id, pet.owner.id]), [[1, 1], [2, 1], [3, 2]])
-      t.same(statements, [
+      t.same(inComparableOrder(dialect, statements), inComparableOrder(dialect, [
         `select "pets"."id" as "id", "pets"."owner_id" as "owner" from "pets" order by "pets"."id" limit ${p(1)} offset ${p(2)}`,
         'select count(*) as "total" from "pets"',
         `select ${personColumns} from "people" where "people"."id" in (${p(1)}, ${p(2)})`,
         'select "toys"."id" as "id", "toys"."name" as "name", "pet_toys"."pet_id" as "__expand_parent" from "toys" ' +
           'inner join "pet_toys" on "pet_toys"."toy_id" = "toys"."id" ' +
           `where "pet_toys"."pet_id" in (${p(1)}, ${p(2)}, ${p(3)}, ${p(4)}) order by "pet_toys"."pet_id", "pet_toys"."toy_id"`,
-      ], 'owners 1, 1, 2 asked for once each; three pets padded to four keys')
+      ]), 'owners 1, 1, 2 asked for once each; three pets padded to four keys')
     })
 
     t.test('three levels, through a circular pair of lazy references', async (t) => {
