@@ -33,6 +33,53 @@ export const DatabaseError = createError<'FST_EXPAND_DATABASE_ERROR', 500, [{ ca
 export const InvalidDefinitionError = createError<'FST_EXPAND_INVALID_DEFINITION', 500, [string]>('FST_EXPAND_INVALID_DEFINITION', '%s', 500, TypeError)
 export const InvalidOptionError = createError<'FST_EXPAND_INVALID_OPTION', 500, [string]>('FST_EXPAND_INVALID_OPTION', '%s', 500, TypeError)
 
+/**
+ * The wording of the messages, in one place. One code covers several mistakes
+ * (an unknown name in `expand` or in `fields`), so each message is a template
+ * of its own, filled by the module that finds the mistake.
+ */
+export const messages = {
+  // parse/: the query string's form.
+  bracketForm: (key: string, name: string) =>
+    `'${key}' is not a form of '${name}': send ${name}=a,b, repeat ${name}, or use ${name}[]`,
+  notAList: (name: string) => `'${name}' must be a comma-separated list of field paths`,
+  tooLong: (name: string, length: number, limit: number) => `'${name}' is ${length} characters long; the limit is ${limit}`,
+  emptySegment: (name: string, item: string) => `'${name}' has an empty segment in '${item}'`,
+  tooManyPaths: (name: string, limit: number) => `'${name}' names more than ${limit} paths`,
+
+  // plan/: the paths against the resources.
+  tooDeep: (path: string, limit: number) => `Cannot expand '${path}': the maximum expansion depth is ${limit}`,
+  tooManyRelations: (limit: number) => `The request expands more than ${limit} relations`,
+  noMatchBelow: (path: string, resource: string, permittedOnly: boolean, name: string) =>
+    `Cannot expand '${path}' on ${resource}: no relation ${permittedOnly ? 'permitted ' : ''}at that level has '${name}'`,
+  hiddenRelation: (path: string, resource: string) => `Cannot expand '${path}' on ${resource}: it is not available to this request`,
+  notExpandable: (path: string, resource: string, expandable: readonly string[]) =>
+    `Cannot expand '${path}' on ${resource}: ${expandable.length > 0 ? `expandable fields are ${expandable.join(', ')}` : 'it has no expandable fields'}`,
+  recursive: (path: string, name: string) => `Cannot expand '${path}': '${name}' repeats in the path and recursive expansion is disabled`,
+  notPermitted: (path: string, list: boolean, resource: string, permitted: readonly string[]) =>
+    `Cannot expand '${path}' on ${list ? 'a list of ' : ''}${resource}: permitted expansions are ${permitted.join(', ') || 'none'}`,
+  hiddenField: (path: string, param: string) => `Field '${path}' in '${param}' is not available to this request`,
+  unknownField: (path: string, param: string, resource: string, shown: readonly string[]) =>
+    `Unknown field '${path}' in '${param}': ${resource} has ${shown.join(', ')}`,
+  wildcardNotLast: (param: string, wildcard: string, path: string) =>
+    `'${param}' takes a wildcard only at the end of a path ('${wildcard}', 'owner.${wildcard}'), not in '${path}'`,
+  wildcardInOmit: (param: string, path: string) => `'${param}' takes field names, not the wildcard in '${path}'`,
+
+  // route.ts: a body Fastify would send as it is.
+  unserializedBody: (resource: string, sent: string) =>
+    `Data for ${resource} does not fit the response: the handler sent ${sent}; return the data itself and fastify-expand writes it`,
+
+  // openapi/: expandOpenApi's options and the document it completes.
+  openApiComponentPrefix: 'expandOpenApi: componentPrefix may hold letters, digits, dots, dashes and underscores only',
+  openApiMaxEnumeratedPaths: 'expandOpenApi: maxEnumeratedPaths must be a positive integer',
+  openApiVersion: "expandOpenApi: the transform documents OpenAPI 3 only; give @fastify/swagger an 'openapi' option",
+  openApiQuerystringStyle: (route: string, style: string, explode: boolean, expand: string, fields: string, omit: string) =>
+    `expandOpenApi: ${route} declares querystring style '${style}'${explode ? '' : ' without explode'}, ` +
+    `which @fastify/swagger would apply to '${expand}', '${fields}' and '${omit}' too: they are form style, exploded`,
+  openApiComponent: (name: string) =>
+    `expandOpenApi: the document already has a component '${name}'; set componentPrefix to keep the resource schemas apart`,
+} as const
+
 /** Every code a request's query string can be answered with (400), whatever the data. */
 export const requestErrorCodes = [
   'FST_EXPAND_UNKNOWN_FIELD',

@@ -10,7 +10,7 @@ import type {
 } from 'fastify'
 import { unknownKey } from './checks.js'
 import type { ExpandEngine, RegisteredTarget } from './engine.js'
-import { InvalidDataError, InvalidOptionError } from './errors.js'
+import { InvalidDataError, InvalidOptionError, messages } from './errors.js'
 import type { ResolvedOptions } from './options.js'
 import { isResource, type AnyResource } from './resource.js'
 import { expandableSetting, markPrepared } from './route-declarations.js'
@@ -158,7 +158,7 @@ function requireCompiledBody (resource: string): onSendHookHandler<unknown> {
   return function compiledBodyHook (request, reply, payload, done) {
     const status = reply.statusCode
     if (status >= 200 && status < 300 && status !== 204 && !compiledBodies.has(request)) {
-      done(new InvalidDataError(`Data for ${resource} does not fit the response: the handler sent ${describePayload(payload)}; return the data itself and fastify-expand writes it`))
+      done(new InvalidDataError(messages.unserializedBody(resource, describePayload(payload))))
       return
     }
     done(null, payload)

@@ -1,5 +1,14 @@
 import type { FastifySchema, RouteOptions } from 'fastify'
-import { accessErrorCodes, listErrorCodes, loadingErrorCodes, requestErrorCodes, serverErrorCodes, unavailableErrorCodes } from '../errors.js'
+import {
+  accessErrorCodes,
+  InvalidOptionError,
+  listErrorCodes,
+  loadingErrorCodes,
+  messages,
+  requestErrorCodes,
+  serverErrorCodes,
+  unavailableErrorCodes,
+} from '../errors.js'
 import { generatedRouteOf, type GeneratedRoute } from '../load/resource-routes.js'
 import { resolveOptions, type ExpandPluginOptions, type ResolvedOptions } from '../options.js'
 import { permittedPaths } from '../plan/permitted.js'
@@ -90,8 +99,8 @@ export function expandOpenApi (pluginOptions: ExpandPluginOptions, documentation
   const options = resolveOptions(pluginOptions)
   const componentPrefix = documentationOptions.componentPrefix ?? ''
   const maxEnumeratedPaths = documentationOptions.maxEnumeratedPaths ?? 200
-  if (!/^[A-Za-z0-9._-]*$/.test(componentPrefix)) throw new TypeError('expandOpenApi: componentPrefix may hold letters, digits, dots, dashes and underscores only')
-  if (!Number.isInteger(maxEnumeratedPaths) || maxEnumeratedPaths < 1) throw new TypeError('expandOpenApi: maxEnumeratedPaths must be a positive integer')
+  if (!/^[A-Za-z0-9._-]*$/.test(componentPrefix)) throw new InvalidOptionError(messages.openApiComponentPrefix)
+  if (!Number.isInteger(maxEnumeratedPaths) || maxEnumeratedPaths < 1) throw new InvalidOptionError(messages.openApiMaxEnumeratedPaths)
 
   // Built on first use, as the plugin resolves references at ready(): resources may still be defined until then.
   let state: { graph: ResourceGraph; components: ComponentSchemas } | undefined
@@ -148,7 +157,7 @@ export function expandOpenApi (pluginOptions: ExpandPluginOptions, documentation
     const setting = route.expandable ?? (route.config as { expandable?: ExpandableRouteOptions | false } | undefined)?.expandable
     if (setting === undefined || setting === false) return previous
     const document = input.openapiObject
-    if (document === undefined) throw new TypeError("expandOpenApi: the transform documents OpenAPI 3 only; give @fastify/swagger an 'openapi' option")
+    if (document === undefined) throw new InvalidOptionError(messages.openApiVersion)
     const schema = (previous.schema ?? {}) as FastifySchema & Record<string, unknown>
     const validated = ['querystring', 'params', 'body', 'headers'].some((key) => schema[key] !== undefined)
     const described = describeRoute(setting, { validated, generated: generatedRouteOf(setting), pathParameters: /[:{]/.test(route.url) })
@@ -166,8 +175,8 @@ export function expandOpenApi (pluginOptions: ExpandPluginOptions, documentation
     // A querystring schema that declares another style (through an earlier transform: Fastify's
     // validator refuses the keyword in a route schema) cannot document both: refused.
     if ((querystring.style !== undefined && querystring.style !== 'form') || querystring.explode === false) {
-      throw new TypeError(`expandOpenApi: ${routeName} declares querystring style '${String(querystring.style ?? 'form')}'${querystring.explode === false ? ' without explode' : ''}, ` +
-        `which @fastify/swagger would apply to '${options.expandParam}', '${options.fieldsParam}' and '${options.omitParam}' too: they are form style, exploded`)
+      throw new InvalidOptionError(messages.openApiQuerystringStyle(routeName, String(querystring.style ?? 'form'), querystring.explode !== false,
+        options.expandParam, options.fieldsParam, options.omitParam))
     }
     const response = (schema.response ?? {}) as Record<string, unknown>
     const documented = {
@@ -180,7 +189,7 @@ export function expandOpenApi (pluginOptions: ExpandPluginOptions, documentation
     const schemas = (components.schemas ??= {}) as Record<string, unknown>
     for (const [name, component] of Object.entries(componentsFor(document.openapi))) {
       if (Object.hasOwn(schemas, name) && !isOurs(schemas[name], component)) {
-        throw new TypeError(`expandOpenApi: the document already has a component '${name}'; set componentPrefix to keep the resource schemas apart`)
+        throw new InvalidOptionError(messages.openApiComponent(name))
       }
       schemas[name] = component
     }

@@ -45,7 +45,8 @@ t.test("an expandable route's querystring schema must be an object schema", asyn
         }
       })
     })
-    await app.ready().catch(() => {})
+    // ready() rejects with the same error: what matters here is the one app.get threw.
+    await app.ready().then(() => {}, () => {})
     const error = await added as { code?: string, message?: string } | undefined
     t.equal(error?.code, 'FST_EXPAND_INVALID_OPTION', JSON.stringify(querystring))
     t.equal(error?.message, "Route GET /pets/:id: schema.querystring must be an object schema ({ type: 'object', properties }) so that fastify-expand can " +
