@@ -76,7 +76,11 @@ export class ExpandEngine {
       }
     }
     // An empty list expands nothing, as no list does: one plan for an absent and an empty expand.
-    return Object.freeze({ ...target, id: this.nextTargetId++, defaultExpand: defaultExpand === undefined || defaultExpand.length === 0 ? undefined : Object.freeze(defaultExpand) })
+    return Object.freeze({
+      ...target,
+      id: this.nextTargetId++,
+      defaultExpand: defaultExpand === undefined || defaultExpand.length === 0 ? undefined : Object.freeze(defaultExpand),
+    })
   }
 
   /**
@@ -85,7 +89,8 @@ export class ExpandEngine {
    * validated only on a miss.
    */
   planFor (target: RegisteredTarget, query: unknown, request?: FastifyRequest): ExpansionPlan {
-    return this.planForRaw(target, readExpansionQuery(query, this.options), request === undefined ? fullVisibility : this.visibilityFor(request))
+    const visibility = request === undefined ? fullVisibility : this.visibilityFor(request)
+    return this.planForRaw(target, readExpansionQuery(query, this.options), visibility)
   }
 
   planForRaw (target: RegisteredTarget, raw: RawExpansionQuery, visibility: Visibility = fullVisibility): ExpansionPlan {

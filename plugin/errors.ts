@@ -22,15 +22,19 @@ export const NotFoundError = createError<'FST_EXPAND_NOT_FOUND', 404, [string]>(
 export const InvalidDataError = createError<'FST_EXPAND_INVALID_DATA', 500, [string]>('FST_EXPAND_INVALID_DATA', '%s', 500)
 // The database cannot be reached (refused, dropped or timed-out connections, a server shutting down, too many
 // connections, a busy SQLite file): worth retrying, so a 503 with Retry-After; the driver's error is the `cause`.
-export const UnavailableError = createError<'FST_EXPAND_UNAVAILABLE', 503, [{ cause: unknown }]>('FST_EXPAND_UNAVAILABLE', 'Service Unavailable', 503)
+export const UnavailableError = createError<'FST_EXPAND_UNAVAILABLE', 503, [{ cause: unknown }]>(
+  'FST_EXPAND_UNAVAILABLE', 'Service Unavailable', 503)
 // The client went away while its relations were being loaded: the remaining statements are not run. Logged only.
-export const RequestAbortedError = createError<'FST_EXPAND_REQUEST_ABORTED', 499, []>('FST_EXPAND_REQUEST_ABORTED', 'The client closed the request before its relations were loaded', 499)
+export const RequestAbortedError = createError<'FST_EXPAND_REQUEST_ABORTED', 499, []>(
+  'FST_EXPAND_REQUEST_ABORTED', 'The client closed the request before its relations were loaded', 499)
 // A statement the plugin ran failed: the driver's error is the `cause` (logged), never the body.
-export const DatabaseError = createError<'FST_EXPAND_DATABASE_ERROR', 500, [{ cause: unknown }]>('FST_EXPAND_DATABASE_ERROR', 'Internal Server Error', 500)
+export const DatabaseError = createError<'FST_EXPAND_DATABASE_ERROR', 500, [{ cause: unknown }]>(
+  'FST_EXPAND_DATABASE_ERROR', 'Internal Server Error', 500)
 
 // Startup errors: a definition or an option is wrong; raised by defineResource,
 // register() or ready(), never while serving a request.
-export const InvalidDefinitionError = createError<'FST_EXPAND_INVALID_DEFINITION', 500, [string]>('FST_EXPAND_INVALID_DEFINITION', '%s', 500, TypeError)
+export const InvalidDefinitionError = createError<'FST_EXPAND_INVALID_DEFINITION', 500, [string]>(
+  'FST_EXPAND_INVALID_DEFINITION', '%s', 500, TypeError)
 export const InvalidOptionError = createError<'FST_EXPAND_INVALID_OPTION', 500, [string]>('FST_EXPAND_INVALID_OPTION', '%s', 500, TypeError)
 
 /**

@@ -180,13 +180,17 @@ function checkRouteSetting (setting: ExpandableRouteOptions, context: string): v
   if (unknown !== undefined) fail(` has an unknown option '${unknown}'`)
   if (!isResource(setting.resource) && typeof setting.resource !== 'string') fail('.resource must be a resource or a resource name')
   if (setting.list !== undefined && typeof setting.list !== 'boolean') fail('.list must be a boolean')
-  if (setting.envelope !== undefined && (typeof setting.envelope !== 'string' || setting.envelope === '')) fail('.envelope must be a property name')
+  if (setting.envelope !== undefined && (typeof setting.envelope !== 'string' || setting.envelope === '')) {
+    fail('.envelope must be a property name')
+  }
   if (setting.envelope !== undefined && setting.list !== true) fail('.envelope needs list: true')
   if (setting.permitListExpands !== undefined &&
     (!Array.isArray(setting.permitListExpands) || !setting.permitListExpands.every((path) => typeof path === 'string'))) {
     fail('.permitListExpands must be an array of paths')
   }
-  if (setting.permitListExpands !== undefined && setting.list !== true) fail('.permitListExpands needs list: true (detail routes are never restricted by it)')
+  if (setting.permitListExpands !== undefined && setting.list !== true) {
+    fail('.permitListExpands needs list: true (detail routes are never restricted by it)')
+  }
   if (setting.defaultExpand !== undefined &&
     (!Array.isArray(setting.defaultExpand) || !setting.defaultExpand.every((path) => typeof path === 'string'))) {
     fail('.defaultExpand must be an array of paths')

@@ -64,7 +64,10 @@ function hasParam (query: unknown, name: string): boolean {
 }
 
 /** The same three values given in code: arrays are joined as repeated parameters would be. */
-export function rawFromInput (input: { expand?: PathListInput; fields?: PathListInput; omit?: PathListInput }, options: ResolvedOptions): RawExpansionQuery {
+export function rawFromInput (
+  input: { expand?: PathListInput; fields?: PathListInput; omit?: PathListInput },
+  options: ResolvedOptions
+): RawExpansionQuery {
   const query: Record<string, unknown> = {}
   if (input.expand !== undefined) query[options.expandParam] = input.expand
   if (input.fields !== undefined) query[options.fieldsParam] = input.fields

@@ -27,7 +27,12 @@ interface Requested {
  * are checked before names: malformed input and depth first, then each
  * level against the resource graph.
  */
-export function planExpansion (target: PlanTarget, raw: RawExpansionQuery, options: ResolvedOptions, visibility: Visibility = fullVisibility): ExpansionPlan {
+export function planExpansion (
+  target: PlanTarget,
+  raw: RawExpansionQuery,
+  options: ResolvedOptions,
+  visibility: Visibility = fullVisibility
+): ExpansionPlan {
   const expandPaths = parsePaths(raw.expand, options.expandParam, options)
   const fieldsPaths = parsePaths(raw.fields, options.fieldsParam, options)
   const omitPaths = parsePaths(raw.omit, options.omitParam, options)
@@ -114,7 +119,10 @@ class Planner {
         const level = this.level(
           relation.target,
           relation.baseFields,
-          { query: wanted.query, always: relation.alwaysExpand.length === 0 ? wanted.always : withPaths(wanted.always, relation.alwaysExpand) },
+          {
+            query: wanted.query,
+            always: relation.alwaysExpand.length === 0 ? wanted.always : withPaths(wanted.always, relation.alwaysExpand),
+          },
           nestedFields !== undefined && nestedFields.children.size > 0 ? nestedFields : undefined,
           omitTree?.children.get(name),
           [...path, name],
@@ -129,7 +137,8 @@ class Planner {
       if (shown.has(name) || wanted.query === undefined || wanted.query.children.size === 0) continue
       const relation = node.relations.get(name)!
       this.countExpansion()
-      this.level(relation.target, relation.baseFields, { query: wanted.query, always: undefined }, undefined, undefined, [...path, name], false)
+      const wantedByQuery = { query: wanted.query, always: undefined }
+      this.level(relation.target, relation.baseFields, wantedByQuery, undefined, undefined, [...path, name], false)
     }
     return Object.freeze({ node, fields: Object.freeze(fields) })
   }
@@ -203,7 +212,8 @@ class Planner {
       }
       if (!this.permits(prefix + name)) {
         if (this.options.onInvalidExpand === 'ignore') continue
-        throw new NotPermittedError(messages.notPermitted(prefix + name, this.target.list, this.target.node.name, [...this.target.permitted ?? []]))
+        const permitted = [...this.target.permitted ?? []]
+        throw new NotPermittedError(messages.notPermitted(prefix + name, this.target.list, this.target.node.name, permitted))
       }
       add(name, 'query', below)
     }
