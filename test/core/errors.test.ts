@@ -259,7 +259,8 @@ t.test("README.md's error table lists every code plugin/errors.ts exports, with 
       continue
     }
     // Fastify's own codes, which expandable routes can answer too.
-    const FastifyError = (fastifyErrorCodes as unknown as Record<string, (new (...args: string[]) => { statusCode: number }) | undefined>)[code]
+    const codes = fastifyErrorCodes as unknown as Record<string, (new (...args: string[]) => { statusCode: number }) | undefined>
+    const FastifyError = codes[code]
     t.ok(FastifyError !== undefined, `${code} is one of Fastify's error codes`)
     if (FastifyError !== undefined) t.equal(status, String(new FastifyError('x').statusCode), `${code} documented with Fastify's status`)
   }

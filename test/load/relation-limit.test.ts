@@ -68,7 +68,8 @@ async function seed (db: Kysely<any>): Promise<void> {
     { id: 30, label: 'thirty', rank: 1, hidden: 0 }, { id: 40, label: 'forty', rank: 0, hidden: 1 },
   ]).execute()
   await db.insertInto('post_tags').values([
-    { post_id: 1, tag_id: 30 }, { post_id: 1, tag_id: 10 }, { post_id: 1, tag_id: 40 }, { post_id: 1, tag_id: 20 }, { post_id: 2, tag_id: 20 },
+    { post_id: 1, tag_id: 30 }, { post_id: 1, tag_id: 10 }, { post_id: 1, tag_id: 40 }, { post_id: 1, tag_id: 20 },
+    { post_id: 2, tag_id: 20 },
   ]).execute()
 }
 

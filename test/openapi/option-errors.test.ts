@@ -9,7 +9,9 @@ import { Pet, resources } from '../fixtures/pets.js'
 const invalidOption = (message: string) => ({ code: 'FST_EXPAND_INVALID_OPTION', statusCode: 500, message })
 
 /** What `run` throws: its code, status and message, and whether it is an InvalidOptionError. */
-function thrown (run: () => unknown): { code?: string, statusCode?: number, message?: string, isOptionError: boolean, isTypeError: boolean } {
+interface Thrown { code?: string, statusCode?: number, message?: string, isOptionError: boolean, isTypeError: boolean }
+
+function thrown (run: () => unknown): Thrown {
   try {
     run()
   } catch (error) {
