@@ -69,6 +69,53 @@ export const messages = {
     `'${param}' takes a wildcard only at the end of a path ('${wildcard}', 'owner.${wildcard}'), not in '${path}'`,
   wildcardInOmit: (param: string, path: string) => `'${param}' takes field names, not the wildcard in '${path}'`,
 
+  // Startup: definitions (engine.ts, plan/) and routes (route.ts, route-declarations.ts).
+  expansionCycle: (resource: string, unit: string) =>
+    `The always-applied expansions of ${resource} (nested fields or relation 'expand' options) form a cycle: '${unit}' repeats without end`,
+  defaultNotPermitted: (context: string, path: string, permitted: readonly string[]) =>
+    `${context}: default expansion '${path}' is not permitted by permitListExpands (${permitted.join(', ') || 'none'})`,
+  defaultNotPlanned: (context: string, path: string, reason: string) => `${context}: default expansion '${path}': ${reason}`,
+  fieldsForNotArray: (resource: string) => `Resource '${resource}': fieldsFor must return an array of field names or undefined`,
+  fieldsForUnknown: (resource: string, field: string) => `Resource '${resource}': fieldsFor returned '${field}', which is not in its schema`,
+  notARelation: (context: string, path: string, segment: string, resource: string) =>
+    `${context}: '${path}' names '${segment}', which is not a relation of ${resource}`,
+  alwaysExpandFails: (resource: string, expand: string, reason: string) =>
+    `Resource '${resource}': expanding '${expand}' with its always-applied expansions fails: ${reason}`,
+  successSchema: (context: string, statuses: readonly string[]) =>
+    `${context}: schema.response declares ${statuses.map((status) => `'${status}'`).join(', ')}, ` +
+    "but an expandable route's success body is written by fastify-expand for each request: " +
+    'remove it (expandOpenApi documents the body), or declare error statuses (4xx, 5xx) only',
+  querystringSchema: (context: string, expand: string, fields: string, omit: string) =>
+    `${context}: schema.querystring must be an object schema ({ type: 'object', properties }) so that fastify-expand can declare ` +
+    `'${expand}', '${fields}' and '${omit}' in it`,
+  notPrepared: (routes: readonly string[]) =>
+    `${routes.join(', ')} ${routes.length === 1 ? 'is' : 'are'} expandable but no fastify-expand instance prepared ` +
+    `${routes.length === 1 ? 'it' : 'them'}: register the plugin before declaring expandable routes, in the same context or an enclosing one`,
+
+  // options.ts: the plugin's options, each message naming the option.
+  pluginOptionsNotObject: 'fastify-expand: options must be an object',
+  unknownPluginOption: (name: string) => `fastify-expand: unknown option '${name}'`,
+  notAParameterName: (option: string) => `fastify-expand: ${option} must be a query parameter name`,
+  notAPositiveInteger: (option: string) => `fastify-expand: ${option} must be a positive integer`,
+  badWildcards: 'fastify-expand: wildcards must be an array of tokens without dots, commas or spaces, or null',
+  badOnInvalidExpand: "fastify-expand: onInvalidExpand must be 'error' or 'ignore'",
+  badAllowRecursive: 'fastify-expand: allowRecursive must be a boolean',
+  badResources: 'fastify-expand: resources must be an array of resources',
+  badDb: 'fastify-expand: db must be a Kysely instance or a function of the request returning one',
+  sameParameterNames: 'fastify-expand: expandParam, fieldsParam and omitParam must differ',
+
+  // route.ts: a route's `expandable` setting, each message naming the property.
+  routeSettingNotObject: (route: string) => `${route}: expandable must be an object`,
+  unknownRouteOption: (route: string, name: string) => `${route}: expandable has an unknown option '${name}'`,
+  badRouteResource: (route: string) => `${route}: expandable.resource must be a resource or a resource name`,
+  badRouteList: (route: string) => `${route}: expandable.list must be a boolean`,
+  badRouteEnvelope: (route: string) => `${route}: expandable.envelope must be a property name`,
+  envelopeNeedsList: (route: string) => `${route}: expandable.envelope needs list: true`,
+  badPermitListExpands: (route: string) => `${route}: expandable.permitListExpands must be an array of paths`,
+  permitListExpandsNeedsList: (route: string) =>
+    `${route}: expandable.permitListExpands needs list: true (detail routes are never restricted by it)`,
+  badDefaultExpand: (route: string) => `${route}: expandable.defaultExpand must be an array of paths`,
+
   // route.ts: a body Fastify would send as it is.
   unserializedBody: (resource: string, sent: string) =>
     `Data for ${resource} does not fit the response: the handler sent ${sent}; return the data itself and fastify-expand writes it`,

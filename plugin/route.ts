@@ -78,20 +78,14 @@ function withExpansionParameters (schema: FastifySchema, options: ResolvedOption
   if (typeof response === 'object' && response !== null) {
     const success = Object.keys(response).filter((status) => /^(2\d\d|2xx|default)$/i.test(status))
     if (success.length > 0) {
-      throw new InvalidOptionError(
-        `${context}: schema.response declares ${success.map((status) => `'${status}'`).join(', ')}, but an expandable route's success body is written by fastify-expand for each request: ` +
-        'remove it (expandOpenApi documents the body), or declare error statuses (4xx, 5xx) only'
-      )
+      throw new InvalidOptionError(messages.successSchema(context, success))
     }
   }
   const querystring = schema.querystring as Record<string, unknown> | undefined
   if (querystring === undefined) return schema
   if (typeof querystring !== 'object' || querystring === null || querystring.type !== 'object' ||
     (querystring.properties !== undefined && (typeof querystring.properties !== 'object' || querystring.properties === null))) {
-    throw new InvalidOptionError(
-      `${context}: schema.querystring must be an object schema ({ type: 'object', properties }) so that fastify-expand can declare ` +
-      `'${options.expandParam}', '${options.fieldsParam}' and '${options.omitParam}' in it`
-    )
+    throw new InvalidOptionError(messages.querystringSchema(context, options.expandParam, options.fieldsParam, options.omitParam))
   }
   const declared = (querystring.properties ?? {}) as Record<string, unknown>
   const properties: Record<string, unknown> = {}
@@ -173,27 +167,26 @@ function describePayload (payload: unknown): string {
 }
 
 function checkRouteSetting (setting: ExpandableRouteOptions, context: string): void {
-  // Messages start with the property at fault ('.list ...') or a space.
-  const fail = (message: string): never => { throw new InvalidOptionError(`${context}: expandable${message}`) }
-  if (typeof setting !== 'object' || setting === null) fail(' must be an object')
+  const fail = (message: string): never => { throw new InvalidOptionError(message) }
+  if (typeof setting !== 'object' || setting === null) fail(messages.routeSettingNotObject(context))
   const unknown = unknownKey(setting, routeOptionKeys)
-  if (unknown !== undefined) fail(` has an unknown option '${unknown}'`)
-  if (!isResource(setting.resource) && typeof setting.resource !== 'string') fail('.resource must be a resource or a resource name')
-  if (setting.list !== undefined && typeof setting.list !== 'boolean') fail('.list must be a boolean')
+  if (unknown !== undefined) fail(messages.unknownRouteOption(context, unknown))
+  if (!isResource(setting.resource) && typeof setting.resource !== 'string') fail(messages.badRouteResource(context))
+  if (setting.list !== undefined && typeof setting.list !== 'boolean') fail(messages.badRouteList(context))
   if (setting.envelope !== undefined && (typeof setting.envelope !== 'string' || setting.envelope === '')) {
-    fail('.envelope must be a property name')
+    fail(messages.badRouteEnvelope(context))
   }
-  if (setting.envelope !== undefined && setting.list !== true) fail('.envelope needs list: true')
+  if (setting.envelope !== undefined && setting.list !== true) fail(messages.envelopeNeedsList(context))
   if (setting.permitListExpands !== undefined &&
     (!Array.isArray(setting.permitListExpands) || !setting.permitListExpands.every((path) => typeof path === 'string'))) {
-    fail('.permitListExpands must be an array of paths')
+    fail(messages.badPermitListExpands(context))
   }
   if (setting.permitListExpands !== undefined && setting.list !== true) {
-    fail('.permitListExpands needs list: true (detail routes are never restricted by it)')
+    fail(messages.permitListExpandsNeedsList(context))
   }
   if (setting.defaultExpand !== undefined &&
     (!Array.isArray(setting.defaultExpand) || !setting.defaultExpand.every((path) => typeof path === 'string'))) {
-    fail('.defaultExpand must be an array of paths')
+    fail(messages.badDefaultExpand(context))
   }
 }
 

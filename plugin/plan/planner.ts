@@ -85,7 +85,7 @@ class Planner {
     definitionDepth = 0
   ): LevelPlan {
     if (definitionDepth > definitionDepthGuard) {
-      throw new InvalidDefinitionError(`The always-applied expansions of ${this.target.node.qualifiedName} (nested fields or relation 'expand' options) form a cycle: '${repeatingUnit(path)}' repeats without end`)
+      throw new InvalidDefinitionError(messages.expansionCycle(this.target.node.qualifiedName, repeatingUnit(path)))
     }
     const visible = this.visibility.visible(node)
     if (emit && (fieldsTree !== undefined || omitTree !== undefined)) {
