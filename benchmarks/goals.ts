@@ -1,7 +1,9 @@
 import { countedRows, loadName } from './suites/database.js'
 import { drizzleSchemaName, drizzleStringifyName, handName, mercuriusJitName, postgresCaseName, postgresHandName, postgresNamedName, postgresRoutesName, routesName, routesScopedName } from './suites/end-to-end.js'
 import { expandRouteName } from './suites/http.js'
-import { cursorCaseName, deepCursorName, deepOffsetName, filterCaseName, filteredName, firstCursorName, unfilteredName } from './suites/lists.js'
+import {
+  cursorCaseName, deepCursorName, deepOffsetName, filterCaseName, filteredName, firstCursorName, unfilteredName,
+} from './suites/lists.js'
 import { hitName } from './suites/request-overhead.js'
 import { compiledName, genericName, stringifyName } from './suites/serialization.js'
 import type { ContenderResult } from './runner.js'
@@ -26,7 +28,8 @@ interface Goal {
 const ratio = (value: number) => `${value.toFixed(2)}x`
 
 function find (results: readonly ContenderResult[], suite: string, contender: string, caseName?: string): ContenderResult[] {
-  return results.filter((result) => result.suite === suite && result.contender === contender && (caseName === undefined || result.case === caseName))
+  return results.filter((result) =>
+    result.suite === suite && result.contender === contender && (caseName === undefined || result.case === caseName))
 }
 
 function medianOf (caseName: string, results: readonly ContenderResult[], suite: string, contender: string): number {
@@ -188,7 +191,12 @@ goals.push({
 })
 
 /** A contender's median over its case's baseline's, both in ns: how many times slower. */
-function slowdown (results: readonly ContenderResult[], caseName: string, contender: string, baseline: string): { value: number; figure: string } | undefined {
+function slowdown (
+  results: readonly ContenderResult[],
+  caseName: string,
+  contender: string,
+  baseline: string
+): { value: number; figure: string } | undefined {
   const measured = find(results, 'lists', contender, caseName)[0]
   const base = find(results, 'lists', baseline, caseName)[0]
   if (measured === undefined || base === undefined) return undefined

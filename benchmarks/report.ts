@@ -45,7 +45,12 @@ function formatFacts (facts: Record<string, number>): string {
 }
 
 /** RESULTS.md: the machine, the goals read against the figures, one table per suite, then other runtimes and the stress results if any. */
-export function renderMarkdown (report: BenchReport, profileNotes: string, stress: string | undefined, otherRuntimes: readonly BenchReport[] = []): string {
+export function renderMarkdown (
+  report: BenchReport,
+  profileNotes: string,
+  stress: string | undefined,
+  otherRuntimes: readonly BenchReport[] = []
+): string {
   const { machine: host } = report
   const lines: string[] = [
     '# Benchmark results',
@@ -115,7 +120,8 @@ function renderOtherRuntimes (report: BenchReport, others: readonly BenchReport[
   for (const row of report.results) {
     if (row.contender === row.baseline) continue
     const ratios = runtimes.map((run) => {
-      const same = run.results.find((result) => result.suite === row.suite && result.case === row.case && result.contender === row.contender)
+      const same = run.results.find((result) =>
+        result.suite === row.suite && result.case === row.case && result.contender === row.contender)
       return same === undefined ? '' : `${same.speedup.toFixed(2)}x`
     })
     lines.push(`| ${row.suite} | ${cell(row.case)} | ${cell(row.contender)} | ${cell(row.baseline)} | ${ratios.join(' | ')} |`)

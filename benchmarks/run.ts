@@ -77,7 +77,8 @@ async function writeReport (report: BenchReport, out: string): Promise<void> {
   const profileNotes = existsSync(profileFile) && report.mode === 'full' ? await readFile(profileFile, 'utf8') : ''
   await mkdir(out, { recursive: true })
   await writeFile(path.join(out, 'results.json'), `${JSON.stringify(report, null, 2)}\n`)
-  await writeFile(path.join(out, 'RESULTS.md'), renderMarkdown(report, profileNotes, stress, report.mode === 'full' ? await otherRuntimes(report) : []))
+  const runtimes = report.mode === 'full' ? await otherRuntimes(report) : []
+  await writeFile(path.join(out, 'RESULTS.md'), renderMarkdown(report, profileNotes, stress, runtimes))
 }
 
 /** Full runs on other Node versions kept in benchmarks/runtimes/, for RESULTS.md to set beside this one. */

@@ -95,7 +95,9 @@ export async function runSuite (suite: Suite, mode: Mode, log: (line: string) =>
       for (const contender of benchCase.contenders) {
         const { median, unit, facts } = measured.get(contender.name)!
         const speedup = unit === 'req/s' ? median / baseline.median : baseline.median / median
-        results.push({ suite: suite.id, case: benchCase.name, contender: contender.name, baseline: benchCase.baseline, unit, median, speedup, facts })
+        results.push({
+          suite: suite.id, case: benchCase.name, contender: contender.name, baseline: benchCase.baseline, unit, median, speedup, facts,
+        })
         log(`${suite.id} | ${benchCase.name} | ${contender.name}: ${formatFigure(median, unit)} (${speedup.toFixed(2)}x ${benchCase.baseline})`)
       }
     }

@@ -37,7 +37,9 @@ export const docsPath = '/docs'
  * paged by cursor (`sort=-date` for the newest first) and shows each visit's vet unless
  * the request names its own `expand`.
  */
-export async function buildApp ({ db, logger = false, draining = () => false, cursorSecret = demoCursorSecret }: DemoAppSettings): Promise<FastifyInstance> {
+export async function buildApp (
+  { db, logger = false, draining = () => false, cursorSecret = demoCursorSecret }: DemoAppSettings
+): Promise<FastifyInstance> {
   const app = Fastify({ logger })
   const expandOptions: ExpandPluginOptions = { db, resources, maxDepth: 3 }
   // The list routes of app.expand.routes document their own envelope (limit, offset, total).
@@ -61,12 +63,20 @@ export async function buildApp ({ db, logger = false, draining = () => false, cu
   const healthBody = { type: 'object', properties: { status: { type: 'string' } }, required: ['status'] } as const
   app.get('/health', {
     schema: {
-      description: 'Health check for load balancers: 200 `ok`; 503 `draining` while the process shuts down (take it out of rotation); 503 `FST_EXPAND_UNAVAILABLE` while the database cannot be reached (every instance shares it: a balancer should keep the instance, whose answers are then the same 503)',
+      description: 'Health check for load balancers: 200 `ok`; 503 `draining` while the process shuts down (take it out of rotation); ' +
+        '503 `FST_EXPAND_UNAVAILABLE` while the database cannot be reached ' +
+        '(every instance shares it: a balancer should keep the instance, whose answers are then the same 503)',
       response: {
         200: healthBody,
         503: {
           type: 'object',
-          properties: { status: { type: 'string' }, statusCode: { type: 'integer' }, code: { type: 'string' }, error: { type: 'string' }, message: { type: 'string' } },
+          properties: {
+            status: { type: 'string' },
+            statusCode: { type: 'integer' },
+            code: { type: 'string' },
+            error: { type: 'string' },
+            message: { type: 'string' },
+          },
         },
       },
     },
@@ -84,7 +94,9 @@ export async function buildApp ({ db, logger = false, draining = () => false, cu
   app.expand.routes('/people', Person, { permitListExpands: ['employer'] })
   app.expand.routes('/pets', Pet, {
     permitListExpands: ['owner.employer', 'sold_from', 'toys', 'recent_visits'],
-    filter: { species: ['eq', 'in'], name: ['eq', 'contains'], born: ['gte', 'lt'], sold_from: ['eq', 'null'], 'owner.employer': ['eq', 'null'] },
+    filter: {
+      species: ['eq', 'in'], name: ['eq', 'contains'], born: ['gte', 'lt'], sold_from: ['eq', 'null'], 'owner.employer': ['eq', 'null'],
+    },
     sort: ['born', 'name', 'species'],
   })
   app.expand.routes('/pet-stores', PetStore)

@@ -14,13 +14,28 @@ export const seedCounts = Object.freeze({
 
 export type TableCounts = Record<keyof DemoTables, number>
 
-const firstNames = ['Ada', 'Bruno', 'Chloe', 'Dmitri', 'Elena', 'Farid', 'Grace', 'Hiro', 'Ines', 'Jonas', 'Kemi', 'Liam', 'Maya', 'Nils', 'Olga', 'Pablo', 'Quinn', 'Rosa', 'Sami', 'Tara', 'Umar', 'Vera', 'Wen', 'Ximena', 'Yusuf', 'Zoe']
-const lastNames = ['Abbott', 'Berg', 'Costa', 'Diallo', 'Eriksen', 'Fischer', 'Garcia', 'Haddad', 'Ivanova', 'Jensen', 'Kowalski', 'Lopez', 'Moreau', 'Nakamura', 'Okafor', 'Petrov', 'Rossi', 'Silva', 'Tanaka', 'Urbina', 'Varga', 'Weber', 'Yilmaz', 'Zhang']
-const hobbies = ['chess', 'climbing', 'cooking', 'cycling', 'gardening', 'knitting', 'painting', 'photography', 'piano', 'running', 'sailing', 'woodwork']
-const companyWords = ['Acme', 'Blue', 'Cedar', 'Delta', 'Ember', 'Fjord', 'Granite', 'Harbor', 'Iris', 'Juniper', 'Kestrel', 'Lumen', 'Maple', 'Nimbus', 'Orchid']
+const firstNames = [
+  'Ada', 'Bruno', 'Chloe', 'Dmitri', 'Elena', 'Farid', 'Grace', 'Hiro', 'Ines', 'Jonas', 'Kemi', 'Liam', 'Maya', 'Nils',
+  'Olga', 'Pablo', 'Quinn', 'Rosa', 'Sami', 'Tara', 'Umar', 'Vera', 'Wen', 'Ximena', 'Yusuf', 'Zoe',
+]
+const lastNames = [
+  'Abbott', 'Berg', 'Costa', 'Diallo', 'Eriksen', 'Fischer', 'Garcia', 'Haddad', 'Ivanova', 'Jensen', 'Kowalski', 'Lopez',
+  'Moreau', 'Nakamura', 'Okafor', 'Petrov', 'Rossi', 'Silva', 'Tanaka', 'Urbina', 'Varga', 'Weber', 'Yilmaz', 'Zhang',
+]
+const hobbies = [
+  'chess', 'climbing', 'cooking', 'cycling', 'gardening', 'knitting', 'painting', 'photography', 'piano', 'running',
+  'sailing', 'woodwork',
+]
+const companyWords = [
+  'Acme', 'Blue', 'Cedar', 'Delta', 'Ember', 'Fjord', 'Granite', 'Harbor', 'Iris', 'Juniper', 'Kestrel', 'Lumen', 'Maple',
+  'Nimbus', 'Orchid',
+]
 const companyKinds = ['Foods', 'Labs', 'Logistics', 'Systems', 'Textiles', 'Works', 'Robotics', 'Studios', 'Pharma', 'Toys']
 const cities = ['Lisbon', 'Lyon', 'Oslo', 'Porto', 'Krakow', 'Ghent', 'Turin', 'Utrecht', 'Bilbao', 'Tartu']
-const petNames = ['Biscuit', 'Clover', 'Dottie', 'Fig', 'Ginger', 'Hazel', 'Juno', 'Kiwi', 'Loki', 'Mango', 'Nacho', 'Olive', 'Pepper', 'Rusty', 'Sushi', 'Tofu', 'Waffles', 'Ziggy']
+const petNames = [
+  'Biscuit', 'Clover', 'Dottie', 'Fig', 'Ginger', 'Hazel', 'Juno', 'Kiwi', 'Loki', 'Mango', 'Nacho', 'Olive', 'Pepper',
+  'Rusty', 'Sushi', 'Tofu', 'Waffles', 'Ziggy',
+]
 const species = ['cat', 'dog', 'rabbit', 'parrot', 'hamster', 'tortoise', 'ferret', 'goldfish']
 const toyAdjectives = ['Bouncy', 'Crinkly', 'Fluffy', 'Glowing', 'Squeaky', 'Stretchy', 'Tiny', 'Wobbly']
 const toyNouns = ['Ball', 'Bone', 'Feather', 'Mouse', 'Rope', 'Ring', 'Tunnel', 'Wheel']
@@ -110,7 +125,9 @@ export function generateRows (seed = 20240601): { [T in keyof DemoTables]: Array
 }
 
 /** Every table, each after the tables its foreign keys point to. */
-const tablesInKeyOrder: ReadonlyArray<keyof DemoTables> = ['companies', 'people', 'pet_stores', 'toys', 'vets', 'pets', 'pet_toys', 'visits']
+const tablesInKeyOrder: ReadonlyArray<keyof DemoTables> = [
+  'companies', 'people', 'pet_stores', 'toys', 'vets', 'pets', 'pet_toys', 'visits',
+]
 
 /** Rows per INSERT: a few thousand bound parameters, far under SQLite's 32,766 and PostgreSQL's 65,535. */
 const rowsPerInsert = 500
@@ -132,7 +149,11 @@ export async function seedIfEmpty (db: DemoDatabase): Promise<boolean> {
   return true
 }
 
-async function insertAll<T extends keyof DemoTables> (trx: Transaction<DemoTables>, table: T, rows: ReadonlyArray<Insertable<DemoTables[T]>>): Promise<void> {
+async function insertAll<T extends keyof DemoTables> (
+  trx: Transaction<DemoTables>,
+  table: T,
+  rows: ReadonlyArray<Insertable<DemoTables[T]>>
+): Promise<void> {
   for (let start = 0; start < rows.length; start += rowsPerInsert) {
     // Kysely's insert typing cannot follow a generic table name.
     await trx.insertInto(table).values(rows.slice(start, start + rowsPerInsert) as never).execute()

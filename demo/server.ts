@@ -31,7 +31,12 @@ for (const [name, value] of [['DRAIN_MS', drainMs], ['SHUTDOWN_TIMEOUT_MS', shut
 
 const db = connect({ databaseUrl: process.env.DATABASE_URL, sqliteFile: process.env.SQLITE_FILE })
 let draining = false
-const app = await buildApp({ db, logger: { level: process.env.LOG_LEVEL ?? 'info' }, draining: () => draining, cursorSecret: process.env.CURSOR_SECRET })
+const app = await buildApp({
+  db,
+  logger: { level: process.env.LOG_LEVEL ?? 'info' },
+  draining: () => draining,
+  cursorSecret: process.env.CURSOR_SECRET,
+})
 // Before the server listens (and says so), so that a signal sent as soon as it is up is never the default exit.
 process.on('SIGINT', () => { void shutdown('SIGINT') })
 process.on('SIGTERM', () => { void shutdown('SIGTERM') })

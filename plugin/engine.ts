@@ -1,6 +1,6 @@
 import type { FastifyRequest } from 'fastify'
 import { LruMap } from 'toad-cache'
-import { InvalidDefinitionError } from './errors.js'
+import { InvalidDefinitionError, messages } from './errors.js'
 import type { ResolvedOptions } from './options.js'
 import { readExpansionQuery, type RawExpansionQuery } from './parse/query.js'
 import { fullVisibility, type ExpansionPlan, type PlanTarget, type Visibility } from './plan/plan.js'
@@ -64,19 +64,23 @@ export class ExpandEngine {
       for (const path of settings.defaultExpand) {
         this.checkPath(node, path, `${context}: default expansions`)
         if (permitted !== undefined && !permitted.has(path)) {
-          throw new InvalidDefinitionError(`${context}: default expansion '${path}' is not permitted by permitListExpands (${settings.permittedExpands!.join(', ') || 'none'})`)
+          throw new InvalidDefinitionError(messages.defaultNotPermitted(context, path, settings.permittedExpands!))
         }
         // Planned as a request would ask for it: the route's permitted paths, its depth, recursion.
         try {
           planExpansion(target, { expand: path, fields: '', omit: '' }, { ...this.options, onInvalidExpand: 'error' })
         } catch (error) {
-          throw new InvalidDefinitionError(`${context}: default expansion '${path}': ${(error as Error).message}`)
+          throw new InvalidDefinitionError(messages.defaultNotPlanned(context, path, (error as Error).message))
         }
         defaultExpand.push(Object.freeze(path.split('.')))
       }
     }
     // An empty list expands nothing, as no list does: one plan for an absent and an empty expand.
-    return Object.freeze({ ...target, id: this.nextTargetId++, defaultExpand: defaultExpand === undefined || defaultExpand.length === 0 ? undefined : Object.freeze(defaultExpand) })
+    return Object.freeze({
+      ...target,
+      id: this.nextTargetId++,
+      defaultExpand: defaultExpand === undefined || defaultExpand.length === 0 ? undefined : Object.freeze(defaultExpand),
+    })
   }
 
   /**
@@ -85,7 +89,8 @@ export class ExpandEngine {
    * validated only on a miss.
    */
   planFor (target: RegisteredTarget, query: unknown, request?: FastifyRequest): ExpansionPlan {
-    return this.planForRaw(target, readExpansionQuery(query, this.options), request === undefined ? fullVisibility : this.visibilityFor(request))
+    const visibility = request === undefined ? fullVisibility : this.visibilityFor(request)
+    return this.planForRaw(target, readExpansionQuery(query, this.options), visibility)
   }
 
   planForRaw (target: RegisteredTarget, raw: RawExpansionQuery, visibility: Visibility = fullVisibility): ExpansionPlan {
@@ -108,9 +113,9 @@ export class ExpandEngine {
     this.fieldRules.forEach((node, index) => {
       const answer = node.resource.fieldsFor!(request)
       if (answer === undefined) return
-      if (!Array.isArray(answer)) throw new InvalidDefinitionError(`Resource '${node.qualifiedName}': fieldsFor must return an array of field names or undefined`)
+      if (!Array.isArray(answer)) throw new InvalidDefinitionError(messages.fieldsForNotArray(node.qualifiedName))
       for (const field of answer) {
-        if (!node.fieldSchemas.has(field)) throw new InvalidDefinitionError(`Resource '${node.qualifiedName}': fieldsFor returned '${String(field)}', which is not in its schema`)
+        if (!node.fieldSchemas.has(field)) throw new InvalidDefinitionError(messages.fieldsForUnknown(node.qualifiedName, String(field)))
       }
       const visible = new Set<string>(answer)
       visibleFields.set(node, visible)
@@ -129,7 +134,7 @@ export class ExpandEngine {
     for (const segment of path.split('.')) {
       const relation = current.relations.get(segment)
       if (relation === undefined) {
-        throw new InvalidDefinitionError(`${context}: '${path}' names '${segment}', which is not a relation of ${current.qualifiedName}`)
+        throw new InvalidDefinitionError(messages.notARelation(context, path, segment, current.qualifiedName))
       }
       current = relation.target
     }
@@ -145,7 +150,7 @@ export class ExpandEngine {
           planExpansion(target, { expand, fields: '', omit: '' }, generous)
         } catch (error) {
           if (error instanceof InvalidDefinitionError) throw error
-          throw new InvalidDefinitionError(`Resource '${node.qualifiedName}': expanding '${expand}' with its always-applied expansions fails: ${(error as Error).message}`)
+          throw new InvalidDefinitionError(messages.alwaysExpandFails(node.qualifiedName, expand, (error as Error).message))
         }
       }
     }

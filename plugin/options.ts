@@ -1,7 +1,7 @@
 import type { FastifyRequest } from 'fastify'
 import type { Kysely } from 'kysely'
 import { isPositiveInteger, unknownKey } from './checks.js'
-import { InvalidOptionError } from './errors.js'
+import { InvalidOptionError, messages } from './errors.js'
 import type { AnyResource } from './resource.js'
 
 export interface ExpandPluginOptions {
@@ -69,36 +69,36 @@ const knownOptions = new Set([
 
 /** Checks the plugin options once, at registration; a bad option names itself. */
 export function resolveOptions (options: ExpandPluginOptions = {}): ResolvedOptions {
-  const fail = (message: string): never => { throw new InvalidOptionError(`fastify-expand: ${message}`) }
-  if (typeof options !== 'object' || options === null) fail('options must be an object')
+  const fail = (message: string): never => { throw new InvalidOptionError(message) }
+  if (typeof options !== 'object' || options === null) fail(messages.pluginOptionsNotObject)
   const unknown = unknownKey(options, knownOptions)
-  if (unknown !== undefined) fail(`unknown option '${unknown}'`)
+  if (unknown !== undefined) fail(messages.unknownPluginOption(unknown))
   const param = (key: 'expandParam' | 'fieldsParam' | 'omitParam'): string => {
     const value = options[key] ?? defaultOptions[key]
-    if (typeof value !== 'string' || !/^[A-Za-z_][A-Za-z0-9_.-]*$/.test(value)) fail(`${key} must be a query parameter name`)
+    if (typeof value !== 'string' || !/^[A-Za-z_][A-Za-z0-9_.-]*$/.test(value)) fail(messages.notAParameterName(key))
     return value
   }
   const positive = (key: 'maxDepth' | 'maxParamLength' | 'maxPaths' | 'cacheSize' | 'maxObjects'): number => {
     const value = options[key] ?? defaultOptions[key]
-    if (!isPositiveInteger(value)) fail(`${key} must be a positive integer`)
+    if (!isPositiveInteger(value)) fail(messages.notAPositiveInteger(key))
     return value
   }
   let wildcards: ReadonlySet<string> = defaultOptions.wildcards
   if (options.wildcards === null) wildcards = new Set()
   else if (options.wildcards !== undefined) {
     if (!Array.isArray(options.wildcards) || !options.wildcards.every((token) => typeof token === 'string' && /^[^.,\s]+$/.test(token))) {
-      fail('wildcards must be an array of tokens without dots, commas or spaces, or null')
+      fail(messages.badWildcards)
     }
     wildcards = new Set(options.wildcards)
   }
   const onInvalidExpand = options.onInvalidExpand ?? 'error'
-  if (onInvalidExpand !== 'error' && onInvalidExpand !== 'ignore') fail("onInvalidExpand must be 'error' or 'ignore'")
+  if (onInvalidExpand !== 'error' && onInvalidExpand !== 'ignore') fail(messages.badOnInvalidExpand)
   const allowRecursive = options.allowRecursive ?? true
-  if (typeof allowRecursive !== 'boolean') fail('allowRecursive must be a boolean')
-  if (options.resources !== undefined && !Array.isArray(options.resources)) fail('resources must be an array of resources')
+  if (typeof allowRecursive !== 'boolean') fail(messages.badAllowRecursive)
+  if (options.resources !== undefined && !Array.isArray(options.resources)) fail(messages.badResources)
   if (options.db !== undefined && typeof options.db !== 'function' &&
     (typeof options.db !== 'object' || options.db === null || typeof (options.db as { selectFrom?: unknown }).selectFrom !== 'function')) {
-    fail('db must be a Kysely instance or a function of the request returning one')
+    fail(messages.badDb)
   }
   const resolved: ResolvedOptions = Object.freeze({
     expandParam: param('expandParam'),
@@ -114,7 +114,7 @@ export function resolveOptions (options: ExpandPluginOptions = {}): ResolvedOpti
     maxObjects: positive('maxObjects'),
   })
   if (new Set([resolved.expandParam, resolved.fieldsParam, resolved.omitParam]).size !== 3) {
-    fail('expandParam, fieldsParam and omitParam must differ')
+    fail(messages.sameParameterNames)
   }
   return resolved
 }

@@ -1,6 +1,6 @@
 import { subscribe } from 'node:diagnostics_channel'
 import type { FastifyInstance, RouteOptions } from 'fastify'
-import { InvalidOptionError } from './errors.js'
+import { InvalidOptionError, messages } from './errors.js'
 import type { ExpandableRouteOptions } from './route.js'
 
 /**
@@ -37,10 +37,7 @@ function watch (app: FastifyInstance): void {
       return
     }
     const routes = [...new Set(missed.map((routeOptions) => `${String(routeOptions.method)} ${routeOptions.url}`))]
-    done(new InvalidOptionError(
-      `${routes.join(', ')} ${routes.length === 1 ? 'is' : 'are'} expandable but no fastify-expand instance prepared ${routes.length === 1 ? 'it' : 'them'}: ` +
-      'register the plugin before declaring expandable routes, in the same context or an enclosing one'
-    ))
+    done(new InvalidOptionError(messages.notPrepared(routes)))
   })
 }
 

@@ -10,7 +10,7 @@ import type {
 } from 'fastify'
 import { unknownKey } from './checks.js'
 import type { ExpandEngine, RegisteredTarget } from './engine.js'
-import { InvalidDataError, InvalidOptionError } from './errors.js'
+import { InvalidDataError, InvalidOptionError, messages } from './errors.js'
 import { expansionPlan } from './expansion-plan.js'
 import type { ResolvedOptions } from './options.js'
 import { isResource, type AnyResource } from './resource.js'
@@ -79,20 +79,14 @@ function withExpansionParameters (schema: FastifySchema, options: ResolvedOption
   if (typeof response === 'object' && response !== null) {
     const success = Object.keys(response).filter((status) => /^(2\d\d|2xx|default)$/i.test(status))
     if (success.length > 0) {
-      throw new InvalidOptionError(
-        `${context}: schema.response declares ${success.map((status) => `'${status}'`).join(', ')}, but an expandable route's success body is written by fastify-expand for each request: ` +
-        'remove it (expandOpenApi documents the body), or declare error statuses (4xx, 5xx) only'
-      )
+      throw new InvalidOptionError(messages.successSchema(context, success))
     }
   }
   const querystring = schema.querystring as Record<string, unknown> | undefined
   if (querystring === undefined) return schema
   if (typeof querystring !== 'object' || querystring === null || querystring.type !== 'object' ||
     (querystring.properties !== undefined && (typeof querystring.properties !== 'object' || querystring.properties === null))) {
-    throw new InvalidOptionError(
-      `${context}: schema.querystring must be an object schema ({ type: 'object', properties }) so that fastify-expand can declare ` +
-      `'${options.expandParam}', '${options.fieldsParam}' and '${options.omitParam}' in it`
-    )
+    throw new InvalidOptionError(messages.querystringSchema(context, options.expandParam, options.fieldsParam, options.omitParam))
   }
   const declared = (querystring.properties ?? {}) as Record<string, unknown>
   const properties: Record<string, unknown> = {}
@@ -159,7 +153,7 @@ function requireCompiledBody (resource: string): onSendHookHandler<unknown> {
   return function compiledBodyHook (request, reply, payload, done) {
     const status = reply.statusCode
     if (status >= 200 && status < 300 && status !== 204 && !compiledBodies.has(request)) {
-      done(new InvalidDataError(`Data for ${resource} does not fit the response: the handler sent ${describePayload(payload)}; return the data itself and fastify-expand writes it`))
+      done(new InvalidDataError(messages.unserializedBody(resource, describePayload(payload))))
       return
     }
     done(null, payload)
@@ -174,23 +168,26 @@ function describePayload (payload: unknown): string {
 }
 
 function checkRouteSetting (setting: ExpandableRouteOptions, context: string): void {
-  // Messages start with the property at fault ('.list ...') or a space.
-  const fail = (message: string): never => { throw new InvalidOptionError(`${context}: expandable${message}`) }
-  if (typeof setting !== 'object' || setting === null) fail(' must be an object')
+  const fail = (message: string): never => { throw new InvalidOptionError(message) }
+  if (typeof setting !== 'object' || setting === null) fail(messages.routeSettingNotObject(context))
   const unknown = unknownKey(setting, routeOptionKeys)
-  if (unknown !== undefined) fail(` has an unknown option '${unknown}'`)
-  if (!isResource(setting.resource) && typeof setting.resource !== 'string') fail('.resource must be a resource or a resource name')
-  if (setting.list !== undefined && typeof setting.list !== 'boolean') fail('.list must be a boolean')
-  if (setting.envelope !== undefined && (typeof setting.envelope !== 'string' || setting.envelope === '')) fail('.envelope must be a property name')
-  if (setting.envelope !== undefined && setting.list !== true) fail('.envelope needs list: true')
+  if (unknown !== undefined) fail(messages.unknownRouteOption(context, unknown))
+  if (!isResource(setting.resource) && typeof setting.resource !== 'string') fail(messages.badRouteResource(context))
+  if (setting.list !== undefined && typeof setting.list !== 'boolean') fail(messages.badRouteList(context))
+  if (setting.envelope !== undefined && (typeof setting.envelope !== 'string' || setting.envelope === '')) {
+    fail(messages.badRouteEnvelope(context))
+  }
+  if (setting.envelope !== undefined && setting.list !== true) fail(messages.envelopeNeedsList(context))
   if (setting.permitListExpands !== undefined &&
     (!Array.isArray(setting.permitListExpands) || !setting.permitListExpands.every((path) => typeof path === 'string'))) {
-    fail('.permitListExpands must be an array of paths')
+    fail(messages.badPermitListExpands(context))
   }
-  if (setting.permitListExpands !== undefined && setting.list !== true) fail('.permitListExpands needs list: true (detail routes are never restricted by it)')
+  if (setting.permitListExpands !== undefined && setting.list !== true) {
+    fail(messages.permitListExpandsNeedsList(context))
+  }
   if (setting.defaultExpand !== undefined &&
     (!Array.isArray(setting.defaultExpand) || !setting.defaultExpand.every((path) => typeof path === 'string'))) {
-    fail('.defaultExpand must be an array of paths')
+    fail(messages.badDefaultExpand(context))
   }
 }
 

@@ -45,7 +45,8 @@ const expanded = await app.inject({ method: 'GET', url: '/people?expand=employer
 assert.equal(expanded.statusCode, 200, expanded.body)
 assert.equal(expanded.headers['content-type'], 'application/json; charset=utf-8')
 assert.equal(expanded.body,
-  '{"data":[{"id":1,"name":"Jon","employer":{"id":1,"name":"Acme"}},{"id":2,"name":"Liz","employer":null}],"limit":20,"offset":0,"total":2}')
+  '{"data":[{"id":1,"name":"Jon","employer":{"id":1,"name":"Acme"}},{"id":2,"name":"Liz","employer":null}],' +
+  '"limit":20,"offset":0,"total":2}')
 
 const one = await app.inject({ method: 'GET', url: '/people/1?fields=name,employer' })
 assert.equal(one.statusCode, 200, one.body)
@@ -56,7 +57,8 @@ assert.equal(unknown.statusCode, 400)
 assert.ok(requestErrorCodes.includes(JSON.parse(unknown.body).code), unknown.body)
 
 const serialize = createSerializer(Person, { resources: [Company], expand: 'employer' })
-assert.equal(serialize.stringify({ id: 3, name: 'Ann', employer: { id: 1, name: 'Acme' } }), '{"id":3,"name":"Ann","employer":{"id":1,"name":"Acme"}}')
+assert.equal(serialize.stringify({ id: 3, name: 'Ann', employer: { id: 1, name: 'Acme' } }),
+  '{"id":3,"name":"Ann","employer":{"id":1,"name":"Acme"}}')
 
 await app.close()
 await db.destroy()

@@ -16,7 +16,8 @@ export function genericStringify (
   list: boolean,
   registry: ReadonlyMap<string, AnyResource> = new Map()
 ): string {
-  const level = walkDeclaration(resource, resource.fields, splitPaths(query.expand), splitPaths(query.fields), splitPaths(query.omit), registry)
+  const level = walkDeclaration(
+    resource, resource.fields, splitPaths(query.expand), splitPaths(query.fields), splitPaths(query.omit), registry)
   const shaped = list ? (data as Row[]).map((row) => shapeRow(level, row)) : shapeRow(level, data as Row)
   return JSON.stringify(shaped)
 }

@@ -46,7 +46,8 @@ export async function graphqlApp (database: Database.Database, jit: number): Pro
       },
       async toys (queries: Array<{ obj: PetRow }>) {
         const groups = new Map<number, unknown[]>(queries.map(({ obj }) => [obj.id, []]))
-        for (const row of toys.all(JSON.stringify(queries.map(({ obj }) => obj.id))) as Array<{ pet_id: number; id: number; name: string }>) {
+        const rows = toys.all(JSON.stringify(queries.map(({ obj }) => obj.id))) as Array<{ pet_id: number; id: number; name: string }>
+        for (const row of rows) {
           groups.get(row.pet_id)!.push({ id: row.id, name: row.name })
         }
         return queries.map(({ obj }) => groups.get(obj.id))

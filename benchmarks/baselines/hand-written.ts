@@ -67,10 +67,12 @@ type AnyKysely = Kysely<any>
 
 /** What a loader written without batching does: one statement per row and relation (N+1). */
 export async function naivePage (db: AnyKysely, depth: Depth, limit: number, offset: number): Promise<PetRecord[]> {
-  const pets = await db.selectFrom('pets').select(['id', 'name', 'species', 'owner_id', 'sold_from_id']).orderBy('id').limit(limit).offset(offset).execute()
+  const pets = await db.selectFrom('pets').select(['id', 'name', 'species', 'owner_id', 'sold_from_id'])
+    .orderBy('id').limit(limit).offset(offset).execute()
   const records: PetRecord[] = []
   for (const pet of pets) {
-    const person = await db.selectFrom('people').select(['id', 'name', 'hobbies', 'employer_id']).where('id', '=', pet.owner_id).executeTakeFirst()
+    const person = await db.selectFrom('people').select(['id', 'name', 'hobbies', 'employer_id'])
+      .where('id', '=', pet.owner_id).executeTakeFirst()
     let owner: PetRecord['owner'] = null
     if (person !== undefined) {
       owner = { id: person.id, name: person.name, hobbies: person.hobbies }

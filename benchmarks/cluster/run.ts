@@ -55,7 +55,8 @@ function cleanup (): Promise<void> {
   cleaning ??= (async () => {
     for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
     if (postgresBin !== '' && directory !== '' && existsSync(join(directory, 'data', 'postmaster.pid'))) {
-      spawnSync(join(postgresBin, 'pg_ctl'), ['-D', join(directory, 'data'), '-m', 'immediate', '-w', 'stop'], { ...asPostgres(), stdio: 'ignore' })
+      const stop = ['-D', join(directory, 'data'), '-m', 'immediate', '-w', 'stop']
+      spawnSync(join(postgresBin, 'pg_ctl'), stop, { ...asPostgres(), stdio: 'ignore' })
     }
     await sleep(100)
     if (directory !== '') rmSync(directory, { recursive: true, force: true })
@@ -222,7 +223,8 @@ async function setup (): Promise<void> {
   ].join('\n'))
   run(command('haproxy'), ['-c', '-q', '-f', join(directory, 'haproxy.cfg')])
   start('haproxy', command('haproxy'), ['-db', '-f', join(directory, 'haproxy.cfg')])
-  await waitFor('HAProxy seeing the three instances up', async () => Object.values(await serverStates()).filter((state) => state === 'UP').length === 3)
+  await waitFor('HAProxy seeing the three instances up',
+    async () => Object.values(await serverStates()).filter((state) => state === 'UP').length === 3)
   log(`HAProxy on 127.0.0.1:${ports.haproxy}, health checks on /health every 200 ms (fall 2, rise 2)`)
 }
 
@@ -274,7 +276,9 @@ for (let page = 0; page < 10; page++) urls.push(`/visits?limit=10&offset=${page 
 for (let page = 0; page < 5; page++) urls.push(`/companies?limit=25&offset=${page * 25}`)
 urls.push('/pets/999999', '/people/3?expand=nope')
 
-interface Sample { at: number, end: number, url: number, status: number, code: string, retryAfter: string | null, server: string, wrong: boolean }
+interface Sample {
+  at: number, end: number, url: number, status: number, code: string, retryAfter: string | null, server: string, wrong: boolean
+}
 const samples: Sample[] = []
 const expected: Array<{ status: number, body: string }> = []
 
@@ -315,7 +319,8 @@ async function worker (offset: number): Promise<void> {
         wrong: response.status === want.status && body !== want.body,
       })
     } catch (error) {
-      samples.push({ at, end: Date.now(), url: index, status: 0, code: String((error as Error).cause ?? (error as Error).message), retryAfter: null, server: '', wrong: false })
+      const code = String((error as Error).cause ?? (error as Error).message)
+      samples.push({ at, end: Date.now(), url: index, status: 0, code, retryAfter: null, server: '', wrong: false })
     }
   }
 }
@@ -404,7 +409,8 @@ async function main (): Promise<number> {
   // A request belongs to a window when it was in flight at some moment of it.
   const inside = (sample: Sample, window: Window): boolean => sample.end >= window.from && sample.at <= window.to
   const failed = (sample: Sample): boolean => sample.status !== expected[sample.url].status
-  const documented503 = (sample: Sample): boolean => sample.status === 503 && sample.code === 'FST_EXPAND_UNAVAILABLE' && sample.retryAfter === '1'
+  const documented503 = (sample: Sample): boolean =>
+    sample.status === 503 && sample.code === 'FST_EXPAND_UNAVAILABLE' && sample.retryAfter === '1'
   const statuses: Record<string, number> = {}
   for (const sample of samples) statuses[String(sample.status)] = (statuses[String(sample.status)] ?? 0) + 1
   const wrongBodies = samples.filter((sample) => sample.wrong).length

@@ -45,7 +45,12 @@ export const Station = defineResource({
 export const Sensor = defineResource({
   name: 'Sensor',
   schema: Type.Object({
-    id: Type.Integer(), model: Type.Integer(), calibration: Type.Number(), offset: Type.Number(), range: Type.Number(), station: Type.Integer(),
+    id: Type.Integer(),
+    model: Type.Integer(),
+    calibration: Type.Number(),
+    offset: Type.Number(),
+    range: Type.Number(),
+    station: Type.Integer(),
   }),
   fields: ['id', 'model', 'calibration', 'offset', 'range', 'station'],
   expandable: { station: Station },
@@ -78,7 +83,9 @@ export interface Shape {
   row(index: number, depth: number, random: () => number): Record<string, unknown>
 }
 
-const words = ['fastify', 'schema', 'compiled', 'relation', 'expansion', 'naïve', 'café', 'query', 'loader', 'latency', 'throughput', 'résumé']
+const words = [
+  'fastify', 'schema', 'compiled', 'relation', 'expansion', 'naïve', 'café', 'query', 'loader', 'latency', 'throughput', 'résumé',
+]
 
 function sentence (random: () => number, count: number): string {
   const parts: string[] = []
@@ -102,7 +109,13 @@ function author (id: number, depth: number, random: () => number): Record<string
 }
 
 function station (id: number, random: () => number): Record<string, unknown> {
-  return { id, latitude: random() * 180 - 90, longitude: random() * 360 - 180, elevation: random() * 4000, capacity: Math.floor(random() * 500) }
+  return {
+    id,
+    latitude: random() * 180 - 90,
+    longitude: random() * 360 - 180,
+    elevation: random() * 4000,
+    capacity: Math.floor(random() * 500),
+  }
 }
 
 function sensor (id: number, depth: number, random: () => number): Record<string, unknown> {

@@ -22,9 +22,11 @@ async function run (name: string, db: Kysely<any>, helpers: any) {
   const json = (h: any) => jsonDb.selectFrom('pets').select((eb: any) => [
     'pets.id', 'pets.name', 'pets.species', 'pets.sold_from_id as sold_from',
     h.object(eb.selectFrom('people').select((eb2: any) => ['people.id', 'people.name', 'people.hobbies',
-      h.object(eb2.selectFrom('companies').select(['companies.id', 'companies.name', 'companies.public']).whereRef('companies.id', '=', 'people.employer_id')).as('employer')])
+      h.object(eb2.selectFrom('companies').select(['companies.id', 'companies.name', 'companies.public'])
+        .whereRef('companies.id', '=', 'people.employer_id')).as('employer')])
       .whereRef('people.id', '=', 'pets.owner_id')).as('owner'),
-    h.array(eb.selectFrom('toys').innerJoin('pet_toys', 'pet_toys.toy_id', 'toys.id').select(['toys.id', 'toys.name']).whereRef('pet_toys.pet_id', '=', 'pets.id').orderBy('toys.id')).as('toys'),
+    h.array(eb.selectFrom('toys').innerJoin('pet_toys', 'pet_toys.toy_id', 'toys.id').select(['toys.id', 'toys.name'])
+      .whereRef('pet_toys.pet_id', '=', 'pets.id').orderBy('toys.id')).as('toys'),
   ]).orderBy('pets.id').limit(100).execute()
   for (let i = 0; i < 50; i++) { await app.inject(url); await json(helpers) }
   const N = 300
@@ -34,7 +36,8 @@ async function run (name: string, db: Kysely<any>, helpers: any) {
   t0 = process.hrtime.bigint()
   for (let i = 0; i < N; i++) JSON.stringify(await json(helpers))
   const single = Number(process.hrtime.bigint() - t0) / N / 1e6
-  console.log(name, 'batched route (load+serialize+inject) ms', batched.toFixed(3), '| one JSON statement (query+stringify only) ms', single.toFixed(3))
+  console.log(name, 'batched route (load+serialize+inject) ms', batched.toFixed(3),
+    '| one JSON statement (query+stringify only) ms', single.toFixed(3))
   await app.close()
 }
 for (const dialect of dialects()) {

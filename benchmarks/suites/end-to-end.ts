@@ -40,11 +40,14 @@ const routesApp = (db: Kysely<any>, resources: readonly AnyResource[] = petResou
  */
 function withScopes (resources: readonly AnyResource[]): AnyResource[] {
   const byName = (reference: unknown): string => {
-    const resource = typeof reference === 'function' && !isResource(reference) ? (reference as () => AnyResource)() : reference as AnyResource
+    const resource = typeof reference === 'function' && !isResource(reference)
+      ? (reference as () => AnyResource)()
+      : reference as AnyResource
     return typeof reference === 'string' ? reference : resource.name
   }
-  const relations = (map: AnyResource['expandable']): Record<string, RelationDefinition> => Object.fromEntries(Object.entries(map ?? {}).map(([field, definition]) =>
-    [field, Array.isArray(definition) ? [byName(definition[0]), definition[1] as RelationOptions] as const : byName(definition)]))
+  const relations = (map: AnyResource['expandable']): Record<string, RelationDefinition> =>
+    Object.fromEntries(Object.entries(map ?? {}).map(([field, definition]) =>
+      [field, Array.isArray(definition) ? [byName(definition[0]), definition[1] as RelationOptions] as const : byName(definition)]))
   return resources.map((resource) => {
     const { kind: _kind, ...definition } = resource
     return defineResource({
@@ -65,7 +68,10 @@ async function handWrittenApp (database: Database.Database): Promise<FastifyInst
     schema: {
       querystring: {
         type: 'object',
-        properties: { limit: { type: 'integer', minimum: 1, maximum: 100, default: 20 }, offset: { type: 'integer', minimum: 0, default: 0 } },
+        properties: {
+          limit: { type: 'integer', minimum: 1, maximum: 100, default: 20 },
+          offset: { type: 'integer', minimum: 0, default: 0 },
+        },
       },
     },
   }, async (request) => {

@@ -77,7 +77,8 @@ function overflowSample (combinations: readonly Query[], streamLength: number, s
     const elapsed = Number(process.hrtime.bigint() - started)
     const after = engine.serializers.stats()
     const hits = after.hits - before.hits
-    return { value: elapsed / streamLength, facts: { 'hit rate %': (100 * hits) / streamLength, compiles: after.compiles - before.compiles } }
+    const facts = { 'hit rate %': (100 * hits) / streamLength, compiles: after.compiles - before.compiles }
+    return { value: elapsed / streamLength, facts }
   }
 }
 
@@ -97,7 +98,9 @@ export const requestOverheadSuite: Suite = {
     const hitQueries: Array<[string, Query]> = [
       ['cache hit, no parameters', {}],
       ['cache hit, expand=owner.employer,toys', { expand: 'owner.employer,toys' }],
-      ['cache hit, expand + fields + omit', { expand: 'owner.employer,toys,sold_from', fields: 'id,name,owner,toys,sold_from', omit: 'owner.hobbies' }],
+      ['cache hit, expand + fields + omit', {
+        expand: 'owner.employer,toys,sold_from', fields: 'id,name,owner,toys,sold_from', omit: 'owner.hobbies',
+      }],
     ]
     for (const [name, query] of hitQueries) {
       engine.serializerFor(engine.planFor(target, query))
@@ -135,7 +138,9 @@ export const requestOverheadSuite: Suite = {
 
     const streamLength = mode.quick ? 300 : 3_000
     const seed = { value: 1 }
-    const distinctCounts = mode.quick ? [overflowCacheSize / 2, overflowCacheSize * 2] : [overflowCacheSize / 2, overflowCacheSize, overflowCacheSize * 2, overflowCacheSize * 10]
+    const distinctCounts = mode.quick
+      ? [overflowCacheSize / 2, overflowCacheSize * 2]
+      : [overflowCacheSize / 2, overflowCacheSize, overflowCacheSize * 2, overflowCacheSize * 10]
     const combinations = distinctCombinations(Math.max(...distinctCounts))
     cases.push({
       name: `cache overflow, cacheSize ${overflowCacheSize}`,

@@ -24,8 +24,10 @@ export const serializationSuite: Suite = {
     `Per request: ${compiledName} looks up the plan and serializer of the query (a cache hit) and runs the compiled function;`,
     `${genericName} is a drf-flex-fields port that walks the declarations per request, builds the output objects and stringifies them;`,
     `${stringifyName} stringifies objects that already have exactly the output shape (work a handler would have to do first).`,
-    'All three receive the same objects and must write the same bytes (checked before timing). Each output is then measured with Buffer.byteLength,',
-    "as Fastify does for Content-Length: that flattens the compiled serializer's concatenated string, work it would otherwise leave to the socket write. Baseline: the generic walk.",
+    'All three receive the same objects and must write the same bytes (checked before timing).',
+    'Each output is then measured with Buffer.byteLength,',
+    "as Fastify does for Content-Length: that flattens the compiled serializer's concatenated string,",
+    'work it would otherwise leave to the socket write. Baseline: the generic walk.',
     `${dataCheckName} times only the check that runs before the compiled function writes (data that does not fit the plan is a 500, never a coerced body): its share of ${compiledName}.`,
   ].join(' '),
   async setup () {

@@ -88,7 +88,9 @@ function numberExample (schema: JsonSchema, integer: boolean): number | undefine
   for (const edge of [low, high]) {
     if (edge === undefined) continue
     candidates.push(edge, Math.ceil(edge), Math.floor(edge), Math.floor(edge) + 1, Math.ceil(edge) - 1)
-    if (multipleOf !== undefined && multipleOf > 0) candidates.push(Math.ceil(edge / multipleOf) * multipleOf, Math.floor(edge / multipleOf) * multipleOf)
+    if (multipleOf !== undefined && multipleOf > 0) {
+      candidates.push(Math.ceil(edge / multipleOf) * multipleOf, Math.floor(edge / multipleOf) * multipleOf)
+    }
   }
   if (low !== undefined && high !== undefined) candidates.push((low + high) / 2)
   return candidates.find(fits)
@@ -119,8 +121,12 @@ function arrayExample (schema: JsonSchema, depth: number): unknown[] | undefined
   const minItems = typeof schema.minItems === 'number' ? schema.minItems : 0
   const maxItems = typeof schema.maxItems === 'number' ? schema.maxItems : Infinity
   const items = schema.items
-  const item = typeof items === 'object' && items !== null && !Array.isArray(items) ? exampleValue(items as JsonSchema, depth + 1) : undefined
-  if (item === undefined || maxItems < 1 || Object.hasOwn(schema, 'prefixItems') || Object.hasOwn(schema, 'contains')) return minItems === 0 ? [] : undefined
+  const item = typeof items === 'object' && items !== null && !Array.isArray(items)
+    ? exampleValue(items as JsonSchema, depth + 1)
+    : undefined
+  if (item === undefined || maxItems < 1 || Object.hasOwn(schema, 'prefixItems') || Object.hasOwn(schema, 'contains')) {
+    return minItems === 0 ? [] : undefined
+  }
   if (minItems > 1 && schema.uniqueItems === true) return undefined
   return Array.from({ length: Math.max(1, minItems) }, () => item)
 }

@@ -1,5 +1,14 @@
 import type { FastifySchema, RouteOptions } from 'fastify'
-import { accessErrorCodes, listErrorCodes, loadingErrorCodes, requestErrorCodes, serverErrorCodes, unavailableErrorCodes } from '../errors.js'
+import {
+  accessErrorCodes,
+  InvalidOptionError,
+  listErrorCodes,
+  loadingErrorCodes,
+  messages,
+  requestErrorCodes,
+  serverErrorCodes,
+  unavailableErrorCodes,
+} from '../errors.js'
 import { generatedRouteOf, type GeneratedRoute } from '../load/resource-routes.js'
 import { resolveOptions, type ExpandPluginOptions, type ResolvedOptions } from '../options.js'
 import { permittedPaths } from '../plan/permitted.js'
@@ -90,8 +99,8 @@ export function expandOpenApi (pluginOptions: ExpandPluginOptions, documentation
   const options = resolveOptions(pluginOptions)
   const componentPrefix = documentationOptions.componentPrefix ?? ''
   const maxEnumeratedPaths = documentationOptions.maxEnumeratedPaths ?? 200
-  if (!/^[A-Za-z0-9._-]*$/.test(componentPrefix)) throw new TypeError('expandOpenApi: componentPrefix may hold letters, digits, dots, dashes and underscores only')
-  if (!Number.isInteger(maxEnumeratedPaths) || maxEnumeratedPaths < 1) throw new TypeError('expandOpenApi: maxEnumeratedPaths must be a positive integer')
+  if (!/^[A-Za-z0-9._-]*$/.test(componentPrefix)) throw new InvalidOptionError(messages.openApiComponentPrefix)
+  if (!Number.isInteger(maxEnumeratedPaths) || maxEnumeratedPaths < 1) throw new InvalidOptionError(messages.openApiMaxEnumeratedPaths)
 
   // Built on first use, as the plugin resolves references at ready(): resources may still be defined until then.
   let state: { graph: ResourceGraph; components: ComponentSchemas } | undefined
@@ -148,7 +157,7 @@ export function expandOpenApi (pluginOptions: ExpandPluginOptions, documentation
     const setting = route.expandable ?? (route.config as { expandable?: ExpandableRouteOptions | false } | undefined)?.expandable
     if (setting === undefined || setting === false) return previous
     const document = input.openapiObject
-    if (document === undefined) throw new TypeError("expandOpenApi: the transform documents OpenAPI 3 only; give @fastify/swagger an 'openapi' option")
+    if (document === undefined) throw new InvalidOptionError(messages.openApiVersion)
     const schema = (previous.schema ?? {}) as FastifySchema & Record<string, unknown>
     const validated = ['querystring', 'params', 'body', 'headers'].some((key) => schema[key] !== undefined)
     const described = describeRoute(setting, { validated, generated: generatedRouteOf(setting), pathParameters: /[:{]/.test(route.url) })
@@ -166,13 +175,21 @@ export function expandOpenApi (pluginOptions: ExpandPluginOptions, documentation
     // A querystring schema that declares another style (through an earlier transform: Fastify's
     // validator refuses the keyword in a route schema) cannot document both: refused.
     if ((querystring.style !== undefined && querystring.style !== 'form') || querystring.explode === false) {
-      throw new TypeError(`expandOpenApi: ${routeName} declares querystring style '${String(querystring.style ?? 'form')}'${querystring.explode === false ? ' without explode' : ''}, ` +
-        `which @fastify/swagger would apply to '${options.expandParam}', '${options.fieldsParam}' and '${options.omitParam}' too: they are form style, exploded`)
+      const style = String(querystring.style ?? 'form')
+      const explode = querystring.explode !== false
+      throw new InvalidOptionError(
+        messages.openApiQuerystringStyle(routeName, style, explode, options.expandParam, options.fieldsParam, options.omitParam))
     }
     const response = (schema.response ?? {}) as Record<string, unknown>
     const documented = {
       ...schema,
-      querystring: { ...querystring, type: 'object', style: 'form', explode: true, properties: { ...ownProperties, ...described.querystring } },
+      querystring: {
+        ...querystring,
+        type: 'object',
+        style: 'form',
+        explode: true,
+        properties: { ...ownProperties, ...described.querystring },
+      },
       response: { ...successResponses(response, described.response[200], route.method), ...errorResponses(response, described.response) },
     }
 
@@ -180,7 +197,7 @@ export function expandOpenApi (pluginOptions: ExpandPluginOptions, documentation
     const schemas = (components.schemas ??= {}) as Record<string, unknown>
     for (const [name, component] of Object.entries(componentsFor(document.openapi))) {
       if (Object.hasOwn(schemas, name) && !isOurs(schemas[name], component)) {
-        throw new TypeError(`expandOpenApi: the document already has a component '${name}'; set componentPrefix to keep the resource schemas apart`)
+        throw new InvalidOptionError(messages.openApiComponent(name))
       }
       schemas[name] = component
     }
@@ -284,7 +301,8 @@ function expansionParameters (
   const fieldNames = clientFieldNames(node).filter((name) => shownRelations.has(name) || showable(name))
   const example = dotExample(node, enumeration.paths)
   // The response schemas describe the default response (documentation-schemas.ts): say where they stop holding.
-  const optional = 'Fields left out are absent from the response, even those its schema requires: the schema describes the default response.'
+  const optional = 'Fields left out are absent from the response, even those its schema requires: ' +
+    'the schema describes the default response.'
   const plain = fieldNames.find((name) => !node.relations.has(name))
   const nested = example === undefined
     ? ' This route expands no relation, so dot notation has nothing to reach.'
@@ -341,7 +359,10 @@ function responseSchema (
         properties: {
           [envelope]: array,
           limit,
-          next: { type: ['string', 'null'], description: 'The `after` of the following page (same sort and filters); null on the last page' },
+          next: {
+            type: ['string', 'null'],
+            description: 'The `after` of the following page (same sort and filters); null on the last page',
+          },
         },
         required: [envelope, 'limit', 'next'],
         additionalProperties: false,
@@ -391,10 +412,14 @@ function requestErrorSchema (validated: boolean, listErrors: readonly string[]):
   // Any expandable route may load through app.expand.load, which bounds the response size.
   const codes: string[] = [...requestErrorCodes, ...loadingErrorCodes, ...listErrors]
   if (validated) codes.push('FST_ERR_VALIDATION')
-  return errorBody('Invalid expand, fields or omit, a response over maxObjects, or another invalid parameter', 400, { type: 'string', enum: codes }, true)
+  const summary = 'Invalid expand, fields or omit, a response over maxObjects, or another invalid parameter'
+  return errorBody(summary, 400, { type: 'string', enum: codes }, true)
 }
 
-/** The list errors a generated list route can answer: every list reads filter[...] and sort (refusing undeclared ones); cursor lists read after. */
+/**
+ * The list errors a generated list route can answer: every list reads
+ * filter[...] and sort (refusing undeclared ones); cursor lists read after.
+ */
 function listCodes (generated: Extract<GeneratedRoute, { kind: 'list' }>): string[] {
   return generated.pagination === 'cursor' ? [...listErrorCodes] : listErrorCodes.filter((code) => code !== 'FST_EXPAND_BAD_CURSOR')
 }
@@ -414,7 +439,8 @@ function reachesFieldRules (node: ResourceNode): boolean {
 
 /** Any expandable route may load through the plugin: a database out of reach is a 503 with Retry-After. */
 function unavailableSchema (): JsonSchema {
-  return errorBody('The database cannot be reached now: retry after the seconds of its Retry-After header', 503, { type: 'string', enum: [...unavailableErrorCodes] }, true)
+  const summary = 'The database cannot be reached now: retry after the seconds of its Retry-After header'
+  return errorBody(summary, 503, { type: 'string', enum: [...unavailableErrorCodes] }, true)
 }
 
 function forbiddenSchema (): JsonSchema {

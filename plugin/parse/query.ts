@@ -1,4 +1,4 @@
-import { MalformedError } from '../errors.js'
+import { MalformedError, messages } from '../errors.js'
 import type { ResolvedOptions } from '../options.js'
 
 /** The three parameters as received, each joined into one comma list ('' when absent). */
@@ -31,18 +31,18 @@ export function readParam (query: unknown, name: string, options: ResolvedOption
     if (key !== name && !(key.startsWith(name) && key[name.length] === '[')) continue
     // `name[]` and indexed `name[0]` (as PHP and some clients write arrays) are the repeated form; other brackets mean nothing here.
     if (key !== name && !/^\[[0-9]*\]$/.test(key.slice(name.length))) {
-      throw new MalformedError(`'${key}' is not a form of '${name}': send ${name}=a,b, repeat ${name}, or use ${name}[]`)
+      throw new MalformedError(messages.bracketForm(key, name))
     }
     const values = record[key]
     for (const value of Array.isArray(values) ? values : [values]) {
-      if (typeof value !== 'string') throw new MalformedError(`'${name}' must be a comma-separated list of field paths`)
+      if (typeof value !== 'string') throw new MalformedError(messages.notAList(name))
       // The limit counts the characters of the values, not the commas that join repeated ones.
       length += value.length
       joined = joined === '' ? value : `${joined},${value}`
     }
   }
   if (length > options.maxParamLength) {
-    throw new MalformedError(`'${name}' is ${length} characters long; the limit is ${options.maxParamLength}`)
+    throw new MalformedError(messages.tooLong(name, length, options.maxParamLength))
   }
   return joined
 }
@@ -64,7 +64,10 @@ function hasParam (query: unknown, name: string): boolean {
 }
 
 /** The same three values given in code: arrays are joined as repeated parameters would be. */
-export function rawFromInput (input: { expand?: PathListInput; fields?: PathListInput; omit?: PathListInput }, options: ResolvedOptions): RawExpansionQuery {
+export function rawFromInput (
+  input: { expand?: PathListInput; fields?: PathListInput; omit?: PathListInput },
+  options: ResolvedOptions
+): RawExpansionQuery {
   const query: Record<string, unknown> = {}
   if (input.expand !== undefined) query[options.expandParam] = input.expand
   if (input.fields !== undefined) query[options.fieldsParam] = input.fields
@@ -84,11 +87,11 @@ export function parsePaths (raw: string, name: string, options: ResolvedOptions)
     if (trimmed === '') continue
     const path = trimmed.split('.')
     for (const segment of path) {
-      if (segment === '') throw new MalformedError(`'${name}' has an empty segment in '${trimmed}'`)
+      if (segment === '') throw new MalformedError(messages.emptySegment(name, trimmed))
     }
     paths.push(path)
     if (paths.length > options.maxPaths) {
-      throw new MalformedError(`'${name}' names more than ${options.maxPaths} paths`)
+      throw new MalformedError(messages.tooManyPaths(name, options.maxPaths))
     }
   }
   return paths

@@ -2,6 +2,7 @@ import {
   ForbiddenError,
   InvalidDefinitionError,
   MalformedError,
+  messages,
   NotPermittedError,
   RecursiveError,
   TooDeepError,
@@ -28,7 +29,12 @@ interface Requested {
  * are checked before names: malformed input and depth first, then each
  * level against the resource graph.
  */
-export function planExpansion (target: PlanTarget, raw: RawExpansionQuery, options: ResolvedOptions, visibility: Visibility = fullVisibility): ExpansionPlan {
+export function planExpansion (
+  target: PlanTarget,
+  raw: RawExpansionQuery,
+  options: ResolvedOptions,
+  visibility: Visibility = fullVisibility
+): ExpansionPlan {
   const expandPaths = parsePaths(raw.expand, options.expandParam, options)
   const fieldsPaths = parsePaths(raw.fields, options.fieldsParam, options)
   const omitPaths = parsePaths(raw.omit, options.omitParam, options)
@@ -36,7 +42,7 @@ export function planExpansion (target: PlanTarget, raw: RawExpansionQuery, optio
   checkWildcards(omitPaths, options.omitParam, options, false)
   for (const path of expandPaths) {
     if (path.length > target.maxDepth) {
-      throw new TooDeepError(`Cannot expand '${path.join('.')}': the maximum expansion depth is ${target.maxDepth}`)
+      throw new TooDeepError(messages.tooDeep(path.join('.'), target.maxDepth))
     }
   }
   const planner = new Planner(target, options, visibility)
@@ -79,7 +85,7 @@ class Planner {
     definitionDepth = 0
   ): LevelPlan {
     if (definitionDepth > definitionDepthGuard) {
-      throw new InvalidDefinitionError(`The always-applied expansions of ${this.target.node.qualifiedName} (nested fields or relation 'expand' options) form a cycle: '${repeatingUnit(path)}' repeats without end`)
+      throw new InvalidDefinitionError(messages.expansionCycle(this.target.node.qualifiedName, repeatingUnit(path)))
     }
     const visible = this.visibility.visible(node)
     if (emit && (fieldsTree !== undefined || omitTree !== undefined)) {
@@ -113,7 +119,10 @@ class Planner {
         const level = this.level(
           relation.target,
           relation.baseFields,
-          { query: wanted.query, always: relation.alwaysExpand.length === 0 ? wanted.always : withPaths(wanted.always, relation.alwaysExpand) },
+          {
+            query: wanted.query,
+            always: relation.alwaysExpand.length === 0 ? wanted.always : withPaths(wanted.always, relation.alwaysExpand),
+          },
           nestedFields !== undefined && nestedFields.children.size > 0 ? nestedFields : undefined,
           omitTree?.children.get(name),
           [...path, name],
@@ -128,7 +137,8 @@ class Planner {
       if (shown.has(name) || wanted.query === undefined || wanted.query.children.size === 0) continue
       const relation = node.relations.get(name)!
       this.countExpansion()
-      this.level(relation.target, relation.baseFields, { query: wanted.query, always: undefined }, undefined, undefined, [...path, name], false)
+      const wantedByQuery = { query: wanted.query, always: undefined }
+      this.level(relation.target, relation.baseFields, wantedByQuery, undefined, undefined, [...path, name], false)
     }
     return Object.freeze({ node, fields: Object.freeze(fields) })
   }
@@ -139,7 +149,7 @@ class Planner {
    */
   private countExpansion (): void {
     if (++this.expansions > this.options.maxPaths) {
-      throw new MalformedError(`The request expands more than ${this.options.maxPaths} relations`)
+      throw new MalformedError(messages.tooManyRelations(this.options.maxPaths))
     }
   }
 
@@ -183,25 +193,27 @@ class Planner {
         }
         const unmatched = named.find((child) => !matched.has(child))
         if (unmatched !== undefined && this.options.onInvalidExpand === 'error') {
-          throw new UnknownFieldError(`Cannot expand '${prefix}${name}.${unmatched}' on ${node.name}: no relation ${this.target.list && this.target.permitted !== undefined ? 'permitted ' : ''}at that level has '${unmatched}'`)
+          const permittedOnly = this.target.list && this.target.permitted !== undefined
+          throw new UnknownFieldError(messages.noMatchBelow(`${prefix}${name}.${unmatched}`, node.name, permittedOnly, unmatched))
         }
         continue
       }
       if (node.relations.has(name) && visible !== undefined && !visible.has(name)) {
         if (this.options.onInvalidExpand === 'ignore') continue
-        throw new ForbiddenError(`Cannot expand '${prefix + name}' on ${node.name}: it is not available to this request`)
+        throw new ForbiddenError(messages.hiddenRelation(prefix + name, node.name))
       }
       if (!node.relations.has(name)) {
         if (this.options.onInvalidExpand === 'ignore') continue
         const expandable = [...node.relations.keys()].filter((field) => visible === undefined || visible.has(field))
-        throw new UnknownFieldError(`Cannot expand '${prefix + name}' on ${node.name}: ${expandable.length > 0 ? `expandable fields are ${expandable.join(', ')}` : 'it has no expandable fields'}`)
+        throw new UnknownFieldError(messages.notExpandable(prefix + name, node.name, expandable))
       }
       if (!this.options.allowRecursive && path.includes(name)) {
-        throw new RecursiveError(`Cannot expand '${prefix + name}': '${name}' repeats in the path and recursive expansion is disabled`)
+        throw new RecursiveError(messages.recursive(prefix + name, name))
       }
       if (!this.permits(prefix + name)) {
         if (this.options.onInvalidExpand === 'ignore') continue
-        throw new NotPermittedError(`Cannot expand '${prefix + name}' on ${this.target.list ? 'a list of ' : ''}${this.target.node.name}: permitted expansions are ${[...this.target.permitted ?? []].join(', ') || 'none'}`)
+        const permitted = [...this.target.permitted ?? []]
+        throw new NotPermittedError(messages.notPermitted(prefix + name, this.target.list, this.target.node.name, permitted))
       }
       add(name, 'query', below)
     }
@@ -237,9 +249,9 @@ class Planner {
       const at = path.length > 0 ? `${path.join('.')}.${name}` : name
       if (all.includes(name)) {
         if (!selecting) continue
-        throw new ForbiddenError(`Field '${at}' in '${param}' is not available to this request`)
+        throw new ForbiddenError(messages.hiddenField(at, param))
       }
-      throw new UnknownFieldError(`Unknown field '${at}' in '${param}': ${node.name} has ${shown.join(', ')}`)
+      throw new UnknownFieldError(messages.unknownField(at, param, node.name, shown))
     }
   }
 }
@@ -256,8 +268,8 @@ function checkWildcards (paths: readonly string[][], param: string, options: Res
       if (!options.wildcards.has(segment)) return
       if (lastSegmentAllowed && index === path.length - 1) return
       throw new MalformedError(lastSegmentAllowed
-        ? `'${param}' takes a wildcard only at the end of a path ('${segment}', 'owner.${segment}'), not in '${path.join('.')}'`
-        : `'${param}' takes field names, not the wildcard in '${path.join('.')}'`)
+        ? messages.wildcardNotLast(param, segment, path.join('.'))
+        : messages.wildcardInOmit(param, path.join('.')))
     })
   }
 }

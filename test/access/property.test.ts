@@ -152,7 +152,14 @@ class ReferencePlanner {
   readonly errors: ErrorBody[] = []
   constructor (private readonly caller: Caller, private readonly ignore: boolean) {}
 
-  level (resource: ResourceName, expand: Tree | undefined, fields: Tree | undefined, omit: Tree | undefined, path: string[], emitted: boolean): Level {
+  level (
+    resource: ResourceName,
+    expand: Tree | undefined,
+    fields: Tree | undefined,
+    omit: Tree | undefined,
+    path: string[],
+    emitted: boolean
+  ): Level {
     const definition = model[resource]
     const visible = visibleFields(this.caller, resource)
     const prefix = path.length > 0 ? `${path.join('.')}.` : ''
@@ -205,7 +212,8 @@ class ReferencePlanner {
       else if (below === undefined) planned.push({ kind: 'id', name, relation })
       else {
         const nested = fields?.children.get(name)
-        const level = this.level(relation.target, below, nested !== undefined && nested.children.size > 0 ? nested : undefined, omit?.children.get(name), [...path, name], emitted)
+        const nestedFields = nested !== undefined && nested.children.size > 0 ? nested : undefined
+        const level = this.level(relation.target, below, nestedFields, omit?.children.get(name), [...path, name], emitted)
         planned.push({ kind: 'expanded', name, relation, level })
       }
     }
@@ -291,7 +299,8 @@ interface Sample {
 }
 
 const visibleArbitrary: fc.Arbitrary<Visible> = fc.record(
-  Object.fromEntries(resourceNames.map((name) => [name, fc.option(fc.subarray(model[name].schema), { nil: undefined, freq: 2 })])) as Record<ResourceName, fc.Arbitrary<string[] | undefined>>
+  Object.fromEntries(resourceNames.map((name) => [name, fc.option(fc.subarray(model[name].schema), { nil: undefined, freq: 2 })])) as
+    Record<ResourceName, fc.Arbitrary<string[] | undefined>>
 ).map((visible) => Object.fromEntries(Object.entries(visible).filter(([, fields]) => fields !== undefined)) as Visible)
 
 const sampleArbitrary: fc.Arbitrary<Sample> = fc.record({
@@ -299,7 +308,10 @@ const sampleArbitrary: fc.Arbitrary<Sample> = fc.record({
   visible: visibleArbitrary,
   root: fc.constantFrom<ResourceName>('Post', 'Post', 'Post', 'Author', 'Author', 'Comment', 'Comment', 'Tag', 'Tenant'),
   target: fc.oneof(
-    fc.record({ list: fc.constant(true as const), page: fc.option(fc.tuple(fc.integer({ min: 1, max: 5 }), fc.integer({ min: 0, max: 4 })), { nil: undefined }) }),
+    fc.record({
+      list: fc.constant(true as const),
+      page: fc.option(fc.tuple(fc.integer({ min: 1, max: 5 }), fc.integer({ min: 0, max: 4 })), { nil: undefined }),
+    }),
     fc.record({ list: fc.constant(false as const), id: fc.integer({ min: 1, max: 8 }) })
   ),
   expand: fc.array(fc.tuple(fc.array(fc.nat(), { minLength: 1, maxLength: 3 }), fc.constantFrom<'walk' | 'star' | 'nope'>('walk', 'walk', 'walk', 'walk', 'star', 'nope')), { maxLength: 3 }),

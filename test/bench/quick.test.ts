@@ -48,7 +48,8 @@ t.test('npm run bench -- --quick completes and writes valid results', async (t) 
     t.ok(Number.isFinite(result.median) && result.median > 0, `${label}: median ${result.median}`)
     t.ok(Number.isFinite(result.speedup) && result.speedup > 0, `${label}: ratio ${result.speedup}`)
     t.ok(['ns', 'req/s'].includes(result.unit), `${label}: unit ${result.unit}`)
-    const baseline = results.find((other) => other.suite === result.suite && other.case === result.case && other.contender === result.baseline)
+    const baseline = results.find((other) =>
+      other.suite === result.suite && other.case === result.case && other.contender === result.baseline)
     t.ok(baseline, `${label}: its baseline was measured in the same run`)
     if (result.contender === result.baseline) t.equal(result.speedup, 1, `${label}: the baseline is 1x itself`)
   }

@@ -50,7 +50,13 @@ const sentParam: fc.Arbitrary<SentParam> = fc.oneof(
   { weight: 4, arbitrary: value.map((one) => ({ plain: [one], bracketed: [] })) },
   { weight: 2, arbitrary: fc.record({ plain: fc.array(value, { minLength: 2, maxLength: 4 }), bracketed: fc.constant<string[]>([]) }) },
   { weight: 1, arbitrary: fc.record({ plain: fc.constant<string[]>([]), bracketed: fc.array(value, { minLength: 1, maxLength: 3 }) }) },
-  { weight: 1, arbitrary: fc.record({ plain: fc.array(value, { minLength: 1, maxLength: 2 }), bracketed: fc.array(value, { minLength: 1, maxLength: 2 }) }) }
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      plain: fc.array(value, { minLength: 1, maxLength: 2 }),
+      bracketed: fc.array(value, { minLength: 1, maxLength: 2 }),
+    }),
+  }
 )
 const sentQuery = fc.record({ expand: sentParam, fields: sentParam, omit: sentParam })
 

@@ -72,7 +72,9 @@ export function validatesAgainstPlan (plan: ExpansionPlan, body: unknown): { val
 function strictSchema (schema: Record<string, unknown>): Record<string, unknown> {
   if (schema.type === 'object' && typeof schema.properties === 'object' && schema.properties !== null && schema.additionalProperties === undefined) {
     const properties: Record<string, unknown> = {}
-    for (const [key, value] of Object.entries(schema.properties as Record<string, Record<string, unknown>>)) properties[key] = strictSchema(value)
+    for (const [key, value] of Object.entries(schema.properties as Record<string, Record<string, unknown>>)) {
+      properties[key] = strictSchema(value)
+    }
     return { ...schema, properties, required: Object.keys(properties), additionalProperties: false }
   }
   if (schema.type === 'array' && typeof schema.items === 'object' && schema.items !== null) {

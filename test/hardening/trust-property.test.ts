@@ -151,7 +151,12 @@ function numbersProblem (request: NumbersRequest, answer: Answer): string | unde
   if (limit.kind === 'invalid') return `200 for limit '${String(request.limit)}' (400 expected): ${answer.text}`
   if (offset.kind === 'invalid') return `200 for offset '${String(request.offset)}' (400 expected): ${answer.text}`
   const expectedLimit = Math.min(limit.value, maxPageSize)
-  const expected = { data: petRows.slice(offset.value, offset.value + expectedLimit), limit: expectedLimit, offset: offset.value, total: petRows.length }
+  const expected = {
+    data: petRows.slice(offset.value, offset.value + expectedLimit),
+    limit: expectedLimit,
+    offset: offset.value,
+    total: petRows.length,
+  }
   if (!isDeepStrictEqual(answer.body, expected)) return `body ${answer.text} differs from the reference ${JSON.stringify(expected)}`
   return undefined
 }

@@ -171,7 +171,8 @@ export function referencePlan (query: ItemQuery): RefField[] {
 
 function planLevel (type: keyof typeof model, expand: string[][], fields: string[][], omit: string[][]): RefField[] {
   const expands = (name: string) => expand.some((path) => path[0] === name || path[0] === '*')
-  const below = (paths: string[][], name: string) => paths.filter((path) => path.length > 1 && path[0] === name).map((path) => path.slice(1))
+  const below = (paths: string[][], name: string) =>
+    paths.filter((path) => path.length > 1 && path[0] === name).map((path) => path.slice(1))
   return model[type]
     .filter((field) => fields.length === 0 || fields.some((path) => path[0] === field.name))
     .filter((field) => !omit.some((path) => path.length === 1 && path[0] === field.name))
@@ -281,7 +282,10 @@ const validString: fc.Arbitrary<string> = fc.oneof(
 )
 const validDate = fc.date({ min: new Date(0), max: new Date('2100-01-01T00:00:00Z'), noInvalidDate: true })
 const validDateTime: fc.Arbitrary<unknown> = fc.oneof(validDate, validDate.map((date) => date.toISOString()))
-const validBoolean: fc.Arbitrary<unknown> = fc.oneof({ weight: 3, arbitrary: fc.boolean() }, { weight: 1, arbitrary: fc.constantFrom(0, 1) })
+const validBoolean: fc.Arbitrary<unknown> = fc.oneof(
+  { weight: 3, arbitrary: fc.boolean() },
+  { weight: 1, arbitrary: fc.constantFrom(0, 1) }
+)
 const validNumber: fc.Arbitrary<unknown> = fc.oneof(
   fc.integer({ min: -1000, max: 1000 }),
   fc.double({ noNaN: true, noDefaultInfinity: true, min: -1e12, max: 1e12 })
@@ -345,7 +349,8 @@ export const MISSING = Symbol('missing')
  */
 export function buildData (kind: RouteKind, plan: RefField[], items: ItemRecord[], reversed: boolean): unknown {
   const expanded = (name: string) => plan.some((field) => field.name === name && field.kind === 'expanded')
-  const order = <T extends Record<string, unknown>>(object: T): T => (reversed ? Object.fromEntries(Object.entries(object).reverse()) as T : object)
+  const order = <T extends Record<string, unknown>>(object: T): T =>
+    (reversed ? Object.fromEntries(Object.entries(object).reverse()) as T : object)
   const tag = (record: TagRecord) => order({ id: record.id, label: record.label, hidden: record.hidden })
   const owner = (record: OwnerRecord | null) => record === null
     ? null

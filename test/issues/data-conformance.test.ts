@@ -95,7 +95,12 @@ async function buildApp (): Promise<FastifyInstance> {
 }
 
 /** The 500 a conformance failure answers: fixed code and shape, a message naming `resource` and `path`, never `value`. */
-function invalidData (t: Test, response: { statusCode: number; body: string }, names: { resource: RegExp; path?: string; value?: string }, label: string): void {
+function invalidData (
+  t: Test,
+  response: { statusCode: number; body: string },
+  names: { resource: RegExp; path?: string; value?: string },
+  label: string
+): void {
   t.equal(response.statusCode, 500, `${label}: status`)
   const body = JSON.parse(response.body) as Record<string, unknown>
   const { message, ...rest } = body

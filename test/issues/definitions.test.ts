@@ -19,7 +19,11 @@ function unusedDatabase (t: Test): Kysely<any> {
   return db
 }
 
-async function start (t: Test, options: ExpandPluginOptions, addRoutes: (app: FastifyInstance) => void = () => {}): Promise<FastifyInstance> {
+async function start (
+  t: Test,
+  options: ExpandPluginOptions,
+  addRoutes: (app: FastifyInstance) => void = () => {}
+): Promise<FastifyInstance> {
   const app = Fastify()
   t.teardown(() => app.close().catch(() => {}))
   await app.register(expandPlugin, options)
@@ -125,7 +129,8 @@ t.test('many must match the schema of the field: an array for to-many, a single 
   defineFails(t, tool({ maker: [Maker, { many: true }] }, 'nested'),
     "Resource 'Tool': nested field 'maker': many: true needs an array schema: declare 'maker' as Type.Array of the related identifier, or remove many", 'nested, many on an integer')
   // What fits is accepted, nullable unions included; a schema that says nothing (Type.Any) is not judged.
-  t.ok(defineResource(tool({ maker: Maker, previous: Maker, makers: [Maker, { many: true }], old_makers: [Maker, { many: true }] }) as ResourceDefinition<typeof schema>))
+  const references = { maker: Maker, previous: Maker, makers: [Maker, { many: true }], old_makers: [Maker, { many: true }] }
+  t.ok(defineResource(tool(references) as ResourceDefinition<typeof schema>))
   t.ok(defineResource({ name: 'Loose', schema: Type.Object({ id: Type.Integer(), any: Type.Any() }), fields: ['id'], expandable: { any: [Maker, { many: true }] } }))
 })
 

@@ -57,7 +57,9 @@ t.test('a column named __proto__ is an own property, never the prototype', async
 
 t.test('each SQL text is prepared once, and at most maxStatements are kept', async (t) => {
   const { database, prepared } = countingDatabase()
-  const db = new Kysely<{ pets: { id: number; name: string } }>({ dialect: new SqliteDialect({ database: cachePreparedStatements(database, { maxStatements: 2 }) }) })
+  const db = new Kysely<{ pets: { id: number; name: string } }>({
+    dialect: new SqliteDialect({ database: cachePreparedStatements(database, { maxStatements: 2 }) }),
+  })
   t.teardown(() => db.destroy())
   await db.schema.createTable('pets').addColumn('id', 'integer', (column) => column.primaryKey()).addColumn('name', 'text').execute()
   await db.insertInto('pets').values([{ id: 1, name: 'Garfield' }, { id: 2, name: 'Odie' }]).execute()
@@ -167,7 +169,12 @@ t.test('SQL texts longer than maxStatementLength are prepared on every run', asy
 t.test('a database that is not better-sqlite3: statements cached, rows as its driver gives them', async (t) => {
   let prepares = 0
   const rows = [{ id: 1 }]
-  const statement: SqliteStatement = { reader: true, all: () => rows, run: () => ({ changes: 0, lastInsertRowid: 0 }), iterate: () => rows[Symbol.iterator]() }
+  const statement: SqliteStatement = {
+    reader: true,
+    all: () => rows,
+    run: () => ({ changes: 0, lastInsertRowid: 0 }),
+    iterate: () => rows[Symbol.iterator](),
+  }
   const database: SqliteDatabase = { close () {}, prepare () { prepares++; return statement } }
   const cached = cachePreparedStatements(database)
   const setup = prepares

@@ -95,7 +95,8 @@ t.test('a parameter that is not a string or a list of strings is malformed', asy
 })
 
 t.test('withPaths adds paths to a copy: the tree it was given stays as it was', async (t) => {
-  const asJson = (tree: PathNode) => JSON.stringify(tree, (_key, value: unknown) => value instanceof Map ? Object.fromEntries(value) : value)
+  const asJson = (tree: PathNode) =>
+    JSON.stringify(tree, (_key, value: unknown) => value instanceof Map ? Object.fromEntries(value) : value)
   const shared = toPathTree([['a', 'b']])
   const before = asJson(shared)
   const merged = withPaths(shared, [['a', 'c'], ['a']])

@@ -1,16 +1,18 @@
 import { Type } from '@sinclair/typebox'
 import fc from 'fast-check'
 import { errorCodes as fastifyErrorCodes } from 'fastify'
-import { readFileSync } from 'node:fs'
+import { readdirSync, readFileSync } from 'node:fs'
 import t from 'tap'
 import * as errorsModule from '../../plugin/errors.js'
 import * as publicExports from '../../plugin/index.js'
 import {
+  accessErrorCodes,
   DatabaseError,
   defineResource,
   InvalidDataError,
   InvalidDefinitionError,
   InvalidOptionError,
+  listErrorCodes,
   loadingErrorCodes,
   MalformedError,
   NotFoundError,
@@ -20,6 +22,7 @@ import {
   serverErrorCodes,
   TooDeepError,
   TooLargeError,
+  unavailableErrorCodes,
   UnknownFieldError,
 } from '../../plugin/index.js'
 import { resources } from '../fixtures/pets.js'
@@ -256,7 +259,8 @@ t.test("README.md's error table lists every code plugin/errors.ts exports, with 
       continue
     }
     // Fastify's own codes, which expandable routes can answer too.
-    const FastifyError = (fastifyErrorCodes as unknown as Record<string, (new (...args: string[]) => { statusCode: number }) | undefined>)[code]
+    const codes = fastifyErrorCodes as unknown as Record<string, (new (...args: string[]) => { statusCode: number }) | undefined>
+    const FastifyError = codes[code]
     t.ok(FastifyError !== undefined, `${code} is one of Fastify's error codes`)
     if (FastifyError !== undefined) t.equal(status, String(new FastifyError('x').statusCode), `${code} documented with Fastify's status`)
   }
@@ -264,6 +268,59 @@ t.test("README.md's error table lists every code plugin/errors.ts exports, with 
   t.ok(table.has('FST_ERR_MAX_PARAM_LENGTH'), "FST_ERR_MAX_PARAM_LENGTH: a path parameter past Fastify's maxParamLength")
   for (const code of [...requestErrorCodes, ...loadingErrorCodes]) t.equal(table.get(code), '400', `${code} documented as a 400`)
   for (const code of serverErrorCodes) t.equal(table.get(code), '500', `${code} documented as a 500`)
+})
+
+t.test('every FST_EXPAND_ code README.md names is a code plugin/errors.ts exports, and each is in the error table', async (t) => {
+  const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8')
+  const exported = exportedErrors()
+  const table = readmeErrorTable()
+  const mentioned = new Set(readme.match(/FST_EXPAND_[A-Z_]*[A-Z]/g))
+  for (const code of mentioned) t.ok(exported.has(code), `${code}, named in README.md, is exported`)
+  for (const code of mentioned) t.ok(table.has(code), `${code}, named in README.md, is in the error table`)
+  for (const code of exported.keys()) t.ok(mentioned.has(code), `${code} is named in README.md`)
+  const lists = { requestErrorCodes, loadingErrorCodes, serverErrorCodes, accessErrorCodes, listErrorCodes, unavailableErrorCodes }
+  for (const [name, codes] of Object.entries(lists)) {
+    for (const code of codes) t.ok(exported.has(code), `${name}: ${code} is the code of an exported class`)
+  }
+  for (const code of accessErrorCodes) t.equal(table.get(code), '403', `${code} documented as a 403`)
+  for (const code of listErrorCodes) t.equal(table.get(code), '400', `${code} documented as a 400`)
+  for (const code of unavailableErrorCodes) t.equal(table.get(code), '503', `${code} documented as a 503`)
+})
+
+/** The TypeScript sources of plugin/, by path relative to it. */
+function pluginSources (): Map<string, string> {
+  const root = new URL('../../plugin/', import.meta.url)
+  const names = readdirSync(root, { recursive: true, encoding: 'utf8' }).filter((name) => name.endsWith('.ts'))
+  return new Map(names.map((name) => [name, readFileSync(new URL(name, root), 'utf8')]))
+}
+
+// Errors plugin/ raises that are not the plugin's: each with why.
+const foreignErrors = new Map([
+  // A validator's Error, which Fastify answers as its own FST_ERR_VALIDATION.
+  ['load/route-parameters.ts: Error', 2],
+  // A switch case no relation reaches (to-one ids are read from the row, never queried).
+  ['load/relation-statements.ts: TypeError', 1],
+])
+
+t.test('every error plugin/ raises is declared in plugin/errors.ts', async (t) => {
+  const declared = new Set(Object.keys(errorsModule).filter((name) => name.endsWith('Error')))
+  const foreign = new Map<string, number>()
+  for (const [file, source] of pluginSources()) {
+    if (file === 'errors.ts') continue
+    t.notMatch(source, /createError\(/, `${file} declares no error class of its own`)
+    t.notMatch(source, /class \w+ extends \w*Error\b/, `${file} extends no Error`)
+    for (const [, name] of source.matchAll(/new (\w*Error)\(/g)) {
+      if (declared.has(name)) continue
+      const key = `${file}: ${name}`
+      foreign.set(key, (foreign.get(key) ?? 0) + 1)
+    }
+  }
+  t.same(Object.fromEntries(foreign), Object.fromEntries(foreignErrors), 'only the listed errors are not from plugin/errors.ts')
+})
+
+t.test('every message template in plugin/errors.ts is used', async (t) => {
+  const sources = [...pluginSources()].filter(([file]) => file !== 'errors.ts').map(([, source]) => source).join('\n')
+  for (const name of Object.keys(errorsModule.messages)) t.match(sources, new RegExp(`messages\\.${name}\\b`), `messages.${name}`)
 })
 
 t.test('property: any combination of names and separators is a 200 or a 400, never a 500', async (t) => {

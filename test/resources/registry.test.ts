@@ -19,7 +19,9 @@ const employeeOf = (reference: AnyResource | string | (() => AnyResource)) => de
 t.test("lazy references: 'Company', 'people.Person', 'people.resources.Person' and thunks", async (t) => {
   const Contract = defineResource({
     name: 'Contract',
-    schema: Type.Object({ id: Type.Integer(), a: Type.Integer(), b: Type.Integer(), c: Type.Integer(), d: Type.Integer(), e: Type.Integer() }),
+    schema: Type.Object({
+      id: Type.Integer(), a: Type.Integer(), b: Type.Integer(), c: Type.Integer(), d: Type.Integer(), e: Type.Integer(),
+    }),
     fields: ['id', 'a', 'b', 'c', 'd', 'e'],
     expandable: { a: 'Person', b: 'people.Person', c: 'people.resources.Person', d: () => Person, e: 'Company' },
   })

@@ -21,7 +21,12 @@ const filter: ResourceRoutesOptions['filter'] = {
 }
 const sort = ['born', 'name', 'weight']
 
-async function build (t: Test, database: TestDatabase, pluginOptions: object = {}, extra?: (app: FastifyInstance) => void): Promise<FastifyInstance> {
+async function build (
+  t: Test,
+  database: TestDatabase,
+  pluginOptions: object = {},
+  extra?: (app: FastifyInstance) => void
+): Promise<FastifyInstance> {
   const app = Fastify()
   await app.register(expandPlugin, { db: database.db, resources: listResources, ...pluginOptions })
   app.expand.routes('/animals', Animal, { filter, sort })
