@@ -108,7 +108,9 @@ export class ResourceGraph {
     }
     this.nodes = [...this.byResource.values()]
     for (const node of this.nodes) this.resolveRelations(node as MutableNode)
-    for (const node of this.nodes) for (const edge of node.relations.values()) checkRelationOptions(edge, options.loadsFromDatabase === true)
+    for (const node of this.nodes) {
+      for (const edge of node.relations.values()) checkRelationOptions(edge, options.loadsFromDatabase === true)
+    }
   }
 
   /** The node of a resource or a resource name; throws a definition error naming `context` when absent. */
@@ -313,7 +315,9 @@ export function toOutputSchema (schema: SourceSchema): JsonSchema {
 function simplify (schema: JsonSchema): JsonSchema {
   if (schema.type === 'Date') return { type: 'string', format: 'date-time' }
   const union = (schema.anyOf ?? schema.oneOf) as JsonSchema[] | undefined
-  if (Array.isArray(union) && union.every((member) => typeof member.type === 'string' && Object.keys(member).every((key) => annotationKeys.has(key)))) {
+  const bareType = (member: { type?: unknown }) =>
+    typeof member.type === 'string' && Object.keys(member).every((key) => annotationKeys.has(key))
+  if (Array.isArray(union) && union.every(bareType)) {
     const types = [...new Set(union.map((member) => (member.type === 'Date' ? 'string' : member.type) as string))]
     const formats = [...new Set(union.map((member) => (member.type === 'Date' ? 'date-time' : member.format)).filter(Boolean))]
     const simple: JsonSchema = { type: types.length === 1 ? types[0] : types }

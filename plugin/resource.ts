@@ -32,7 +32,10 @@ export interface RelationOptions extends RelationKeys {
 /** A resource, a lazy name resolved through the plugin's registry, or a thunk. */
 export type ResourceReference = AnyResource | string | (() => AnyResource)
 
-/** The four forms of a relation, as in drf-flex-fields: a resource, `[resource, options]`, a lazy reference, `[lazy reference, options]`. */
+/**
+ * The four forms of a relation, as in drf-flex-fields: a resource, `[resource, options]`, a lazy reference,
+ * `[lazy reference, options]`.
+ */
 export type RelationDefinition = ResourceReference | readonly [ResourceReference, RelationOptions]
 
 /** The field names of a schema. */
@@ -111,7 +114,9 @@ export interface Resource<
  */
 export type AnyResource = Resource<any, any, any, any>
 
-const definitionKeys = new Set(['name', 'namespace', 'schema', 'fields', 'expandable', 'nested', 'maxDepth', 'table', 'primaryKey', 'columns', 'scope', 'fieldsFor'])
+const definitionKeys = new Set([
+  'name', 'namespace', 'schema', 'fields', 'expandable', 'nested', 'maxDepth', 'table', 'primaryKey', 'columns', 'scope', 'fieldsFor',
+])
 const relationOptionKeys = new Set(['many', 'fields', 'omit', 'expand', 'column', 'foreignKey', 'through', 'orderBy', 'limit'])
 const throughKeys = ['table', 'from', 'to']
 
@@ -246,7 +251,9 @@ function relationOptions (relation: RelationDefinition): RelationOptions {
 function valueShape (schema: unknown): 'array' | 'single' | undefined {
   if (typeof schema !== 'object' || schema === null) return undefined
   const { type, anyOf, oneOf } = schema as { type?: unknown; anyOf?: unknown; oneOf?: unknown }
-  const members = Array.isArray(anyOf) ? anyOf : Array.isArray(oneOf) ? oneOf : Array.isArray(type) ? type.map((member) => ({ type: member })) : undefined
+  const members = Array.isArray(anyOf)
+    ? anyOf
+    : Array.isArray(oneOf) ? oneOf : Array.isArray(type) ? type.map((member) => ({ type: member })) : undefined
   if (members !== undefined) {
     const shapes = new Set(members.filter((member) => (member as { type?: unknown })?.type !== 'null').map(valueShape))
     return shapes.size === 1 ? [...shapes][0] : undefined
@@ -293,7 +300,8 @@ function checkRelationDefinition (relation: unknown, fail: (message: string) => 
   }
   if (options.through !== undefined) {
     const through = options.through as Record<string, unknown>
-    if (typeof through !== 'object' || through === null || Array.isArray(through) || !throughKeys.every((key) => Object.hasOwn(through, key))) {
+    if (typeof through !== 'object' || through === null || Array.isArray(through) ||
+      !throughKeys.every((key) => Object.hasOwn(through, key))) {
       fail('through must be { table, from, to }')
     }
     const unknownThrough = unknownKey(through, new Set(throughKeys))

@@ -203,7 +203,8 @@ async function rowsOf<F extends ExpandedField | IdField> (
   if (load.stopped) throw stoppedByOther
   const { context } = load
   context.ensureClientWaits()
-  return await context.templates.rowsByKeys(context.db, field, keys, (keys) => query(context, field, keys), context.scopeParts(field.relation.target))
+  return await context.templates.rowsByKeys(
+    context.db, field, keys, (keys) => query(context, field, keys), context.scopeParts(field.relation.target))
 }
 
 function groupByParent (rows: Row[], owner: ResourceNode): Map<unknown, unknown[]> {

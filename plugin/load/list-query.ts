@@ -95,11 +95,19 @@ export class ListQuery {
   readonly primaryKey: SortField
   private readonly secret: Buffer
 
-  constructor (readonly node: ResourceNode, options: ListQueryOptions, private readonly routeKey: string, defaultSecret: Buffer, fail: (message: string) => never) {
+  constructor (
+    readonly node: ResourceNode,
+    options: ListQueryOptions,
+    private readonly routeKey: string,
+    defaultSecret: Buffer,
+    fail: (message: string) => never
+  ) {
     this.filters = readFilterOption(node, options.filter, fail)
     this.sortFields = readSortOption(node, options.sort, fail)
     this.primaryKey = { name: node.primaryKey, column: `${tableOf(node)}.${node.column(node.primaryKey)}`, type: sortableType(node, node.primaryKey) ?? { kind: 'string' } }
-    if (options.cursorSecret !== undefined && !(typeof options.cursorSecret === 'string' && options.cursorSecret.length >= 16) && !(Buffer.isBuffer(options.cursorSecret) && options.cursorSecret.length >= 16)) {
+    if (options.cursorSecret !== undefined &&
+      !(typeof options.cursorSecret === 'string' && options.cursorSecret.length >= 16) &&
+      !(Buffer.isBuffer(options.cursorSecret) && options.cursorSecret.length >= 16)) {
       fail('cursorSecret must be a string or a Buffer of at least 16 characters (bytes)')
     }
     this.secret = options.cursorSecret === undefined ? defaultSecret : Buffer.from(options.cursorSecret)
@@ -377,7 +385,9 @@ export function readTyped (type: ValueType, raw: string, written: string): unkno
 }
 
 /** The condition of one filter, through its relations (`IN` subqueries, each with the related resource's scope). */
-function filterCondition (requested: RequestedFilter, root: ResourceNode, context: LoadContext, values: unknown[]): [Condition, string | null] {
+function filterCondition (
+  requested: RequestedFilter, root: ResourceNode, context: LoadContext, values: unknown[]
+): [Condition, string | null] {
   const { filter, operator, value } = requested
   // `in` binds as many values as it has; `null` binds none, its value is in the text.
   let shape: string | null = `${filter.path}[${operator}]${operator === 'in' ? (value as unknown[]).length : operator === 'null' ? String(value) : ''}`
@@ -448,7 +458,9 @@ function sortableType (node: ResourceNode, field: string): ValueType | undefined
   return read === undefined || read.nullable ? undefined : read.type
 }
 
-function readFilterOption (node: ResourceNode, option: ListQueryOptions['filter'], fail: (message: string) => never): Map<string, FilterField> {
+function readFilterOption (
+  node: ResourceNode, option: ListQueryOptions['filter'], fail: (message: string) => never
+): Map<string, FilterField> {
   const filters = new Map<string, FilterField>()
   if (option === undefined) return filters
   if (typeof option !== 'object' || option === null || Array.isArray(option)) fail('filter must be an object of field: operators')
@@ -491,7 +503,9 @@ function readFilterOption (node: ResourceNode, option: ListQueryOptions['filter'
   return filters
 }
 
-function readSortOption (node: ResourceNode, option: readonly string[] | undefined, fail: (message: string) => never): Map<string, SortField> {
+function readSortOption (
+  node: ResourceNode, option: readonly string[] | undefined, fail: (message: string) => never
+): Map<string, SortField> {
   const fields = new Map<string, SortField>()
   if (option === undefined) return fields
   if (!Array.isArray(option)) fail('sort must be an array of field names')

@@ -52,7 +52,15 @@ export type ResourceRouteOptions = Pick<RouteShorthandOptions,
   | 'onRequest' | 'preParsing' | 'preValidation' | 'preHandler' | 'preSerialization' | 'onSend'
   | 'onResponse' | 'onError' | 'onTimeout' | 'onRequestAbort' | 'config' | 'constraints'
 > & {
-  schema?: { tags?: readonly string[]; summary?: string; description?: string; deprecated?: boolean; security?: ReadonlyArray<Record<string, readonly string[]>>; hide?: boolean; externalDocs?: { url: string; description?: string } }
+  schema?: {
+    tags?: readonly string[]
+    summary?: string
+    description?: string
+    deprecated?: boolean
+    security?: ReadonlyArray<Record<string, readonly string[]>>
+    hide?: boolean
+    externalDocs?: { url: string; description?: string }
+  }
 }
 
 /** An offset page: `total` unless the route has `total: false`. */
@@ -70,8 +78,13 @@ export interface CursorPage<T = Row> {
   next: string | null
 }
 
-const routesOptionKeys = new Set(['permitListExpands', 'pageSize', 'maxPageSize', 'filter', 'sort', 'pagination', 'total', 'cursorSecret', 'route', 'defaultExpand'])
-const routeHookKeys = ['onRequest', 'preParsing', 'preValidation', 'preHandler', 'preSerialization', 'onSend', 'onResponse', 'onError', 'onTimeout', 'onRequestAbort'] as const
+const routesOptionKeys = new Set([
+  'permitListExpands', 'pageSize', 'maxPageSize', 'filter', 'sort', 'pagination', 'total', 'cursorSecret', 'route', 'defaultExpand',
+])
+const routeHookKeys = [
+  'onRequest', 'preParsing', 'preValidation', 'preHandler', 'preSerialization',
+  'onSend', 'onResponse', 'onError', 'onTimeout', 'onRequestAbort',
+] as const
 const routeOptionKeys = new Set<string>([...routeHookKeys, 'config', 'constraints', 'schema'])
 const documentationKeys = new Set(['tags', 'summary', 'description', 'deprecated', 'security', 'hide', 'externalDocs'])
 
@@ -143,7 +156,13 @@ export function registerResourceRoutes (
   const shared = sharedRouteOptions(options.route, fail)
   const ignoreHidden = engine.options.onInvalidExpand === 'ignore'
 
-  const listSetting = { resource: node.resource, list: true, envelope: 'data', permitListExpands: options.permitListExpands, defaultExpand: options.defaultExpand }
+  const listSetting = {
+    resource: node.resource,
+    list: true,
+    envelope: 'data',
+    permitListExpands: options.permitListExpands,
+    defaultExpand: options.defaultExpand,
+  }
   generatedRoutes.set(listSetting, {
     kind: 'list',
     pageSize,
@@ -164,7 +183,12 @@ export function registerResourceRoutes (
         properties: {
           limit: limitSchema,
           ...(cursors
-            ? { after: { type: 'string', description: "The previous page's `next`: the rows after its last one, in the same sort and with the same filters" } }
+            ? {
+                after: {
+                  type: 'string',
+                  description: "The previous page's `next`: the rows after its last one, in the same sort and with the same filters",
+                },
+              }
             : { offset: { type: 'integer', minimum: 0, maximum: Number.MAX_SAFE_INTEGER, default: 0, description: 'Rows to skip' } }),
           ...sortParameter(listQuery),
           ...filterParameters(listQuery),
@@ -289,7 +313,9 @@ export function registerResourceRoutes (
  * hooks are added by the plugin when each route is prepared, its planning
  * preHandler before the ones given here.
  */
-function sharedRouteOptions (route: ResourceRouteOptions | undefined, fail: (message: string) => never): { hooks: RouteShorthandOptions; documentation: Record<string, unknown> | undefined } {
+function sharedRouteOptions (
+  route: ResourceRouteOptions | undefined, fail: (message: string) => never
+): { hooks: RouteShorthandOptions; documentation: Record<string, unknown> | undefined } {
   if (route === undefined) return { hooks: {}, documentation: undefined }
   if (typeof route !== 'object' || route === null || Array.isArray(route)) fail('route must be an object of route options')
   const unknown = unknownKey(route, routeOptionKeys)
@@ -341,7 +367,9 @@ function sortParameter (listQuery: ListQuery): Record<string, JsonSchema> {
 function filterParameters (listQuery: ListQuery): Record<string, JsonSchema> {
   const properties: Record<string, JsonSchema> = {}
   for (const filter of listQuery.filters.values()) {
-    const type: JsonSchema = filter.type.format === undefined ? { type: filter.type.kind } : { type: filter.type.kind, format: filter.type.format }
+    const type: JsonSchema = filter.type.format === undefined
+      ? { type: filter.type.kind }
+      : { type: filter.type.kind, format: filter.type.format }
     for (const operator of filter.operators) {
       const name = `filter[${filter.path}]${operator === 'eq' ? '' : `[${operator}]`}`
       switch (operator) {
@@ -355,7 +383,9 @@ function filterParameters (listQuery: ListQuery): Record<string, JsonSchema> {
   return properties
 }
 
-const operatorWords: Record<string, string> = { eq: 'equals', ne: 'differs from', lt: 'is less than', lte: 'is at most', gt: 'is greater than', gte: 'is at least' }
+const operatorWords: Record<string, string> = {
+  eq: 'equals', ne: 'differs from', lt: 'is less than', lte: 'is at most', gt: 'is greater than', gte: 'is at least',
+}
 
 /**
  * The schema of the `:id` parameter: the primary key's. An integer key is
