@@ -24,15 +24,11 @@ export default [
     }
   },
   {
-    // Not wrapped yet: these files are being changed on other branches.
+    // Not wrapped yet: these files are being changed on other branches; they are wrapped next.
     files: [
-      'plugin/load/**',
       'plugin/compile/**',
       'plugin/index.ts',
-      'plugin/resource.ts',
-      'plugin/standalone.ts',
-      'plugin/resource-graph.ts',
-      'typetests/**'
+      'plugin/standalone.ts'
     ],
     rules: {
       '@stylistic/max-len': 'off'

@@ -129,6 +129,150 @@ export const messages = {
     `which @fastify/swagger would apply to '${expand}', '${fields}' and '${omit}' too: they are form style, exploded`,
   openApiComponent: (name: string) =>
     `expandOpenApi: the document already has a component '${name}'; set componentPrefix to keep the resource schemas apart`,
+
+  // load/list-query.ts: the list route's filter, sort and after parameters.
+  filterNotOnce: (written: string) => `'${written}' must be given once, as a string`,
+  unknownFilter: (resource: string, path: string, filters: readonly string[]) =>
+    `Cannot filter ${resource} by '${path}': ${filters.length > 0 ? `filters are ${filters.join(', ')}` : 'this list has no filters'}`,
+  badFilterOperator: (resource: string, path: string, operator: string, operators: readonly string[]) =>
+    `Cannot filter ${resource} by '${path}' with '${operator}': operators for '${path}' are ${operators.join(', ')}`,
+  filterRepeated: (written: string) => `'${written}' is given more than once`,
+  tooManyFilters: (limit: number) => `A request takes at most ${limit} filters`,
+  notAFilter: (name: string) => `'${name}' is not a filter: write filter[field]=value or filter[field][operator]=value`,
+  tooManyValues: (written: string, limit: number) => `'${written}' takes at most ${limit} values`,
+  badFilterValue: (written: string, expected: string, raw: string) => `'${written}' must be ${expected}, got '${raw}'`,
+  hiddenFilter: (path: string) => `Cannot filter by '${path}': it is not available to this request`,
+  sortNotOnce: (param: string) => `'${param}' must be given once, as a comma-separated list`,
+  unknownSort: (resource: string, name: string, sortFields: readonly string[]) =>
+    `Cannot sort ${resource} by '${name}': ${sortFields.length > 0 ? `sort fields are ${sortFields.join(', ')}` : 'this list has no sort fields'}`,
+  sortRepeated: (param: string, name: string) => `'${param}' names '${name}' more than once`,
+  hiddenSort: (name: string) => `Cannot sort by '${name}': it is not available to this request`,
+  badCursor: (param: string) => `'${param}' is not a cursor of this list for this sort and these filters: ask again from the first page`,
+
+  // load/list-query.ts: the filter and sort options of routes(), after the route's context.
+  shortCursorSecret: 'cursorSecret must be a string or a Buffer of at least 16 characters (bytes)',
+  filterOptionNotObject: 'filter must be an object of field: operators',
+  filterNotToOne: (at: string, segment: string, resource: string) =>
+    `${at}: '${segment}' is not a to-one relation of ${resource} to a table (filters go through to-one relations only)`,
+  noSuchField: (at: string, resource: string, field: string) => `${at}: ${resource} has no field '${field}'`,
+  notAColumn: (at: string, field: string, resource: string) => `${at}: '${field}' is not a column of ${resource}'s table`,
+  badFilterFieldType: (at: string, field: string) => `${at}: '${field}' must be an integer, number, boolean or string field (optionally nullable)`,
+  noFilterOperators: (at: string, operators: readonly string[]) => `${at}: give an array of operators (${operators.join(', ')})`,
+  unknownFilterOperator: (at: string, operator: string, operators: readonly string[]) =>
+    `${at}: unknown operator '${operator}' (operators are ${operators.join(', ')})`,
+  containsNeedsString: (at: string) => `${at}: 'contains' needs a string field`,
+  comparisonOnBoolean: (at: string, operator: string) => `${at}: '${operator}' does not apply to a boolean field`,
+  sortOptionNotArray: 'sort must be an array of field names',
+  badSortFieldType: (name: string) => `sort: '${name}' must be a non-nullable integer, number, boolean or string field`,
+
+  // resource-graph.ts: the resources as a whole and the references between them, at startup.
+  duplicateResourceName: (name: string) => `Two different resources are named '${name}': give one a namespace or another name`,
+  unregisteredResource: (context: string, name: string, registered: string) =>
+    `${context}: resource '${name}' is not registered (registered: ${registered})`,
+  ambiguousReference: (context: string, reference: string, candidates: readonly string[]) =>
+    `${context}: '${reference}' is ambiguous, use one of ${candidates.map((name) => `'${name}'`).join(', ')}`,
+  relationOptionUnknownField: (context: string, option: string, field: string, resource: string) =>
+    `${context}: ${option} names '${field}', which ${resource} does not have`,
+  referenceThrew: (context: string, reason: string) => `${context}: the reference function threw: ${reason}`,
+  referenceNotResource: (context: string) => `${context}: the reference function did not return a resource`,
+  notAResource: (context: string) => `${context} is not a resource made by defineResource`,
+  relationExpandNotARelation: (context: string, path: string, segment: string, resource: string) =>
+    `${context}: expand '${path}' names '${segment}', which is not a relation of ${resource}`,
+  targetWithoutTable: (context: string, target: string, owner: string) =>
+    `${context}: ${target} has no table, so it cannot be loaded from ${owner}'s table; give ${target} a table`,
+  toManyWithoutKeys: (context: string, target: string, table: string, owner: string) =>
+    `${context}: a to-many relation loaded from ${target}'s table needs foreignKey (the column of ${table} holding the ${owner}'s key) ` +
+    'or through (a join table: { table, from, to })',
+  primaryKeyNotInSchema: (context: string, owner: string, primaryKey: string) =>
+    `${context}: the related rows are found by ${owner}'s primary key '${primaryKey}', which is not in its schema; ` +
+    'set primaryKey to the field holding the key',
+
+  // load/resource-routes.ts: the options of routes(), after the route's context.
+  routesNeedDb: "the plugin needs the 'db' option (a Kysely instance) to serve resource routes",
+  unknownRoutesOption: (name: string) => `unknown option '${name}'`,
+  pageSizeNotPositive: (option: string) => `${option} must be a positive integer`,
+  pageSizeAboveMax: 'maxPageSize must be no smaller than pageSize',
+  badPagination: "pagination must be 'offset' or 'cursor'",
+  badTotal: 'total must be a boolean',
+  totalWithCursor: 'total applies to offset pages only: cursor pages have none',
+  routeNotObject: 'route must be an object of route options',
+  unknownRouteOptionKey: (name: string, known: readonly string[]) =>
+    `route: '${name}' is not passed on to the generated routes (they take ${known.join(', ')})`,
+  badRouteHook: (hook: string) => `route.${hook} must be a function or an array of functions`,
+  routeConfigNotObject: 'route.config must be an object',
+  routeConfigExpandable: "route.config.expandable is the generated routes' own setting: use the options of routes()",
+  routeSchemaNotObject: 'route.schema must be an object',
+  routeSchemaNotDocumentation: (key: string, documentation: readonly string[]) =>
+    `route.schema.${key}: the generated routes own their parameters and responses; route.schema takes documentation only (${documentation.join(', ')})`,
+
+  // load/resource-routes.ts: while serving the generated routes.
+  unstorableFilterValue: 'A filter value does not fit its column in the database',
+  notFound: (resource: string, id: string) => `${resource} ${id} not found`,
+
+  // load/: the rows given to load, the loading itself, and the cachePreparedStatements option.
+  rowsLackReference: (owner: string, field: string, column: string, target: string) =>
+    `${owner} rows given to load lack ${column === field ? `'${column}'` : `'${field}' or its column '${column}'`}, ` +
+    `which holds the ${target} of '${field}'`,
+  rowsLackPrimaryKey: (owner: string, primaryKey: string) =>
+    `${owner} rows given to load lack their primary key '${primaryKey}', which to-many relations are loaded by`,
+  tooLarge: (limit: number) => `The expanded relations would hold more than ${limit} objects: expand fewer relations or ask for a smaller page`,
+  noTable: (resource: string) => `Resource '${resource}' has no table: give it 'table' to load it from the database`,
+  toManyNotLoadable: (resource: string, field: string) =>
+    `Resource '${resource}', field '${field}': a to-many relation needs foreignKey or through to be loaded`,
+  unknownStatementCacheOption: (name: string) => `cachePreparedStatements: unknown option '${name}'`,
+  statementCacheNotPositive: (name: string, value: string) => `cachePreparedStatements: ${name} must be a positive integer, got ${value}`,
+
+  // expansion-plan.ts: request.expansion read back.
+  expansionReplaced: 'request.expansion was replaced: it holds what the plugin set for the request, and only that',
+
+  // resource.ts: defineResource's definition, after "Resource '<name>': ".
+  definitionNotObject: 'the definition must be an object',
+  unknownDefinitionOption: (name: string, known: readonly string[]) => `unknown option '${name}' (known: ${known.join(', ')})`,
+  badResourceName: 'name must be an identifier',
+  badNamespace: 'namespace must be a dotted identifier',
+  badSchema: 'schema must be a TypeBox Type.Object (@sinclair/typebox 0.34 or typebox 1.x)',
+  fieldNotInSchema: (where: string, field: string) => `${where} names field '${field}', which is not in its schema`,
+  notFieldNames: (option: string) => `${option} must be an array of field names`,
+  fieldListedTwice: (field: string) => `fields lists '${field}' twice`,
+  expandableAndNested: (field: string) => `field '${field}' is both expandable and nested`,
+  nestedNotInFields: (field: string) => `nested field '${field}': nested fields are always shown: list '${field}' in fields`,
+  badMaxDepth: 'maxDepth must be a positive integer',
+  notATableName: (what: string, value: string, rule: string) => `${what} '${value}' must be a table name (${rule})`,
+  notAColumnName: (what: string, value: string, rule: string) => `${what} '${value}' must be a column name (${rule})`,
+  primaryKeyNotInItsSchema: (primaryKey: string) => `primaryKey '${primaryKey}' is not in its schema`,
+  badColumns: 'columns must map fields to column names',
+  toManyColumn: (field: string) =>
+    `columns.${field}: '${field}' is a to-many relation, which has no column of its own: its rows are found by foreignKey or through`,
+  twoColumns: (field: string, column: string, relationColumn: string) =>
+    `field '${field}' is given two columns, columns.${field} '${column}' and the relation's column '${relationColumn}': keep one`,
+  primaryKeyNotIdentifier: (primaryKey: string, rule: string) => `primaryKey '${primaryKey}' must be a field whose name is an identifier (${rule})`,
+  fieldNotAColumnName: (field: string, rule: string) =>
+    `field '${field}' is read from the column of the same name, which is not a column name (${rule}): map it in columns`,
+  notARequestFunction: (option: string) => `${option} must be a function of the request`,
+  scopeNeedsTable: 'scope needs a table: it is a condition on the rows the plugin reads',
+
+  // resource.ts: a relation of expandable or nested, after "<expandable|nested> field '<field>': " (relationField).
+  badRelationMap: (where: string) => `${where} must map field names to relations`,
+  relationField: (where: string, field: string, message: string) => `${where} field '${field}': ${message}`,
+  manyNeedsArray: (field: string) => `many: true needs an array schema: declare '${field}' as Type.Array of the related identifier, or remove many`,
+  arrayNeedsMany: (field: string) =>
+    `its schema is an array, so the relation is to-many: add many: true, or declare '${field}' as the related identifier`,
+  badReference: (reference: string) => `'${reference}' is not a resource, a resource name or a function returning a resource`,
+  badRelationTuple: 'a relation tuple is [resource, options]',
+  relationOptionsNotObject: 'relation options must be an object',
+  badMany: 'many must be a boolean',
+  badOrderBy: (orderBy: string, rule: string) =>
+    `orderBy '${orderBy}' must be a column name (${rule}), or '-' and a column name for descending order`,
+  orderByNeedsMany: 'orderBy orders the rows of a to-many relation: it needs many: true',
+  badRelationLimit: (limit: string) => `limit ${limit} must be a positive integer (the most related rows shown per parent)`,
+  limitNeedsMany: 'limit bounds the rows of a to-many relation: it needs many: true',
+  limitNeedsKeys: 'limit bounds the rows loaded from the database: it needs foreignKey or through',
+  badThrough: 'through must be { table, from, to }',
+  unknownThroughOption: (name: string, known: readonly string[]) => `through has an unknown option '${name}' (known: ${known.join(', ')})`,
+  throughNeedsMany: 'through needs many: true',
+  foreignKeyNeedsMany: 'foreignKey needs many: true',
+  foreignKeyAndThrough: 'a relation has either foreignKey or through, not both',
+  columnOnToMany: 'column is for to-one relations; a to-many relation takes foreignKey or through',
 } as const
 
 /** Every code a request's query string can be answered with (400), whatever the data. */

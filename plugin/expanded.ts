@@ -10,7 +10,10 @@
  * written by hand `as const`.
  */
 
-/** What `defineResource` takes as a schema: a JSON Schema object, as `Type.Object` of either TypeBox builds it (or one written `as const`). */
+/**
+ * What `defineResource` takes as a schema: a JSON Schema object, as `Type.Object` of either TypeBox builds it
+ * (or one written `as const`).
+ */
 export interface ObjectSchema {
   type: 'object'
   properties: { [field: string]: unknown }
@@ -129,7 +132,8 @@ type Resolve<Reference> = Reference extends ShapeSource
       ? ResourceRegistry[Reference]
       : undefined
 
-type RelationsOf<R extends ShapeSource> = (R['expandable'] extends object ? R['expandable'] : {}) & (R['nested'] extends object ? R['nested'] : {})
+type RelationsOf<R extends ShapeSource> =
+  (R['expandable'] extends object ? R['expandable'] : {}) & (R['nested'] extends object ? R['nested'] : {})
 type NestedNames<R extends ShapeSource> = R['nested'] extends object ? keyof R['nested'] & string : never
 
 /**
@@ -154,12 +158,16 @@ type Shape<R extends ShapeSource, Names extends string, Expand extends string, F
 
 type Value<R extends ShapeSource, K extends string, Expand extends string, Fields extends string, Omitted extends string> =
   K extends Heads<Expand> | NestedNames<R>
-    ? K extends keyof RelationsOf<R> ? Related<RelationsOf<R>[K], FieldType<R['schema'], K>, Below<Expand, K>, Below<Fields, K>, Below<Omitted, K>> : FieldType<R['schema'], K>
+    ? K extends keyof RelationsOf<R>
+      ? Related<RelationsOf<R>[K], FieldType<R['schema'], K>, Below<Expand, K>, Below<Fields, K>, Below<Omitted, K>>
+      : FieldType<R['schema'], K>
     : FieldType<R['schema'], K>
 
 /** An expanded relation: the related shape, an array of them for to-many, null where the identifier may be null. */
 type Related<Definition, Identifier, Expand extends string, Fields extends string, Omitted extends string> =
-  (OptionsOf<Definition> extends { many: true } ? Array<Target<Definition, Expand, Fields, Omitted>> : Target<Definition, Expand, Fields, Omitted>) |
+  (OptionsOf<Definition> extends { many: true }
+    ? Array<Target<Definition, Expand, Fields, Omitted>>
+    : Target<Definition, Expand, Fields, Omitted>) |
   (null extends Identifier ? null : never)
 
 type Target<Definition, Expand extends string, Fields extends string, Omitted extends string> =
@@ -193,7 +201,8 @@ type OptionalField<S extends ObjectSchema> = S extends { static: infer Static }
  * (and the serializer) read it: TypeBox 1.x writes the required names as a
  * tuple type, and no `required` at all when every property is optional.
  */
-type NotRequired<Schema, Key extends string> = Schema extends { required: readonly (infer Required extends string)[] } ? Exclude<Key, Required> : Key
+type NotRequired<Schema, Key extends string> =
+  Schema extends { required: readonly (infer Required extends string)[] } ? Exclude<Key, Required> : Key
 
 /** The type of one field's value, as the schema declares it. */
 export type FieldType<S extends ObjectSchema, K extends string> = S extends { static: infer Static }

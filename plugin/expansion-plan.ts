@@ -1,4 +1,4 @@
-import { InvalidOptionError } from './errors.js'
+import { InvalidOptionError, messages } from './errors.js'
 import type { ExpansionPlan } from './plan/plan.js'
 import type { Expansion } from './request-helpers.js'
 
@@ -21,6 +21,6 @@ export function expansionPlan (expansion: Expansion | null | undefined): Expansi
   if (expansion === null || expansion === undefined) return null
   const plan = plans.get(expansion)
   // Only the plugin sets request.expansion; anything else there is not an expansion it planned.
-  if (plan === undefined) throw new InvalidOptionError('request.expansion was replaced: it holds what the plugin set for the request, and only that')
+  if (plan === undefined) throw new InvalidOptionError(messages.expansionReplaced)
   return plan
 }

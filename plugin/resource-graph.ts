@@ -1,4 +1,4 @@
-import { InvalidDefinitionError } from './errors.js'
+import { InvalidDefinitionError, messages } from './errors.js'
 import {
   isResource,
   type AnyResource,
@@ -98,7 +98,7 @@ export class ResourceGraph {
       const node = createNode(resource)
       const existing = this.byQualifiedName.get(node.qualifiedName)
       if (existing !== undefined) {
-        throw new InvalidDefinitionError(`Two different resources are named '${node.qualifiedName}': give one a namespace or another name`)
+        throw new InvalidDefinitionError(messages.duplicateResourceName(node.qualifiedName))
       }
       this.byResource.set(resource, node)
       this.byQualifiedName.set(node.qualifiedName, node)
@@ -108,7 +108,9 @@ export class ResourceGraph {
     }
     this.nodes = [...this.byResource.values()]
     for (const node of this.nodes) this.resolveRelations(node as MutableNode)
-    for (const node of this.nodes) for (const edge of node.relations.values()) checkRelationOptions(edge, options.loadsFromDatabase === true)
+    for (const node of this.nodes) {
+      for (const edge of node.relations.values()) checkRelationOptions(edge, options.loadsFromDatabase === true)
+    }
   }
 
   /** The node of a resource or a resource name; throws a definition error naming `context` when absent. */
@@ -116,7 +118,7 @@ export class ResourceGraph {
     const node = typeof reference === 'string' ? this.lookup(reference, context) : this.byResource.get(reference)
     if (node === undefined) {
       const name = typeof reference === 'string' ? reference : reference.name
-      throw new InvalidDefinitionError(`${context}: resource '${name}' is not registered (registered: ${this.names()})`)
+      throw new InvalidDefinitionError(messages.unregisteredResource(context, name, this.names()))
     }
     return node
   }
@@ -135,7 +137,7 @@ export class ResourceGraph {
     if (qualified.includes('.')) return this.byQualifiedName.get(qualified)
     const named = this.byName.get(qualified) ?? []
     if (named.length > 1) {
-      throw new InvalidDefinitionError(`${context}: '${reference}' is ambiguous, use one of ${named.map((node) => `'${node.qualifiedName}'`).join(', ')}`)
+      throw new InvalidDefinitionError(messages.ambiguousReference(context, reference, named.map((node) => node.qualifiedName)))
     }
     return named[0]
   }
@@ -152,7 +154,7 @@ export class ResourceGraph {
         for (const key of ['fields', 'omit'] as const) {
           for (const name of options[key] ?? []) {
             if (!target.fieldSchemas.has(name)) {
-              throw new InvalidDefinitionError(`${context}: ${key} names '${name}', which ${target.qualifiedName} does not have`)
+              throw new InvalidDefinitionError(messages.relationOptionUnknownField(context, key, name, target.qualifiedName))
             }
           }
         }
@@ -233,9 +235,9 @@ function resolveThunk (reference: AnyResource | (() => AnyResource), context: st
   try {
     resolved = reference()
   } catch (error) {
-    throw new InvalidDefinitionError(`${context}: the reference function threw: ${(error as Error).message}`)
+    throw new InvalidDefinitionError(messages.referenceThrew(context, (error as Error).message))
   }
-  if (!isResource(resolved)) throw new InvalidDefinitionError(`${context}: the reference function did not return a resource`)
+  if (!isResource(resolved)) throw new InvalidDefinitionError(messages.referenceNotResource(context))
   return resolved
 }
 
@@ -243,7 +245,7 @@ function resolveThunk (reference: AnyResource | (() => AnyResource), context: st
 function collectReachable (resources: readonly AnyResource[]): AnyResource[] {
   const found = new Set<AnyResource>()
   const visit = (resource: unknown, context: string) => {
-    if (!isResource(resource)) throw new InvalidDefinitionError(`${context} is not a resource made by defineResource`)
+    if (!isResource(resource)) throw new InvalidDefinitionError(messages.notAResource(context))
     if (found.has(resource)) return
     found.add(resource)
     const relations = { ...resource.expandable, ...resource.nested }
@@ -266,7 +268,7 @@ function checkRelationOptions (edge: RelationEdge, loadsFromDatabase: boolean): 
     for (const segment of path) {
       const next = node.relations.get(segment)
       if (next === undefined) {
-        throw new InvalidDefinitionError(`${context}: expand '${path.join('.')}' names '${segment}', which is not a relation of ${node.qualifiedName}`)
+        throw new InvalidDefinitionError(messages.relationExpandNotARelation(context, path.join('.'), segment, node.qualifiedName))
       }
       node = next.target
     }
@@ -284,18 +286,15 @@ function checkRelationOptions (edge: RelationEdge, loadsFromDatabase: boolean): 
 function checkLoadable (edge: RelationEdge, context: string, loadsFromDatabase: boolean): void {
   const { owner, target, keys } = edge
   if (loadsFromDatabase && owner.table !== undefined && target.table === undefined) {
-    throw new InvalidDefinitionError(`${context}: ${target.qualifiedName} has no table, so it cannot be loaded from ${owner.qualifiedName}'s table; give ${target.qualifiedName} a table`)
+    throw new InvalidDefinitionError(messages.targetWithoutTable(context, target.qualifiedName, owner.qualifiedName))
   }
   if (!edge.many || target.table === undefined || (!loadsFromDatabase && owner.table === undefined)) return
   if (keys.through === undefined && keys.foreignKey === undefined) {
-    throw new InvalidDefinitionError(
-      `${context}: a to-many relation loaded from ${target.qualifiedName}'s table needs foreignKey (the column of ${target.table} holding the ${owner.qualifiedName}'s key) ` +
-      'or through (a join table: { table, from, to })'
-    )
+    throw new InvalidDefinitionError(messages.toManyWithoutKeys(context, target.qualifiedName, target.table, owner.qualifiedName))
   }
   // Rows are grouped under their parents by the parent's primary key (a table-bound resource always has it).
   if (!owner.fieldSchemas.has(owner.primaryKey)) {
-    throw new InvalidDefinitionError(`${context}: the related rows are found by ${owner.qualifiedName}'s primary key '${owner.primaryKey}', which is not in its schema; set primaryKey to the field holding the key`)
+    throw new InvalidDefinitionError(messages.primaryKeyNotInSchema(context, owner.qualifiedName, owner.primaryKey))
   }
 }
 
@@ -313,7 +312,9 @@ export function toOutputSchema (schema: SourceSchema): JsonSchema {
 function simplify (schema: JsonSchema): JsonSchema {
   if (schema.type === 'Date') return { type: 'string', format: 'date-time' }
   const union = (schema.anyOf ?? schema.oneOf) as JsonSchema[] | undefined
-  if (Array.isArray(union) && union.every((member) => typeof member.type === 'string' && Object.keys(member).every((key) => annotationKeys.has(key)))) {
+  const bareType = (member: { type?: unknown }) =>
+    typeof member.type === 'string' && Object.keys(member).every((key) => annotationKeys.has(key))
+  if (Array.isArray(union) && union.every(bareType)) {
     const types = [...new Set(union.map((member) => (member.type === 'Date' ? 'string' : member.type) as string))]
     const formats = [...new Set(union.map((member) => (member.type === 'Date' ? 'date-time' : member.format)).filter(Boolean))]
     const simple: JsonSchema = { type: types.length === 1 ? types[0] : types }

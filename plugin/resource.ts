@@ -1,7 +1,7 @@
 import type { FastifyRequest } from 'fastify'
 import type { Expression, ExpressionBuilder, SqlBool } from 'kysely'
 import { columnNameRule, isIdentifier, isPositiveInteger, isTableName, tableNameRule, unknownKey } from './checks.js'
-import { InvalidDefinitionError } from './errors.js'
+import { InvalidDefinitionError, messages } from './errors.js'
 import type { ObjectSchema } from './expanded.js'
 
 /** The keys of a relation, for loading it from the database. */
@@ -32,7 +32,10 @@ export interface RelationOptions extends RelationKeys {
 /** A resource, a lazy name resolved through the plugin's registry, or a thunk. */
 export type ResourceReference = AnyResource | string | (() => AnyResource)
 
-/** The four forms of a relation, as in drf-flex-fields: a resource, `[resource, options]`, a lazy reference, `[lazy reference, options]`. */
+/**
+ * The four forms of a relation, as in drf-flex-fields: a resource, `[resource, options]`, a lazy reference,
+ * `[lazy reference, options]`.
+ */
 export type RelationDefinition = ResourceReference | readonly [ResourceReference, RelationOptions]
 
 /** The field names of a schema. */
@@ -111,7 +114,9 @@ export interface Resource<
  */
 export type AnyResource = Resource<any, any, any, any>
 
-const definitionKeys = new Set(['name', 'namespace', 'schema', 'fields', 'expandable', 'nested', 'maxDepth', 'table', 'primaryKey', 'columns', 'scope', 'fieldsFor'])
+const definitionKeys = new Set([
+  'name', 'namespace', 'schema', 'fields', 'expandable', 'nested', 'maxDepth', 'table', 'primaryKey', 'columns', 'scope', 'fieldsFor',
+])
 const relationOptionKeys = new Set(['many', 'fields', 'omit', 'expand', 'column', 'foreignKey', 'through', 'orderBy', 'limit'])
 const throughKeys = ['table', 'from', 'to']
 
@@ -132,73 +137,75 @@ export function defineResource<
   const label = typeof definition?.name === 'string' ? `Resource '${definition.name}'` : 'Resource'
   const fail = (message: string): never => { throw new InvalidDefinitionError(`${label}: ${message}`) }
 
-  if (typeof definition !== 'object' || definition === null) fail('the definition must be an object')
+  if (typeof definition !== 'object' || definition === null) fail(messages.definitionNotObject)
   const unknownOption = unknownKey(definition, definitionKeys)
-  if (unknownOption !== undefined) fail(`unknown option '${unknownOption}' (known: ${[...definitionKeys].join(', ')})`)
-  if (!isIdentifier(definition.name)) fail('name must be an identifier')
+  if (unknownOption !== undefined) fail(messages.unknownDefinitionOption(unknownOption, [...definitionKeys]))
+  if (!isIdentifier(definition.name)) fail(messages.badResourceName)
   if (definition.namespace !== undefined && (typeof definition.namespace !== 'string' || !/^[A-Za-z_][A-Za-z0-9_.]*$/.test(definition.namespace))) {
-    fail('namespace must be a dotted identifier')
+    fail(messages.badNamespace)
   }
   const schema = definition.schema as { type?: unknown; properties?: unknown } | null
   if (typeof schema !== 'object' || schema === null || schema.type !== 'object' || typeof schema.properties !== 'object') {
-    fail('schema must be a TypeBox Type.Object (@sinclair/typebox 0.34 or typebox 1.x)')
+    fail(messages.badSchema)
   }
   const properties: Record<string, unknown> = definition.schema.properties
   const hasField = (field: string) => Object.hasOwn(properties, field)
   const checkField = (field: unknown, where: string) => {
-    if (typeof field !== 'string' || !hasField(field)) fail(`${where} names field '${String(field)}', which is not in its schema`)
+    if (typeof field !== 'string' || !hasField(field)) fail(messages.fieldNotInSchema(where, String(field)))
   }
 
-  if (!Array.isArray(definition.fields)) fail('fields must be an array of field names')
+  if (!Array.isArray(definition.fields)) fail(messages.notFieldNames('fields'))
   const seen = new Set<string>()
   for (const field of definition.fields) {
     checkField(field, 'fields')
-    if (seen.has(field)) fail(`fields lists '${field}' twice`)
+    if (seen.has(field)) fail(messages.fieldListedTwice(field))
     seen.add(field)
   }
 
   const expandable = checkRelationMap(definition.expandable, 'expandable', properties, checkField, fail)
   const nested = checkRelationMap(definition.nested, 'nested', properties, checkField, fail)
   for (const field of Object.keys(nested)) {
-    if (Object.hasOwn(expandable, field)) fail(`field '${field}' is both expandable and nested`)
-    if (!seen.has(field)) fail(`nested field '${field}': nested fields are always shown: list '${field}' in fields`)
+    if (Object.hasOwn(expandable, field)) fail(messages.expandableAndNested(field))
+    if (!seen.has(field)) fail(messages.nestedNotInFields(field))
   }
 
   if (definition.maxDepth !== undefined && !isPositiveInteger(definition.maxDepth)) {
-    fail('maxDepth must be a positive integer')
+    fail(messages.badMaxDepth)
   }
   // Table and column names are written into SQL as they are: identifiers only, so no SQL can hide in them.
   const table = definition.table
-  if (table !== undefined && !isTableName(table)) fail(`table '${String(table)}' must be a table name (${tableNameRule})`)
+  if (table !== undefined && !isTableName(table)) fail(messages.notATableName('table', String(table), tableNameRule))
   const primaryKey = definition.primaryKey ?? 'id'
-  if (!hasField(primaryKey) && (table !== undefined || definition.primaryKey !== undefined)) fail(`primaryKey '${primaryKey}' is not in its schema`)
+  if (!hasField(primaryKey) && (table !== undefined || definition.primaryKey !== undefined)) {
+    fail(messages.primaryKeyNotInItsSchema(primaryKey))
+  }
   const relations: Record<string, RelationDefinition> = { ...expandable, ...nested }
   // Every field but a to-many relation is read from a column: its own name unless columns maps it.
   const toMany = new Set(Object.keys(relations).filter((field) => relationOptions(relations[field]!).many === true))
   const columns: Record<string, unknown> = definition.columns === undefined ? {} : definition.columns
-  if (typeof columns !== 'object' || columns === null) fail('columns must map fields to column names')
+  if (typeof columns !== 'object' || columns === null) fail(messages.badColumns)
   for (const [field, column] of Object.entries(columns)) {
     checkField(field, 'columns')
-    if (!isIdentifier(column)) fail(`columns.${field} '${String(column)}' must be a column name (${columnNameRule})`)
-    if (toMany.has(field)) fail(`columns.${field}: '${field}' is a to-many relation, which has no column of its own: its rows are found by foreignKey or through`)
+    if (!isIdentifier(column)) fail(messages.notAColumnName(`columns.${field}`, String(column), columnNameRule))
+    if (toMany.has(field)) fail(messages.toManyColumn(field))
     const relationColumn = Object.hasOwn(relations, field) ? relationOptions(relations[field]!).column : undefined
     if (relationColumn !== undefined && relationColumn !== column) {
-      fail(`field '${field}' is given two columns, columns.${field} '${column}' and the relation's column '${relationColumn}': keep one`)
+      fail(messages.twoColumns(field, String(column), relationColumn))
     }
   }
   if (table !== undefined) {
-    if (!isIdentifier(primaryKey)) fail(`primaryKey '${primaryKey}' must be a field whose name is an identifier (${columnNameRule})`)
+    if (!isIdentifier(primaryKey)) fail(messages.primaryKeyNotIdentifier(primaryKey, columnNameRule))
     for (const field of Object.keys(properties)) {
       if (!toMany.has(field) && !Object.hasOwn(columns, field) && !isIdentifier(field)) {
-        fail(`field '${field}' is read from the column of the same name, which is not a column name (${columnNameRule}): map it in columns`)
+        fail(messages.fieldNotAColumnName(field, columnNameRule))
       }
     }
   }
 
   for (const key of ['scope', 'fieldsFor'] as const) {
-    if (definition[key] !== undefined && typeof definition[key] !== 'function') fail(`${key} must be a function of the request`)
+    if (definition[key] !== undefined && typeof definition[key] !== 'function') fail(messages.notARequestFunction(key))
   }
-  if (definition.scope !== undefined && definition.table === undefined) fail('scope needs a table: it is a condition on the rows the plugin reads')
+  if (definition.scope !== undefined && definition.table === undefined) fail(messages.scopeNeedsTable)
 
   return Object.freeze({
     ...definition,
@@ -218,17 +225,17 @@ function checkRelationMap (
   fail: (message: string) => never
 ): Record<string, RelationDefinition> {
   if (map === undefined) return {}
-  if (typeof map !== 'object' || map === null || Array.isArray(map)) fail(`${where} must map field names to relations`)
+  if (typeof map !== 'object' || map === null || Array.isArray(map)) fail(messages.badRelationMap(where))
   const checked: Record<string, RelationDefinition> = {}
   for (const [field, relation] of Object.entries(map as Record<string, unknown>)) {
     checkField(field, where)
-    const failHere = (message: string) => fail(`${where} field '${field}': ${message}`)
+    const failHere = (message: string) => fail(messages.relationField(where, field, message))
     checkRelationDefinition(relation, failHere)
     // The field's schema says whether it holds one identifier or an array of them.
     const many = relationOptions(relation as RelationDefinition).many === true
     const shape = valueShape(properties[field])
-    if (many && shape === 'single') failHere(`many: true needs an array schema: declare '${field}' as Type.Array of the related identifier, or remove many`)
-    if (!many && shape === 'array') failHere(`its schema is an array, so the relation is to-many: add many: true, or declare '${field}' as the related identifier`)
+    if (many && shape === 'single') failHere(messages.manyNeedsArray(field))
+    if (!many && shape === 'array') failHere(messages.arrayNeedsMany(field))
     checked[field] = relation as RelationDefinition
   }
   return checked
@@ -246,7 +253,9 @@ function relationOptions (relation: RelationDefinition): RelationOptions {
 function valueShape (schema: unknown): 'array' | 'single' | undefined {
   if (typeof schema !== 'object' || schema === null) return undefined
   const { type, anyOf, oneOf } = schema as { type?: unknown; anyOf?: unknown; oneOf?: unknown }
-  const members = Array.isArray(anyOf) ? anyOf : Array.isArray(oneOf) ? oneOf : Array.isArray(type) ? type.map((member) => ({ type: member })) : undefined
+  const members = Array.isArray(anyOf)
+    ? anyOf
+    : Array.isArray(oneOf) ? oneOf : Array.isArray(type) ? type.map((member) => ({ type: member })) : undefined
   if (members !== undefined) {
     const shapes = new Set(members.filter((member) => (member as { type?: unknown })?.type !== 'null').map(valueShape))
     return shapes.size === 1 ? [...shapes][0] : undefined
@@ -259,52 +268,53 @@ function checkRelationDefinition (relation: unknown, fail: (message: string) => 
   const checkReference = (reference: unknown) => {
     if (isResource(reference) || typeof reference === 'function') return
     if (typeof reference === 'string' && /^[A-Za-z_][A-Za-z0-9_.]*$/.test(reference) && !reference.includes('..')) return
-    fail(`'${String(reference)}' is not a resource, a resource name or a function returning a resource`)
+    fail(messages.badReference(String(reference)))
   }
   if (!Array.isArray(relation)) return checkReference(relation)
-  if (relation.length !== 2) fail('a relation tuple is [resource, options]')
+  if (relation.length !== 2) fail(messages.badRelationTuple)
   checkReference(relation[0])
   const options = relation[1] as Record<string, unknown>
-  if (typeof options !== 'object' || options === null || Array.isArray(options)) fail('relation options must be an object')
+  if (typeof options !== 'object' || options === null || Array.isArray(options)) fail(messages.relationOptionsNotObject)
   const unknownOption = unknownKey(options, relationOptionKeys)
-  if (unknownOption !== undefined) fail(`unknown option '${unknownOption}' (known: ${[...relationOptionKeys].join(', ')})`)
-  if (options.many !== undefined && typeof options.many !== 'boolean') fail('many must be a boolean')
+  if (unknownOption !== undefined) fail(messages.unknownDefinitionOption(unknownOption, [...relationOptionKeys]))
+  if (options.many !== undefined && typeof options.many !== 'boolean') fail(messages.badMany)
   for (const key of ['fields', 'omit', 'expand'] as const) {
     const list = options[key]
     if (list !== undefined && (!Array.isArray(list) || !list.every((item) => typeof item === 'string' && item !== ''))) {
-      fail(`${key} must be an array of field names`)
+      fail(messages.notFieldNames(key))
     }
   }
   for (const key of ['column', 'foreignKey'] as const) {
-    if (options[key] !== undefined && !isIdentifier(options[key])) fail(`${key} '${String(options[key])}' must be a column name (${columnNameRule})`)
+    if (options[key] !== undefined && !isIdentifier(options[key])) fail(messages.notAColumnName(key, String(options[key]), columnNameRule))
   }
   if (options.orderBy !== undefined) {
     if (typeof options.orderBy !== 'string' || !isIdentifier(options.orderBy.replace(/^-/, ''))) {
-      fail(`orderBy '${String(options.orderBy)}' must be a column name (${columnNameRule}), or '-' and a column name for descending order`)
+      fail(messages.badOrderBy(String(options.orderBy), columnNameRule))
     }
-    if (options.many !== true) fail('orderBy orders the rows of a to-many relation: it needs many: true')
+    if (options.many !== true) fail(messages.orderByNeedsMany)
   }
   if (options.limit !== undefined) {
-    if (!isPositiveInteger(options.limit) || !Number.isSafeInteger(options.limit)) fail(`limit ${String(options.limit)} must be a positive integer (the most related rows shown per parent)`)
-    if (options.many !== true) fail('limit bounds the rows of a to-many relation: it needs many: true')
+    if (!isPositiveInteger(options.limit) || !Number.isSafeInteger(options.limit)) fail(messages.badRelationLimit(String(options.limit)))
+    if (options.many !== true) fail(messages.limitNeedsMany)
     if (options.foreignKey === undefined && options.through === undefined) {
-      fail('limit bounds the rows loaded from the database: it needs foreignKey or through')
+      fail(messages.limitNeedsKeys)
     }
   }
   if (options.through !== undefined) {
     const through = options.through as Record<string, unknown>
-    if (typeof through !== 'object' || through === null || Array.isArray(through) || !throughKeys.every((key) => Object.hasOwn(through, key))) {
-      fail('through must be { table, from, to }')
+    if (typeof through !== 'object' || through === null || Array.isArray(through) ||
+      !throughKeys.every((key) => Object.hasOwn(through, key))) {
+      fail(messages.badThrough)
     }
     const unknownThrough = unknownKey(through, new Set(throughKeys))
-    if (unknownThrough !== undefined) fail(`through has an unknown option '${unknownThrough}' (known: ${throughKeys.join(', ')})`)
-    if (!isTableName(through.table)) fail(`through.table '${String(through.table)}' must be a table name (${tableNameRule})`)
+    if (unknownThrough !== undefined) fail(messages.unknownThroughOption(unknownThrough, throughKeys))
+    if (!isTableName(through.table)) fail(messages.notATableName('through.table', String(through.table), tableNameRule))
     for (const key of ['from', 'to'] as const) {
-      if (!isIdentifier(through[key])) fail(`through.${key} '${String(through[key])}' must be a column name (${columnNameRule})`)
+      if (!isIdentifier(through[key])) fail(messages.notAColumnName(`through.${key}`, String(through[key]), columnNameRule))
     }
-    if (options.many !== true) fail('through needs many: true')
+    if (options.many !== true) fail(messages.throughNeedsMany)
   }
-  if (options.foreignKey !== undefined && options.many !== true) fail('foreignKey needs many: true')
-  if (options.foreignKey !== undefined && options.through !== undefined) fail('a relation has either foreignKey or through, not both')
-  if (options.column !== undefined && options.many === true) fail('column is for to-one relations; a to-many relation takes foreignKey or through')
+  if (options.foreignKey !== undefined && options.many !== true) fail(messages.foreignKeyNeedsMany)
+  if (options.foreignKey !== undefined && options.through !== undefined) fail(messages.foreignKeyAndThrough)
+  if (options.column !== undefined && options.many === true) fail(messages.columnOnToMany)
 }

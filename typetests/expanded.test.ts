@@ -3,7 +3,9 @@ import { Type } from '@sinclair/typebox'
 import { Type as Type1 } from 'typebox'
 import Fastify from 'fastify'
 import { describe, expect, test } from 'tstyche'
-import { createSerializer, defineResource, type AnyResource, type Expanded, type SerializerOptions, type UnresolvedResource } from '../plugin/index.js'
+import {
+  createSerializer, defineResource, type AnyResource, type Expanded, type SerializerOptions, type UnresolvedResource,
+} from '../plugin/index.js'
 import { Company as DemoCompany, Pet as DemoPet } from '../schemas/index.js'
 
 const Company = defineResource({
@@ -13,7 +15,9 @@ const Company = defineResource({
 })
 const Person = defineResource({
   name: 'Person',
-  schema: Type.Object({ id: Type.Integer(), name: Type.String(), employer: Type.Union([Type.Integer(), Type.Null()]), pets: Type.Array(Type.Integer()) }),
+  schema: Type.Object({
+    id: Type.Integer(), name: Type.String(), employer: Type.Union([Type.Integer(), Type.Null()]), pets: Type.Array(Type.Integer()),
+  }),
   fields: ['id', 'name', 'employer'],
   expandable: { employer: Company, pets: ['Pet', { many: true }] },
 })
@@ -24,7 +28,9 @@ const Toy = defineResource({
 })
 const Pet = defineResource({
   name: 'Pet',
-  schema: Type.Object({ id: Type.Integer(), name: Type.String(), owner: Type.Integer(), toys: Type.Array(Type.Integer()), maker: Type.Integer() }),
+  schema: Type.Object({
+    id: Type.Integer(), name: Type.String(), owner: Type.Integer(), toys: Type.Array(Type.Integer()), maker: Type.Integer(),
+  }),
   fields: ['id', 'name', 'owner', 'toys'],
   expandable: {
     owner: Person,
@@ -54,7 +60,8 @@ describe('Expanded', () => {
 
   test('fields and omit narrow each level', () => {
     expect<Expanded<typeof Pet, 'owner', 'id,owner.name'>>().type.toBe<{ id: number; owner: { name: string } }>()
-    expect<Expanded<typeof Pet, 'owner', '', 'toys,owner.employer'>>().type.toBe<{ id: number; name: string; owner: { id: number; name: string } }>()
+    expect<Expanded<typeof Pet, 'owner', '', 'toys,owner.employer'>>()
+      .type.toBe<{ id: number; name: string; owner: { id: number; name: string } }>()
     expect<Expanded<typeof Pet, '', '*'>>().type.toBe<Expanded<typeof Pet>>()
   })
 
@@ -70,12 +77,15 @@ describe('Expanded', () => {
   test('types a handler\'s data through Fastify\'s Reply generic', () => {
     const app = Fastify()
     const card = { id: 1, name: 'Garfield', owner: { id: 1, name: 'Jon', employer: null }, toys: [1] }
-    expect(app.get<{ Reply: Expanded<typeof Pet, 'owner'> }>).type.toBeCallableWith('/pets/:id', { expandable: { resource: Pet } }, async () => card)
-    expect(app.get<{ Reply: Expanded<typeof Pet, 'owner'> }>).type.not.toBeCallableWith('/pets/:id', { expandable: { resource: Pet } }, async () => ({ ...card, owner: 1 }))
+    expect(app.get<{ Reply: Expanded<typeof Pet, 'owner'> }>)
+      .type.toBeCallableWith('/pets/:id', { expandable: { resource: Pet } }, async () => card)
+    expect(app.get<{ Reply: Expanded<typeof Pet, 'owner'> }>)
+      .type.not.toBeCallableWith('/pets/:id', { expandable: { resource: Pet } }, async () => ({ ...card, owner: 1 }))
   })
 
   test('createSerializer(...).shape', () => {
-    expect(createSerializer(Pet, { expand: 'owner', fields: ['id', 'owner'] }).shape({})).type.toBe<{ id: number; owner: Expanded<typeof Person> }>()
+    expect(createSerializer(Pet, { expand: 'owner', fields: ['id', 'owner'] }).shape({}))
+      .type.toBe<{ id: number; owner: Expanded<typeof Person> }>()
     expect(createSerializer(Pet, { list: true }).shape([])).type.toBe<Array<Expanded<typeof Pet>>>()
     expect(createSerializer(Pet, { list: false, expand: ['owner', 'toys'] }).shape({})).type.toBe<Expanded<typeof Pet, 'owner,toys'>>()
     expect(createSerializer(Pet).shape({})).type.toBe<Expanded<typeof Pet>>()
@@ -162,7 +172,13 @@ describe('the demo\'s resources', () => {
       name: string
       species: string
       born: string
-      owner: { id: number; name: string; email: string; hobbies: string; employer: { id: number; name: string; public: boolean; founded: number } | null }
+      owner: {
+        id: number
+        name: string
+        email: string
+        hobbies: string
+        employer: { id: number; name: string; public: boolean; founded: number } | null
+      }
       sold_from: UnresolvedResource | null
       toys: number[]
     }>()

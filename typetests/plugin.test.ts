@@ -61,16 +61,21 @@ describe('defineResource', () => {
   test('expandable and columns name schema fields', () => {
     const schema = Type.Object({ id: Type.Integer(), employer: Type.Integer() })
     expect(defineResource).type.toBeCallableWith({ name: 'P', schema, fields: ['id'], expandable: { employer: Company } })
-    expect(defineResource).type.toBeCallableWith({ name: 'P', schema, fields: ['id'], expandable: { employer: ['Company', { fields: ['id'] }] } })
+    expect(defineResource)
+      .type.toBeCallableWith({ name: 'P', schema, fields: ['id'], expandable: { employer: ['Company', { fields: ['id'] }] } })
     expect(defineResource).type.toBeCallableWith({ name: 'P', schema, fields: ['id'], expandable: { employer: () => Company } })
-    expect(defineResource).type.toBeCallableWith({ name: 'P', schema, fields: ['id'], nested: { employer: Company }, columns: { employer: 'employer_id' }, primaryKey: 'id' })
+    expect(defineResource).type.toBeCallableWith({
+      name: 'P', schema, fields: ['id'], nested: { employer: Company }, columns: { employer: 'employer_id' }, primaryKey: 'id',
+    })
     expect(defineResource).type.not.toBeCallableWith({ name: 'P', schema, fields: ['id'], columns: { boss: 'boss_id' } })
     expect(defineResource).type.not.toBeCallableWith({ name: 'P', schema, fields: ['id'], primaryKey: 'key' })
     expect(defineResource).type.not.toBeCallableWith({ name: 'P', schema, fields: ['id'], expandable: { employer: 42 } })
     expect(defineResource).type.not.toBeCallableWith({ name: 'P', schema, fields: ['id'], expandable: { boss: Company } })
-    expect(defineResource).type.not.toBeCallableWith({ name: 'P', schema, fields: ['id'], expandable: { employer: Company, boss: Company } })
+    expect(defineResource)
+      .type.not.toBeCallableWith({ name: 'P', schema, fields: ['id'], expandable: { employer: Company, boss: Company } })
     expect(defineResource).type.not.toBeCallableWith({ name: 'P', schema, fields: ['id'], nested: { boss: Company } })
-    expect(defineResource).type.not.toBeCallableWith({ name: 'P', schema, fields: ['id'], expandable: { employer: [Company, { many: 'yes' }] } })
+    expect(defineResource)
+      .type.not.toBeCallableWith({ name: 'P', schema, fields: ['id'], expandable: { employer: [Company, { many: 'yes' }] } })
   })
 
   test('keeps the relations and field names for Expanded', () => {
@@ -159,7 +164,8 @@ describe('the expand decorator', () => {
 
   test('request.expansion is the public Expansion, not the plan', () => {
     expect(request.expansion).type.toBe<Expansion | null>()
-    expect<Expansion>().type.toBe<{ readonly key: string; readonly expandedPaths: ReadonlySet<string>; readonly includedPaths: ReadonlySet<string> }>()
+    expect<Expansion>()
+      .type.toBe<{ readonly key: string; readonly expandedPaths: ReadonlySet<string>; readonly includedPaths: ReadonlySet<string> }>()
     expect(request).type.toBeAssignableTo<HasExpansion>()
   })
 
@@ -213,7 +219,9 @@ describe('error classes', () => {
   })
 
   test('the code lists are tuples of literal codes', () => {
-    expect(requestErrorCodes).type.toBe<readonly ['FST_EXPAND_UNKNOWN_FIELD', 'FST_EXPAND_NOT_PERMITTED', 'FST_EXPAND_TOO_DEEP', 'FST_EXPAND_RECURSIVE', 'FST_EXPAND_MALFORMED']>()
+    expect(requestErrorCodes).type.toBe<readonly [
+      'FST_EXPAND_UNKNOWN_FIELD', 'FST_EXPAND_NOT_PERMITTED', 'FST_EXPAND_TOO_DEEP', 'FST_EXPAND_RECURSIVE', 'FST_EXPAND_MALFORMED'
+    ]>()
     expect(accessErrorCodes).type.toBe<readonly ['FST_EXPAND_FORBIDDEN']>()
   })
 

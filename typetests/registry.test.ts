@@ -25,8 +25,10 @@ declare module '../plugin/index.js' {
 }
 
 test('a registered name resolves, through cycles', () => {
-  expect<Expanded<typeof Animal, 'keeper.animals'>>().type.toBe<{ id: number; keeper: { id: number; name: string; animals: Array<{ id: number }> } }>()
-  expect<Expanded<typeof Keeper, 'animals.keeper'>>().type.toBe<{ id: number; name: string; animals: Array<{ id: number; keeper: { id: number; name: string } }> }>()
+  expect<Expanded<typeof Animal, 'keeper.animals'>>()
+    .type.toBe<{ id: number; keeper: { id: number; name: string; animals: Array<{ id: number }> } }>()
+  expect<Expanded<typeof Keeper, 'animals.keeper'>>()
+    .type.toBe<{ id: number; name: string; animals: Array<{ id: number; keeper: { id: number; name: string } }> }>()
 })
 
 test('a wrong expectation fails', () => {

@@ -21,7 +21,8 @@ const app = Fastify()
 await app.register(expandPlugin, { resources: [Company, Person] })
 app.get('/people/:id', { expandable: { resource: Person } }, async () => ({ id: 1, name: 'Jon', employer: null }))
 
-const person: Expanded<typeof Person, 'employer'> = createSerializer(Person, { expand: 'employer' }).shape({ id: 1, name: 'Jon', employer: null })
+const person: Expanded<typeof Person, 'employer'> = createSerializer(Person, { expand: 'employer' })
+  .shape({ id: 1, name: 'Jon', employer: null })
 const employer: { id: number; name: string; motto?: string } | null = person.employer
 void employer
 

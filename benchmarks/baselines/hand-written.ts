@@ -119,7 +119,9 @@ const postgresPageSql = `
  */
 export function handWrittenPostgresPage (pool: Pool): (limit: number, offset: number) => Promise<{ data: PetRecord[]; total: number }> {
   return async (limit, offset) => {
-    const { rows } = await pool.query<unknown[]>({ name: 'hand_written_pets_page', text: postgresPageSql, values: [limit, offset], rowMode: 'array' })
+    const { rows } = await pool.query<unknown[]>({
+      name: 'hand_written_pets_page', text: postgresPageSql, values: [limit, offset], rowMode: 'array'
+    })
     const data: PetRecord[] = new Array(rows.length)
     for (let index = 0; index < rows.length; index++) {
       const row = rows[index]!
@@ -127,13 +129,23 @@ export function handWrittenPostgresPage (pool: Pool): (limit: number, offset: nu
         id: row[0] as number,
         name: row[1] as string,
         species: row[2] as string,
-        owner: row[4] === null ? null : { id: row[4] as number, name: row[5] as string, hobbies: row[6] as string, employer: row[7] === null ? null : { name: row[8] as string, public: row[9] as boolean } },
+        owner: row[4] === null
+          ? null
+          : {
+              id: row[4] as number,
+              name: row[5] as string,
+              hobbies: row[6] as string,
+              employer: row[7] === null ? null : { name: row[8] as string, public: row[9] as boolean },
+            },
         sold_from: row[3] as number | null,
         toys: row[10] as PetRecord['toys'],
       }
     }
     // A page past the end has no row to carry the count.
-    if (rows.length === 0) return { data, total: Number((await pool.query<{ total: string }>('SELECT count(*) AS total FROM pets')).rows[0]!.total) }
+    if (rows.length === 0) {
+      const counted = await pool.query<{ total: string }>('SELECT count(*) AS total FROM pets')
+      return { data, total: Number(counted.rows[0]!.total) }
+    }
     return { data, total: Number(rows[0]![11]) }
   }
 }

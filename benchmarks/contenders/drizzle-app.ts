@@ -43,7 +43,9 @@ const sqliteTables = (() => {
 
 const pgTables = (() => {
   const { pgTable, integer, text, boolean, primaryKey, index } = pgCore
-  const companies = pgTable('companies', { id: integer('id').primaryKey(), name: text('name').notNull(), public: boolean('public').notNull() })
+  const companies = pgTable('companies', {
+    id: integer('id').primaryKey(), name: text('name').notNull(), public: boolean('public').notNull()
+  })
   const people = pgTable('people', {
     id: integer('id').primaryKey(),
     name: text('name').notNull(),
@@ -73,8 +75,13 @@ function relationsOf<T extends typeof sqliteTables | typeof pgTables> (tables: T
   const { companies, people, toys, pets, petToys } = tables as typeof sqliteTables
   return {
     ...tables,
-    peopleRelations: relations(people, ({ one }) => ({ employer: one(companies, { fields: [people.employerId], references: [companies.id] }) })),
-    petsRelations: relations(pets, ({ one, many }) => ({ owner: one(people, { fields: [pets.ownerId], references: [people.id] }), petToys: many(petToys) })),
+    peopleRelations: relations(people, ({ one }) => ({
+      employer: one(companies, { fields: [people.employerId], references: [companies.id] }),
+    })),
+    petsRelations: relations(pets, ({ one, many }) => ({
+      owner: one(people, { fields: [pets.ownerId], references: [people.id] }),
+      petToys: many(petToys),
+    })),
     petToysRelations: relations(petToys, ({ one }) => ({
       pet: one(pets, { fields: [petToys.petId], references: [pets.id] }),
       toy: one(toys, { fields: [petToys.toyId], references: [toys.id] }),
@@ -93,7 +100,14 @@ interface DrizzlePet {
 
 /** Drizzle's rows in the API's shape: field names, key order, the join table's rows replaced by the toys. */
 function shaped (pets: DrizzlePet[]) {
-  return pets.map((pet) => ({ id: pet.id, name: pet.name, species: pet.species, owner: pet.owner, sold_from: pet.soldFromId, toys: pet.petToys.map((petToy) => petToy.toy) }))
+  return pets.map((pet) => ({
+    id: pet.id,
+    name: pet.name,
+    species: pet.species,
+    owner: pet.owner,
+    sold_from: pet.soldFromId,
+    toys: pet.petToys.map((petToy) => petToy.toy),
+  }))
 }
 
 const nullable = (schema: Record<string, unknown>) => ({ anyOf: [schema, { type: 'null' }] })
@@ -115,12 +129,17 @@ const pageSchema = {
               id: { type: 'integer' },
               name: { type: 'string' },
               hobbies: { type: 'string' },
-              employer: nullable({ type: 'object', properties: { name: { type: 'string' }, public: { type: 'boolean' } }, required: ['name', 'public'] }),
+              employer: nullable({
+                type: 'object', properties: { name: { type: 'string' }, public: { type: 'boolean' } }, required: ['name', 'public'],
+              }),
             },
             required: ['id', 'name', 'hobbies', 'employer'],
           }),
           sold_from: { type: ['integer', 'null'] },
-          toys: { type: 'array', items: { type: 'object', properties: { id: { type: 'integer' }, name: { type: 'string' } }, required: ['id', 'name'] } },
+          toys: {
+            type: 'array',
+            items: { type: 'object', properties: { id: { type: 'integer' }, name: { type: 'string' } }, required: ['id', 'name'] },
+          },
         },
         required: ['id', 'name', 'species', 'owner', 'sold_from', 'toys'],
       },
@@ -168,7 +187,10 @@ export async function drizzleApp (source: DrizzleSource, responseSchema: boolean
       const total = db.select({ total: count() }).from(schema.pets).prepare()
       page = async (limit, offset) => ({ rows: pets.all({ limit, offset }), total: total.get()!.total })
     } else {
-      page = async (limit, offset) => ({ rows: await query(limit, offset), total: db.select({ total: count() }).from(schema.pets).get()!.total })
+      page = async (limit, offset) => ({
+        rows: await query(limit, offset),
+        total: db.select({ total: count() }).from(schema.pets).get()!.total,
+      })
     }
   } else {
     const schema = relationsOf(pgTables)

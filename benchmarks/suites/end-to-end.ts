@@ -90,7 +90,10 @@ async function handWrittenPostgresApp (pool: Pool): Promise<FastifyInstance> {
     schema: {
       querystring: {
         type: 'object',
-        properties: { limit: { type: 'integer', minimum: 1, maximum: 100, default: 20 }, offset: { type: 'integer', minimum: 0, default: 0 } },
+        properties: {
+          limit: { type: 'integer', minimum: 1, maximum: 100, default: 20 },
+          offset: { type: 'integer', minimum: 0, default: 0 },
+        },
       },
     },
   }, async (request) => {
@@ -110,10 +113,12 @@ const contendersDir = fileURLToPath(new URL('../contenders/', import.meta.url))
 
 async function drizzleModule (): Promise<DrizzleModule | undefined> {
   if (!existsSync(`${contendersDir}node_modules/drizzle-orm/package.json`)) {
-    console.log('# Drizzle ORM not installed: its contenders are left out (`npm run bench` installs it; or `node benchmarks/contenders/install.mjs`)')
+    console.log('# Drizzle ORM not installed: its contenders are left out ' +
+      '(`npm run bench` installs it; or `node benchmarks/contenders/install.mjs`)')
     return undefined
   }
-  // A specifier TypeScript does not follow: the module is type-checked with benchmarks/contenders/tsconfig.json, where drizzle-orm is installed.
+  // A specifier TypeScript does not follow: the module is type-checked with benchmarks/contenders/tsconfig.json,
+  // where drizzle-orm is installed.
   const specifier = '../contenders/drizzle-app.js'
   return await import(specifier) as DrizzleModule
 }
@@ -186,8 +191,10 @@ export const endToEndSuite: Suite = {
     `${routesUncachedName} is the same route on Kysely's SqliteDialect given the database itself, which prepares every statement again;`,
     `${handName} is one prepared statement shaped by hand plus the count (the baseline);`,
     'mercurius answers the equivalent GraphQL query with per-request loaders, with and without graphql-jit (`jit: 1`);',
-    'Drizzle ORM (benchmarks/contenders, installed by `npm run bench`) answers with its relational query `db.query.pets.findMany({ with })` and a count,',
-    'prepared once (limit and offset placeholders, as its documentation advises), its rows renamed to the API\'s fields, written by a response schema or by JSON.stringify;',
+    'Drizzle ORM (benchmarks/contenders, installed by `npm run bench`) answers with its relational query ' +
+      '`db.query.pets.findMany({ with })` and a count,',
+    'prepared once (limit and offset placeholders, as its documentation advises), its rows renamed to the API\'s fields, ' +
+      'written by a response schema or by JSON.stringify;',
     'and, without a response schema, built per request, as its first examples write it.',
     `With DATABASE_URL set, the same page on PostgreSQL (the same rows copied into a schema of their own, a pool of ${poolSize}): the plugin's route on Kysely's PostgresDialect`,
     '(over the pool itself, and over `namePreparedStatements`, which makes the statements that run again named prepared statements)',
@@ -224,9 +231,24 @@ export const endToEndSuite: Suite = {
     ]
     if (drizzle !== undefined) {
       contenders.push(
-        { name: drizzleSchemaName, app: await track(drizzle.drizzleApp({ sqlite: database }, true)), request: handRequest, records: envelopeRecords },
-        { name: drizzleStringifyName, app: await track(drizzle.drizzleApp({ sqlite: database }, false)), request: handRequest, records: envelopeRecords },
-        { name: drizzleUnpreparedName, app: await track(drizzle.drizzleApp({ sqlite: database }, false, false)), request: handRequest, records: envelopeRecords }
+        {
+          name: drizzleSchemaName,
+          app: await track(drizzle.drizzleApp({ sqlite: database }, true)),
+          request: handRequest,
+          records: envelopeRecords,
+        },
+        {
+          name: drizzleStringifyName,
+          app: await track(drizzle.drizzleApp({ sqlite: database }, false)),
+          request: handRequest,
+          records: envelopeRecords,
+        },
+        {
+          name: drizzleUnpreparedName,
+          app: await track(drizzle.drizzleApp({ sqlite: database }, false, false)),
+          request: handRequest,
+          records: envelopeRecords,
+        }
       )
     }
     const expected = async () => envelopeRecords((await handApp.inject(handRequest)).body, handName)
@@ -241,8 +263,18 @@ export const endToEndSuite: Suite = {
       ]
       if (drizzle !== undefined) {
         onPostgres.push(
-          { name: postgresDrizzleSchemaName, app: await track(drizzle.drizzleApp({ pool: postgres.pool }, true)), request: handRequest, records: envelopeRecords },
-          { name: postgresDrizzleStringifyName, app: await track(drizzle.drizzleApp({ pool: postgres.pool }, false)), request: handRequest, records: envelopeRecords }
+          {
+            name: postgresDrizzleSchemaName,
+            app: await track(drizzle.drizzleApp({ pool: postgres.pool }, true)),
+            request: handRequest,
+            records: envelopeRecords,
+          },
+          {
+            name: postgresDrizzleStringifyName,
+            app: await track(drizzle.drizzleApp({ pool: postgres.pool }, false)),
+            request: handRequest,
+            records: envelopeRecords,
+          }
         )
       }
       cases.push(pageCase(postgresCaseName, postgresHandName, onPostgres, expected))

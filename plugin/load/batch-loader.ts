@@ -1,5 +1,5 @@
 import { SqliteAdapter } from 'kysely'
-import { InvalidDataError } from '../errors.js'
+import { InvalidDataError, messages } from '../errors.js'
 import type { LevelPlan, PlannedField } from '../plan/plan.js'
 import type { RelationEdge, ResourceNode } from '../resource-graph.js'
 import type { LoadContext } from './load-context.js'
@@ -118,8 +118,8 @@ function copyToOneIds (relation: RelationEdge, rows: Row[]): void {
     if (row[relation.field] !== undefined) continue
     const id = row[column]
     if (id === undefined) {
-      const where = column === relation.field ? `'${column}'` : `'${relation.field}' or its column '${column}'`
-      throw new InvalidDataError(`${relation.owner.qualifiedName} rows given to load lack ${where}, which holds the ${relation.target.qualifiedName} of '${relation.field}'`)
+      const { owner, target, field } = relation
+      throw new InvalidDataError(messages.rowsLackReference(owner.qualifiedName, field, column, target.qualifiedName))
     }
     row[relation.field] = id
   }
@@ -203,7 +203,8 @@ async function rowsOf<F extends ExpandedField | IdField> (
   if (load.stopped) throw stoppedByOther
   const { context } = load
   context.ensureClientWaits()
-  return await context.templates.rowsByKeys(context.db, field, keys, (keys) => query(context, field, keys), context.scopeParts(field.relation.target))
+  return await context.templates.rowsByKeys(
+    context.db, field, keys, (keys) => query(context, field, keys), context.scopeParts(field.relation.target))
 }
 
 function groupByParent (rows: Row[], owner: ResourceNode): Map<unknown, unknown[]> {
@@ -211,7 +212,7 @@ function groupByParent (rows: Row[], owner: ResourceNode): Map<unknown, unknown[
   for (const row of rows) {
     const key = row[owner.primaryKey]
     if (key === undefined) {
-      throw new InvalidDataError(`${owner.qualifiedName} rows given to load lack their primary key '${owner.primaryKey}', which to-many relations are loaded by`)
+      throw new InvalidDataError(messages.rowsLackPrimaryKey(owner.qualifiedName, owner.primaryKey))
     }
     groups.set(keyOf(key), [])
   }

@@ -1,6 +1,6 @@
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto'
 import { sql, type Expression, type ExpressionBuilder, type SqlBool } from 'kysely'
-import { BadCursorError, BadFilterError, BadSortError, ForbiddenError } from '../errors.js'
+import { BadCursorError, BadFilterError, BadSortError, ForbiddenError, messages } from '../errors.js'
 import type { Visibility } from '../plan/plan.js'
 import type { JsonSchema, RelationEdge, ResourceNode } from '../resource-graph.js'
 import type { LoadContext } from './load-context.js'
@@ -95,12 +95,20 @@ export class ListQuery {
   readonly primaryKey: SortField
   private readonly secret: Buffer
 
-  constructor (readonly node: ResourceNode, options: ListQueryOptions, private readonly routeKey: string, defaultSecret: Buffer, fail: (message: string) => never) {
+  constructor (
+    readonly node: ResourceNode,
+    options: ListQueryOptions,
+    private readonly routeKey: string,
+    defaultSecret: Buffer,
+    fail: (message: string) => never
+  ) {
     this.filters = readFilterOption(node, options.filter, fail)
     this.sortFields = readSortOption(node, options.sort, fail)
     this.primaryKey = { name: node.primaryKey, column: `${tableOf(node)}.${node.column(node.primaryKey)}`, type: sortableType(node, node.primaryKey) ?? { kind: 'string' } }
-    if (options.cursorSecret !== undefined && !(typeof options.cursorSecret === 'string' && options.cursorSecret.length >= 16) && !(Buffer.isBuffer(options.cursorSecret) && options.cursorSecret.length >= 16)) {
-      fail('cursorSecret must be a string or a Buffer of at least 16 characters (bytes)')
+    if (options.cursorSecret !== undefined &&
+      !(typeof options.cursorSecret === 'string' && options.cursorSecret.length >= 16) &&
+      !(Buffer.isBuffer(options.cursorSecret) && options.cursorSecret.length >= 16)) {
+      fail(messages.shortCursorSecret)
     }
     this.secret = options.cursorSecret === undefined ? defaultSecret : Buffer.from(options.cursorSecret)
   }
@@ -121,20 +129,20 @@ export class ListQuery {
     const seen = new Set<string>()
     const add = (path: string, operator: string, raw: unknown) => {
       const written = `${filterParam}[${path}]${operator === '' ? '' : `[${operator}]`}`
-      if (typeof raw !== 'string') throw new BadFilterError(`'${written}' must be given once, as a string`)
-      if (raw.length > maxValueLength) throw new BadFilterError(`'${written}' is ${raw.length} characters long; the limit is ${maxValueLength}`)
+      if (typeof raw !== 'string') throw new BadFilterError(messages.filterNotOnce(written))
+      if (raw.length > maxValueLength) throw new BadFilterError(messages.tooLong(written, raw.length, maxValueLength))
       const filter = this.filters.get(path)
       if (filter === undefined) {
-        throw new BadFilterError(`Cannot filter ${this.node.name} by '${path}': ${this.filters.size > 0 ? `filters are ${[...this.filters.keys()].join(', ')}` : 'this list has no filters'}`)
+        throw new BadFilterError(messages.unknownFilter(this.node.name, path, [...this.filters.keys()]))
       }
       const op = (operator === '' ? 'eq' : operator) as FilterOperator
       if (!filter.operators.includes(op)) {
-        throw new BadFilterError(`Cannot filter ${this.node.name} by '${path}' with '${operator}': operators for '${path}' are ${filter.operators.join(', ')}`)
+        throw new BadFilterError(messages.badFilterOperator(this.node.name, path, operator, filter.operators))
       }
       const id = `${path}[${op}]`
-      if (seen.has(id)) throw new BadFilterError(`'${written}' is given more than once`)
+      if (seen.has(id)) throw new BadFilterError(messages.filterRepeated(written))
       seen.add(id)
-      if (seen.size > maxFilters) throw new BadFilterError(`A request takes at most ${maxFilters} filters`)
+      if (seen.size > maxFilters) throw new BadFilterError(messages.tooManyFilters(maxFilters))
       filters.push({ filter, operator: op, value: readFilterValue(filter, op, raw, written) })
       keys.push(`${id}=${raw}`)
     }
@@ -145,7 +153,7 @@ export class ListQuery {
       }
       if (!name.startsWith(`${filterParam}[`)) continue
       const match = /^filter\[([^[\]]+)\](?:\[([^[\]]+)\])?$/.exec(name)
-      if (match === null) throw new BadFilterError(`'${name}' is not a filter: write filter[field]=value or filter[field][operator]=value`)
+      if (match === null) throw new BadFilterError(messages.notAFilter(name))
       add(match[1]!, match[2] ?? '', value)
     }
     const sort = this.readSort(query[sortParam])
@@ -164,7 +172,7 @@ export class ListQuery {
 
   private readSort (raw: unknown): RequestedSort[] {
     if (raw === undefined) return []
-    if (typeof raw !== 'string') throw new BadSortError(`'${sortParam}' must be given once, as a comma-separated list`)
+    if (typeof raw !== 'string') throw new BadSortError(messages.sortNotOnce(sortParam))
     const sort: RequestedSort[] = []
     const names = new Set<string>()
     for (const item of raw.split(',')) {
@@ -173,9 +181,9 @@ export class ListQuery {
       const name = descending ? item.slice(1) : item
       const field = this.sortFields.get(name)
       if (field === undefined) {
-        throw new BadSortError(`Cannot sort ${this.node.name} by '${name}': ${this.sortFields.size > 0 ? `sort fields are ${[...this.sortFields.keys()].join(', ')}` : 'this list has no sort fields'}`)
+        throw new BadSortError(messages.unknownSort(this.node.name, name, [...this.sortFields.keys()]))
       }
-      if (names.has(name)) throw new BadSortError(`'${sortParam}' names '${name}' more than once`)
+      if (names.has(name)) throw new BadSortError(messages.sortRepeated(sortParam, name))
       names.add(name)
       sort.push({ field, descending })
       // The primary key is unique: keys after it could never order anything.
@@ -203,12 +211,12 @@ export class ListQuery {
     const filters = request.filters.filter(({ filter }) => {
       let node = this.node
       for (const hop of filter.hops) {
-        if (hidden(node, hop.field)) return this.forbid(ignore, `Cannot filter by '${filter.path}': it is not available to this request`)
+        if (hidden(node, hop.field)) return this.forbid(ignore, messages.hiddenFilter(filter.path))
         node = hop.target
       }
-      return !hidden(node, filter.field) || this.forbid(ignore, `Cannot filter by '${filter.path}': it is not available to this request`)
+      return !hidden(node, filter.field) || this.forbid(ignore, messages.hiddenFilter(filter.path))
     })
-    const sort = request.sort.filter(({ field }) => !hidden(this.node, field.name) || this.forbid(ignore, `Cannot sort by '${field.name}': it is not available to this request`))
+    const sort = request.sort.filter(({ field }) => !hidden(this.node, field.name) || this.forbid(ignore, messages.hiddenSort(field.name)))
     if (filters.length === request.filters.length && sort.length === request.sort.length) return request
     return { ...request, filters, sort }
   }
@@ -284,7 +292,7 @@ export class ListQuery {
   }
 
   private readCursor (raw: unknown, request: ListRequest): unknown[] {
-    const bad = () => new BadCursorError(`'${afterParam}' is not a cursor of this list for this sort and these filters: ask again from the first page`)
+    const bad = () => new BadCursorError(messages.badCursor(afterParam))
     if (typeof raw !== 'string' || raw.length > maxCursorLength) throw bad()
     const [payload, signature, ...rest] = raw.split('.')
     if (payload === undefined || signature === undefined || rest.length > 0) throw bad()
@@ -319,7 +327,7 @@ function cursorValue (value: unknown): unknown {
 
 function readNestedFilters (value: unknown, add: (path: string, operator: string, raw: unknown) => void): void {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    throw new BadFilterError(`'${filterParam}' is not a filter: write filter[field]=value or filter[field][operator]=value`)
+    throw new BadFilterError(messages.notAFilter(filterParam))
   }
   for (const [path, inner] of Object.entries(value as Record<string, unknown>)) {
     if (typeof inner === 'object' && inner !== null && !Array.isArray(inner)) {
@@ -331,11 +339,11 @@ function readNestedFilters (value: unknown, add: (path: string, operator: string
 function readFilterValue (filter: FilterField, operator: FilterOperator, raw: string, written: string): unknown {
   switch (operator) {
     case 'null':
-      if (raw !== 'true' && raw !== 'false') throw new BadFilterError(`'${written}' must be true or false, got '${raw}'`)
+      if (raw !== 'true' && raw !== 'false') throw new BadFilterError(messages.badFilterValue(written, 'true or false', raw))
       return raw === 'true'
     case 'in': {
       const items = raw.split(',')
-      if (items.length > maxInValues) throw new BadFilterError(`'${written}' takes at most ${maxInValues} values`)
+      if (items.length > maxInValues) throw new BadFilterError(messages.tooManyValues(written, maxInValues))
       return items.map((item) => readTyped(filter.type, item, written))
     }
     case 'contains':
@@ -352,7 +360,7 @@ const dateTimeText = /^[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt ][0-9]{2}:[0-9]{2}(?::[0-9]
 
 /** A value of the field's type, as the database stores it (booleans as 1 and 0 on every dialect), or a 400. */
 export function readTyped (type: ValueType, raw: string, written: string): unknown {
-  const refuse = (what: string): never => { throw new BadFilterError(`'${written}' must be ${what}, got '${raw}'`) }
+  const refuse = (what: string): never => { throw new BadFilterError(messages.badFilterValue(written, what, raw)) }
   switch (type.kind) {
     case 'integer': {
       const number = integerText.test(raw) ? Number(raw) : NaN
@@ -377,7 +385,9 @@ export function readTyped (type: ValueType, raw: string, written: string): unkno
 }
 
 /** The condition of one filter, through its relations (`IN` subqueries, each with the related resource's scope). */
-function filterCondition (requested: RequestedFilter, root: ResourceNode, context: LoadContext, values: unknown[]): [Condition, string | null] {
+function filterCondition (
+  requested: RequestedFilter, root: ResourceNode, context: LoadContext, values: unknown[]
+): [Condition, string | null] {
   const { filter, operator, value } = requested
   // `in` binds as many values as it has; `null` binds none, its value is in the text.
   let shape: string | null = `${filter.path}[${operator}]${operator === 'in' ? (value as unknown[]).length : operator === 'null' ? String(value) : ''}`
@@ -448,10 +458,12 @@ function sortableType (node: ResourceNode, field: string): ValueType | undefined
   return read === undefined || read.nullable ? undefined : read.type
 }
 
-function readFilterOption (node: ResourceNode, option: ListQueryOptions['filter'], fail: (message: string) => never): Map<string, FilterField> {
+function readFilterOption (
+  node: ResourceNode, option: ListQueryOptions['filter'], fail: (message: string) => never
+): Map<string, FilterField> {
   const filters = new Map<string, FilterField>()
   if (option === undefined) return filters
-  if (typeof option !== 'object' || option === null || Array.isArray(option)) fail('filter must be an object of field: operators')
+  if (typeof option !== 'object' || option === null || Array.isArray(option)) fail(messages.filterOptionNotObject)
   for (const [path, operators] of Object.entries(option)) {
     const at = `filter '${path}'`
     const segments = path.split('.')
@@ -460,7 +472,7 @@ function readFilterOption (node: ResourceNode, option: ListQueryOptions['filter'
     for (const segment of segments.slice(0, -1)) {
       const relation = current.relations.get(segment)
       if (relation === undefined || relation.link.kind !== 'to-one' || relation.target.table === undefined) {
-        fail(`${at}: '${segment}' is not a to-one relation of ${current.qualifiedName} to a table (filters go through to-one relations only)`)
+        fail(messages.filterNotToOne(at, segment, current.qualifiedName))
       }
       hops.push(relation!)
       current = relation!.target
@@ -468,14 +480,18 @@ function readFilterOption (node: ResourceNode, option: ListQueryOptions['filter'
     const field = segments[segments.length - 1]!
     const read = valueTypeOf(current.fieldSchemas.get(field))
     const column = current.fieldSchemas.has(field) ? columnOf(current, field) : undefined
-    if (!current.fieldSchemas.has(field)) fail(`${at}: ${current.qualifiedName} has no field '${field}'`)
-    if (column === undefined || (current.relations.get(field)?.alwaysNested ?? false)) fail(`${at}: '${field}' is not a column of ${current.qualifiedName}'s table`)
-    if (read === undefined) fail(`${at}: '${field}' must be an integer, number, boolean or string field (optionally nullable)`)
-    if (!Array.isArray(operators) || operators.length === 0) fail(`${at}: give an array of operators (${filterOperators.join(', ')})`)
+    if (!current.fieldSchemas.has(field)) fail(messages.noSuchField(at, current.qualifiedName, field))
+    if (column === undefined || (current.relations.get(field)?.alwaysNested ?? false)) {
+      fail(messages.notAColumn(at, field, current.qualifiedName))
+    }
+    if (read === undefined) fail(messages.badFilterFieldType(at, field))
+    if (!Array.isArray(operators) || operators.length === 0) fail(messages.noFilterOperators(at, filterOperators))
     for (const operator of operators) {
-      if (!(filterOperators as readonly string[]).includes(operator)) fail(`${at}: unknown operator '${String(operator)}' (operators are ${filterOperators.join(', ')})`)
-      if (operator === 'contains' && read!.type.kind !== 'string') fail(`${at}: 'contains' needs a string field`)
-      if (['lt', 'lte', 'gt', 'gte'].includes(operator) && read!.type.kind === 'boolean') fail(`${at}: '${operator}' does not apply to a boolean field`)
+      if (!(filterOperators as readonly string[]).includes(operator)) {
+        fail(messages.unknownFilterOperator(at, String(operator), filterOperators))
+      }
+      if (operator === 'contains' && read!.type.kind !== 'string') fail(messages.containsNeedsString(at))
+      if (['lt', 'lte', 'gt', 'gte'].includes(operator) && read!.type.kind === 'boolean') fail(messages.comparisonOnBoolean(at, operator))
     }
     filters.set(path, Object.freeze({
       path,
@@ -491,17 +507,21 @@ function readFilterOption (node: ResourceNode, option: ListQueryOptions['filter'
   return filters
 }
 
-function readSortOption (node: ResourceNode, option: readonly string[] | undefined, fail: (message: string) => never): Map<string, SortField> {
+function readSortOption (
+  node: ResourceNode, option: readonly string[] | undefined, fail: (message: string) => never
+): Map<string, SortField> {
   const fields = new Map<string, SortField>()
   if (option === undefined) return fields
-  if (!Array.isArray(option)) fail('sort must be an array of field names')
+  if (!Array.isArray(option)) fail(messages.sortOptionNotArray)
   for (const name of option) {
-    if (typeof name !== 'string' || !node.fieldSchemas.has(name)) fail(`sort: ${node.qualifiedName} has no field '${String(name)}'`)
+    if (typeof name !== 'string' || !node.fieldSchemas.has(name)) fail(messages.noSuchField('sort', node.qualifiedName, String(name)))
     const column = columnOf(node, name)
-    if (column === undefined || (node.relations.get(name)?.alwaysNested ?? false)) fail(`sort: '${name}' is not a column of ${node.qualifiedName}'s table`)
+    if (column === undefined || (node.relations.get(name)?.alwaysNested ?? false)) {
+      fail(messages.notAColumn('sort', name, node.qualifiedName))
+    }
     const type = sortableType(node, name)
     // NULL sorts first on SQLite and last on PostgreSQL, and never compares in a keyset.
-    if (type === undefined) fail(`sort: '${name}' must be a non-nullable integer, number, boolean or string field`)
+    if (type === undefined) fail(messages.badSortFieldType(name))
     fields.set(name, Object.freeze({ name, column: `${tableOf(node)}.${column!}`, type: type! }))
   }
   return fields

@@ -1,6 +1,6 @@
 import type { FastifyRequest } from 'fastify'
 import { expressionBuilder, type Expression, type SqlBool } from 'kysely'
-import { RequestAbortedError, TooLargeError } from '../errors.js'
+import { RequestAbortedError, TooLargeError, messages } from '../errors.js'
 import type { ResourceNode } from '../resource-graph.js'
 import type { AnyKysely } from './selection.js'
 import { scopeParts, type ScopeParts, type StatementTemplates } from './statement-templates.js'
@@ -75,7 +75,7 @@ export class ObjectBudget {
   charge (objects: number): void {
     this.used += objects
     if (this.used > this.limit) {
-      throw new TooLargeError(`The expanded relations would hold more than ${this.limit} objects: expand fewer relations or ask for a smaller page`)
+      throw new TooLargeError(messages.tooLarge(this.limit))
     }
   }
 }

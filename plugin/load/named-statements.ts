@@ -66,7 +66,8 @@ export function namePreparedStatements (pool: PostgresPool, options: NamedStatem
         if (typeof sqlOrCursor !== 'string') return client.query(sqlOrCursor)
         const name = nameOf(sqlOrCursor)
         if (name === undefined) return client.query(sqlOrCursor, parameters ?? [])
-        return (client as unknown as NamingClient).query({ name, text: sqlOrCursor, values: parameters === undefined ? [] : [...parameters] })
+        const values = parameters === undefined ? [] : [...parameters]
+        return (client as unknown as NamingClient).query({ name, text: sqlOrCursor, values })
       }
       wrapped = { query: query as PostgresPoolClient['query'], release: () => client.release() }
       clients.set(client, wrapped)

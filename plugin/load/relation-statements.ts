@@ -17,7 +17,9 @@ const rowNumber = '__expand_row'
  */
 interface KindStatements<K extends RelationKind> {
   /** The related rows of the level, each to-many row tagged with its parent key. */
-  rows(context: LoadContext, link: Extract<RelationLink, { kind: K }>, relation: RelationEdge, level: LevelPlan, keys: readonly unknown[]): AnySelect
+  rows(
+    context: LoadContext, link: Extract<RelationLink, { kind: K }>, relation: RelationEdge, level: LevelPlan, keys: readonly unknown[]
+  ): AnySelect
   /** To-many kinds: the related ids alone, tagged with their parent key (`id`, parent). */
   ids?(context: LoadContext, link: Extract<RelationLink, { kind: K }>, relation: RelationEdge, keys: readonly unknown[]): AnySelect
 }
@@ -67,7 +69,9 @@ const statements: { [K in RelationKind]: KindStatements<K> } = {
 }
 
 /** The statement loading the rows of an expanded relation for these parent (to-many) or related (to-one) keys. */
-export function relationRowsQuery (context: LoadContext, field: Extract<PlannedField, { kind: 'expanded' }>, keys: readonly unknown[]): AnySelect {
+export function relationRowsQuery (
+  context: LoadContext, field: Extract<PlannedField, { kind: 'expanded' }>, keys: readonly unknown[]
+): AnySelect {
   const { link } = field.relation
   switch (link.kind) {
     case 'to-one': return statements['to-one'].rows(context, link, field.relation, field.level, keys)

@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyRequest, RouteShorthandOptions } from 'fastify'
 import { isPositiveInteger, unknownKey } from '../checks.js'
-import { BadFilterError, DatabaseError, InvalidOptionError, NotFoundError } from '../errors.js'
+import { BadFilterError, DatabaseError, InvalidOptionError, NotFoundError, messages } from '../errors.js'
 import type { JsonSchema, SourceSchema } from '../resource-graph.js'
 import type { ExpandEngine } from '../engine.js'
 import { expansionPlan } from '../expansion-plan.js'
@@ -52,7 +52,15 @@ export type ResourceRouteOptions = Pick<RouteShorthandOptions,
   | 'onRequest' | 'preParsing' | 'preValidation' | 'preHandler' | 'preSerialization' | 'onSend'
   | 'onResponse' | 'onError' | 'onTimeout' | 'onRequestAbort' | 'config' | 'constraints'
 > & {
-  schema?: { tags?: readonly string[]; summary?: string; description?: string; deprecated?: boolean; security?: ReadonlyArray<Record<string, readonly string[]>>; hide?: boolean; externalDocs?: { url: string; description?: string } }
+  schema?: {
+    tags?: readonly string[]
+    summary?: string
+    description?: string
+    deprecated?: boolean
+    security?: ReadonlyArray<Record<string, readonly string[]>>
+    hide?: boolean
+    externalDocs?: { url: string; description?: string }
+  }
 }
 
 /** An offset page: `total` unless the route has `total: false`. */
@@ -70,8 +78,13 @@ export interface CursorPage<T = Row> {
   next: string | null
 }
 
-const routesOptionKeys = new Set(['permitListExpands', 'pageSize', 'maxPageSize', 'filter', 'sort', 'pagination', 'total', 'cursorSecret', 'route', 'defaultExpand'])
-const routeHookKeys = ['onRequest', 'preParsing', 'preValidation', 'preHandler', 'preSerialization', 'onSend', 'onResponse', 'onError', 'onTimeout', 'onRequestAbort'] as const
+const routesOptionKeys = new Set([
+  'permitListExpands', 'pageSize', 'maxPageSize', 'filter', 'sort', 'pagination', 'total', 'cursorSecret', 'route', 'defaultExpand',
+])
+const routeHookKeys = [
+  'onRequest', 'preParsing', 'preValidation', 'preHandler', 'preSerialization',
+  'onSend', 'onResponse', 'onError', 'onTimeout', 'onRequestAbort',
+] as const
 const routeOptionKeys = new Set<string>([...routeHookKeys, 'config', 'constraints', 'schema'])
 const documentationKeys = new Set(['tags', 'summary', 'description', 'deprecated', 'security', 'hide', 'externalDocs'])
 
@@ -119,14 +132,14 @@ export function registerResourceRoutes (
 ): void {
   const context = `expand.routes('${prefix}')`
   const fail = (message: string): never => { throw new InvalidOptionError(`${context}: ${message}`) }
-  if (!loading.hasDatabase) fail("the plugin needs the 'db' option (a Kysely instance) to serve resource routes")
+  if (!loading.hasDatabase) fail(messages.routesNeedDb)
   const unknown = unknownKey(options, routesOptionKeys)
-  if (unknown !== undefined) fail(`unknown option '${unknown}'`)
+  if (unknown !== undefined) fail(messages.unknownRoutesOption(unknown))
   const maxPageSize = options.maxPageSize ?? 100
-  if (!isPositiveInteger(maxPageSize)) fail('maxPageSize must be a positive integer')
+  if (!isPositiveInteger(maxPageSize)) fail(messages.pageSizeNotPositive('maxPageSize'))
   const pageSize = options.pageSize ?? Math.min(20, maxPageSize)
-  if (!isPositiveInteger(pageSize)) fail('pageSize must be a positive integer')
-  if (maxPageSize < pageSize) fail('maxPageSize must be no smaller than pageSize')
+  if (!isPositiveInteger(pageSize)) fail(messages.pageSizeNotPositive('pageSize'))
+  if (maxPageSize < pageSize) fail(messages.pageSizeAboveMax)
   const node = engine.graph.node(resource, context)
   const table = tableOf(node)
   const primaryKeyColumn = keyColumn(node)
@@ -134,16 +147,22 @@ export function registerResourceRoutes (
   const countSite = {}
 
   const pagination = options.pagination ?? 'offset'
-  if (pagination !== 'offset' && pagination !== 'cursor') fail("pagination must be 'offset' or 'cursor'")
+  if (pagination !== 'offset' && pagination !== 'cursor') fail(messages.badPagination)
   const withTotal = options.total ?? true
-  if (typeof withTotal !== 'boolean') fail('total must be a boolean')
-  if (pagination === 'cursor' && options.total !== undefined) fail('total applies to offset pages only: cursor pages have none')
+  if (typeof withTotal !== 'boolean') fail(messages.badTotal)
+  if (pagination === 'cursor' && options.total !== undefined) fail(messages.totalWithCursor)
   const cursors = pagination === 'cursor'
   const listQuery = new ListQuery(node, options, `${node.qualifiedName} ${prefix}`, loading.cursorSecret, fail)
   const shared = sharedRouteOptions(options.route, fail)
   const ignoreHidden = engine.options.onInvalidExpand === 'ignore'
 
-  const listSetting = { resource: node.resource, list: true, envelope: 'data', permitListExpands: options.permitListExpands, defaultExpand: options.defaultExpand }
+  const listSetting = {
+    resource: node.resource,
+    list: true,
+    envelope: 'data',
+    permitListExpands: options.permitListExpands,
+    defaultExpand: options.defaultExpand,
+  }
   generatedRoutes.set(listSetting, {
     kind: 'list',
     pageSize,
@@ -164,7 +183,12 @@ export function registerResourceRoutes (
         properties: {
           limit: limitSchema,
           ...(cursors
-            ? { after: { type: 'string', description: "The previous page's `next`: the rows after its last one, in the same sort and with the same filters" } }
+            ? {
+                after: {
+                  type: 'string',
+                  description: "The previous page's `next`: the rows after its last one, in the same sort and with the same filters",
+                },
+              }
             : { offset: { type: 'integer', minimum: 0, maximum: Number.MAX_SAFE_INTEGER, default: 0, description: 'Rows to skip' } }),
           ...sortParameter(listQuery),
           ...filterParameters(listQuery),
@@ -238,7 +262,7 @@ export function registerResourceRoutes (
       try {
         return await statements
       } catch (error) {
-        if (list.filters.length > 0 && isUnstorableValue(error)) throw new BadFilterError('A filter value does not fit its column in the database')
+        if (list.filters.length > 0 && isUnstorableValue(error)) throw new BadFilterError(messages.unstorableFilterValue)
         throw error
       }
     }
@@ -268,7 +292,7 @@ export function registerResourceRoutes (
     const loadContext = loading.contextFor(request)
     const { db, templates } = loadContext
     const scope = loadContext.scope(node)
-    const notFound = () => new NotFoundError(`${node.name} ${String(request.params.id)} not found`)
+    const notFound = () => new NotFoundError(messages.notFound(node.name, String(request.params.id)))
     let row: Row | undefined
     try {
       [row] = await templates.rows(db, plan.root, 'one', [request.params.id], ([id]) =>
@@ -289,32 +313,35 @@ export function registerResourceRoutes (
  * hooks are added by the plugin when each route is prepared, its planning
  * preHandler before the ones given here.
  */
-function sharedRouteOptions (route: ResourceRouteOptions | undefined, fail: (message: string) => never): { hooks: RouteShorthandOptions; documentation: Record<string, unknown> | undefined } {
+function sharedRouteOptions (
+  route: ResourceRouteOptions | undefined, fail: (message: string) => never
+): { hooks: RouteShorthandOptions; documentation: Record<string, unknown> | undefined } {
   if (route === undefined) return { hooks: {}, documentation: undefined }
-  if (typeof route !== 'object' || route === null || Array.isArray(route)) fail('route must be an object of route options')
+  if (typeof route !== 'object' || route === null || Array.isArray(route)) fail(messages.routeNotObject)
   const unknown = unknownKey(route, routeOptionKeys)
   if (unknown !== undefined) {
-    fail(`route: '${unknown}' is not passed on to the generated routes (they take ${[...routeOptionKeys].join(', ')})`)
+    fail(messages.unknownRouteOptionKey(unknown, [...routeOptionKeys]))
   }
   const hooks: Record<string, unknown> = {}
   for (const key of routeHookKeys) {
     const hook = route[key]
     if (hook === undefined) continue
-    if (typeof hook !== 'function' && !(Array.isArray(hook) && hook.every((item) => typeof item === 'function'))) fail(`route.${key} must be a function or an array of functions`)
+    const isHook = typeof hook === 'function' || (Array.isArray(hook) && hook.every((item) => typeof item === 'function'))
+    if (!isHook) fail(messages.badRouteHook(key))
     hooks[key] = Array.isArray(hook) ? [...hook] : hook
   }
   if (route.config !== undefined) {
-    if (typeof route.config !== 'object' || route.config === null) fail('route.config must be an object')
-    if (Object.hasOwn(route.config, 'expandable')) fail("route.config.expandable is the generated routes' own setting: use the options of routes()")
+    if (typeof route.config !== 'object' || route.config === null) fail(messages.routeConfigNotObject)
+    if (Object.hasOwn(route.config, 'expandable')) fail(messages.routeConfigExpandable)
     hooks.config = { ...route.config }
   }
   if (route.constraints !== undefined) hooks.constraints = route.constraints
   let documentation: Record<string, unknown> | undefined
   if (route.schema !== undefined) {
-    if (typeof route.schema !== 'object' || route.schema === null) fail('route.schema must be an object')
+    if (typeof route.schema !== 'object' || route.schema === null) fail(messages.routeSchemaNotObject)
     for (const key of Object.keys(route.schema)) {
       if (!documentationKeys.has(key)) {
-        fail(`route.schema.${key}: the generated routes own their parameters and responses; route.schema takes documentation only (${[...documentationKeys].join(', ')})`)
+        fail(messages.routeSchemaNotDocumentation(key, [...documentationKeys]))
       }
     }
     documentation = { ...route.schema }
@@ -341,7 +368,9 @@ function sortParameter (listQuery: ListQuery): Record<string, JsonSchema> {
 function filterParameters (listQuery: ListQuery): Record<string, JsonSchema> {
   const properties: Record<string, JsonSchema> = {}
   for (const filter of listQuery.filters.values()) {
-    const type: JsonSchema = filter.type.format === undefined ? { type: filter.type.kind } : { type: filter.type.kind, format: filter.type.format }
+    const type: JsonSchema = filter.type.format === undefined
+      ? { type: filter.type.kind }
+      : { type: filter.type.kind, format: filter.type.format }
     for (const operator of filter.operators) {
       const name = `filter[${filter.path}]${operator === 'eq' ? '' : `[${operator}]`}`
       switch (operator) {
@@ -355,7 +384,9 @@ function filterParameters (listQuery: ListQuery): Record<string, JsonSchema> {
   return properties
 }
 
-const operatorWords: Record<string, string> = { eq: 'equals', ne: 'differs from', lt: 'is less than', lte: 'is at most', gt: 'is greater than', gte: 'is at least' }
+const operatorWords: Record<string, string> = {
+  eq: 'equals', ne: 'differs from', lt: 'is less than', lte: 'is at most', gt: 'is greater than', gte: 'is at least',
+}
 
 /**
  * The schema of the `:id` parameter: the primary key's. An integer key is

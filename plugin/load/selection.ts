@@ -1,5 +1,5 @@
 import type { Expression, Kysely, SelectQueryBuilder, SqlBool } from 'kysely'
-import { InvalidDefinitionError } from '../errors.js'
+import { InvalidDefinitionError, messages } from '../errors.js'
 import type { LevelPlan } from '../plan/plan.js'
 import type { RelationEdge, ResourceNode } from '../resource-graph.js'
 
@@ -39,14 +39,14 @@ export function keyColumn (node: ResourceNode): string {
 
 export function tableOf (node: ResourceNode): string {
   if (node.table === undefined) {
-    throw new InvalidDefinitionError(`Resource '${node.qualifiedName}' has no table: give it 'table' to load it from the database`)
+    throw new InvalidDefinitionError(messages.noTable(node.qualifiedName))
   }
   return node.table
 }
 
 export function foreignKeyOf (relation: RelationEdge, foreignKey: string | undefined): string {
   if (foreignKey === undefined) {
-    throw new InvalidDefinitionError(`Resource '${relation.owner.qualifiedName}', field '${relation.field}': a to-many relation needs foreignKey or through to be loaded`)
+    throw new InvalidDefinitionError(messages.toManyNotLoadable(relation.owner.qualifiedName, relation.field))
   }
   return foreignKey
 }

@@ -1,7 +1,7 @@
 import type { SqliteDatabase, SqliteStatement } from 'kysely'
 import { LruMap } from 'toad-cache'
 import { isPositiveInteger, unknownKey } from '../checks.js'
-import { InvalidOptionError } from '../errors.js'
+import { InvalidOptionError, messages } from '../errors.js'
 
 export interface StatementCacheOptions {
   /** Prepared statements kept, least recently used evicted first (default 256). */
@@ -39,7 +39,7 @@ interface BetterSqliteStatement extends SqliteStatement {
  */
 export function cachePreparedStatements (database: SqliteDatabase, options: StatementCacheOptions = {}): SqliteDatabase {
   const unknown = unknownKey(options, optionKeys)
-  if (unknown !== undefined) throw new InvalidOptionError(`cachePreparedStatements: unknown option '${unknown}'`)
+  if (unknown !== undefined) throw new InvalidOptionError(messages.unknownStatementCacheOption(unknown))
   const maxStatements = positiveInteger('maxStatements', options.maxStatements, 256)
   const maxStatementLength = positiveInteger('maxStatementLength', options.maxStatementLength, 2_048)
   const statements = new LruMap<SqliteStatement>(maxStatements)
@@ -61,7 +61,7 @@ const optionKeys = new Set(['maxStatements', 'maxStatementLength'])
 
 function positiveInteger (name: string, value: number | undefined, fallback: number): number {
   if (value === undefined) return fallback
-  if (!isPositiveInteger(value)) throw new InvalidOptionError(`cachePreparedStatements: ${name} must be a positive integer, got ${String(value)}`)
+  if (!isPositiveInteger(value)) throw new InvalidOptionError(messages.statementCacheNotPositive(name, String(value)))
   return value
 }
 

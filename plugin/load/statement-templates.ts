@@ -137,7 +137,9 @@ export function databaseFailure (error: unknown): Error {
 const retryAfterSeconds = 1
 
 /** Network errors of a connection, as Node reports them. */
-const connectionErrorCodes = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN'])
+const connectionErrorCodes = new Set([
+  'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN',
+])
 /**
  * PostgreSQL's SQLSTATEs of an unreachable or unavailable server: class 08
  * (connection exception), 57P01-57P03 (shutting down, crashed, cannot connect
@@ -215,7 +217,8 @@ function shapeOf (value: unknown, walk: ShapeWalk): string {
     return `?${node.values.length}`
   }
   // A value the shape cannot stand for (a Date or bytes written into the SQL, say): no template.
-  if (value instanceof Date || value instanceof Uint8Array || typeof (value as { toOperationNode?: unknown }).toOperationNode === 'function') {
+  if (value instanceof Date || value instanceof Uint8Array ||
+    typeof (value as { toOperationNode?: unknown }).toOperationNode === 'function') {
     walk.representable = false
     return '!'
   }

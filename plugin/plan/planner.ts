@@ -62,7 +62,9 @@ export function planExpansion (
   )
   const key = planKey(target, root)
   const expansion: Expansion = Object.freeze({ key, expandedPaths: planner.expanded, includedPaths: planner.included })
-  const plan: ExpansionPlan = Object.freeze({ target, root, key, expandedPaths: planner.expanded, includedPaths: planner.included, expansion })
+  const plan: ExpansionPlan = Object.freeze({
+    target, root, key, expandedPaths: planner.expanded, includedPaths: planner.included, expansion
+  })
   registerExpansion(plan)
   return plan
 }
