@@ -28,9 +28,9 @@ export interface Projection {
 /** Thrown by a projection for a body it leaves to fast-json-stringify. */
 export const cannotProject: unique symbol = Symbol('cannot project')
 
-/** Keywords that change nothing fast-json-stringify writes once a type is given. */
+/** Keywords that change nothing fast-json-stringify writes once a type is given (it validates nothing). */
 const annotations = new Set([
-  'title', 'description', 'examples', 'deprecated', 'readOnly', 'writeOnly', '$comment',
+  'enum', 'title', 'description', 'examples', 'deprecated', 'readOnly', 'writeOnly', '$comment',
   'minLength', 'maxLength', 'pattern', 'minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum', 'multipleOf',
   'minItems', 'maxItems', 'uniqueItems', 'minProperties', 'maxProperties', 'contentEncoding', 'contentMediaType',
 ])
