@@ -40,6 +40,11 @@ function hasUnsafeBigint (value: unknown, seen = new Set<unknown>()): boolean {
   return Object.values(value).some((item) => hasUnsafeBigint(item, seen))
 }
 
+/** An own enumerable property, whatever its name (`__proto__` included). */
+function define (object: object, name: string, value: unknown): void {
+  Object.defineProperty(object, name, { value, enumerable: true, writable: true, configurable: true })
+}
+
 type Outcome = { text: string } | { threw: true }
 
 function outcome (write: (data: unknown) => string, data: unknown): Outcome {
@@ -72,12 +77,15 @@ function primitiveSchema (): fc.Arbitrary<JsonSchema> {
 
 function objectSchema ({ depth }: SchemaOptions): fc.Arbitrary<JsonSchema> {
   return fc.tuple(
-    fc.uniqueArray(fc.tuple(propertyName, valueSchema({ depth: depth + 1 }), fc.boolean()), { minLength: 1, maxLength: 5, selector: ([name]) => name }),
+    fc.uniqueArray(
+      fc.tuple(propertyName, valueSchema({ depth: depth + 1 }), fc.boolean()),
+      { minLength: 1, maxLength: 5, selector: ([name]) => name }
+    ),
     fc.boolean(),
     fc.boolean()
   ).map(([entries, nullable, allRequired]) => {
     const properties: JsonSchema = {}
-    for (const [name, schema] of entries) Object.defineProperty(properties, name, { value: schema, enumerable: true, writable: true, configurable: true })
+    for (const [name, schema] of entries) define(properties, name, schema)
     const required = entries.filter(([, , required]) => allRequired || required).map(([name]) => name)
     const schema: JsonSchema = { type: 'object', properties }
     if (required.length > 0) schema.required = required
@@ -103,7 +111,7 @@ const rootSchema: fc.Arbitrary<JsonSchema> = fc.tuple(objectSchema({ depth: 0 })
   const list = { type: 'array', items: row }
   if (kind === 'list') return list
   const properties: JsonSchema = {}
-  Object.defineProperty(properties, envelope, { value: list, enumerable: true, writable: true, configurable: true })
+  define(properties, envelope, list)
   return { type: 'object', properties, additionalProperties: true }
 })
 
@@ -116,7 +124,8 @@ const text = fc.oneof(
   fc.string(),
   fc.string({ unit: 'binary' }),
   // Control characters, quotes, backslashes and lone surrogates, escaped either way.
-  fc.array(fc.oneof(fc.integer({ min: 0, max: 0x7f }), fc.integer({ min: 0xd7f0, max: 0xe010 })), { maxLength: 60 }).map((codes) => String.fromCharCode(...codes)),
+  fc.array(fc.oneof(fc.integer({ min: 0, max: 0x7f }), fc.integer({ min: 0xd7f0, max: 0xe010 })), { maxLength: 60 })
+    .map((codes) => String.fromCharCode(...codes)),
   fc.string({ minLength: 40, maxLength: 120 })
 )
 
@@ -125,7 +134,9 @@ const date = fc.date({ noInvalidDate: true })
 /** A value that fits `schema` in one of the forms the data check accepts, or, with `odd`, sometimes anything. */
 function valueFor (schema: JsonSchema, odd: boolean): fc.Arbitrary<unknown> {
   const fitting = fittingValue(schema, odd)
-  const withNull = schema.nullable === true ? fc.oneof({ weight: 1, arbitrary: fc.constant(null) }, { weight: 4, arbitrary: fitting }) : fitting
+  const withNull = schema.nullable === true
+    ? fc.oneof({ weight: 1, arbitrary: fc.constant(null) }, { weight: 4, arbitrary: fitting })
+    : fitting
   return odd ? fc.oneof({ weight: 6, arbitrary: withNull }, { weight: 1, arbitrary: oddValue }) : withNull
 }
 
@@ -156,7 +167,10 @@ function fittingValue (schema: JsonSchema, odd: boolean): fc.Arbitrary<unknown> 
       const required = new Set(schema.required as string[] | undefined)
       const names = Object.keys(properties)
       return fc.tuple(
-        fc.tuple(...names.map((name) => fc.option(valueFor(properties[name]!, odd), { nil: undefined, freq: required.has(name) ? 1000 : 3 }))),
+        fc.tuple(...names.map((name) => fc.option(valueFor(properties[name]!, odd), {
+          nil: undefined,
+          freq: required.has(name) ? 1000 : 3,
+        }))),
         // Properties the schema does not declare, never written.
         fc.dictionary(fc.string({ maxLength: 4 }), fc.jsonValue(), { maxKeys: 2 }),
         fc.boolean()
@@ -167,7 +181,7 @@ function fittingValue (schema: JsonSchema, odd: boolean): fc.Arbitrary<unknown> 
         for (const index of order) {
           const value = values[index]
           if (value !== undefined || !required.has(names[index]!)) {
-            Object.defineProperty(object, names[index]!, { value, enumerable: true, writable: true, configurable: true })
+            define(object, names[index]!, value)
           }
         }
         return object
@@ -193,10 +207,10 @@ function dataFor (schema: JsonSchema, odd: boolean): fc.Arbitrary<unknown> {
     fc.boolean()
   ).map(([items, extra, envelopeLast]) => {
     const object: Record<string, unknown> = {}
-    const setEnvelope = () => Object.defineProperty(object, envelope, { value: items, enumerable: true, writable: true, configurable: true })
+    const setEnvelope = () => define(object, envelope, items)
     if (!envelopeLast) setEnvelope()
     for (const [key, value] of Object.entries(extra)) {
-      if (key !== envelope) Object.defineProperty(object, key, { value, enumerable: true, writable: true, configurable: true })
+      if (key !== envelope) define(object, key, value)
     }
     if (envelopeLast) setEnvelope()
     return object
@@ -209,7 +223,11 @@ t.test('every mechanism writes the bytes of the generated code, on random schema
   let compared = 0
   let projected = 0
   let fitting = 0
-  fc.assert(fc.property(rootSchema.chain((schema) => fc.tuple(fc.constant(schema), fc.array(fc.oneof(dataFor(schema, false), dataFor(schema, true)), { minLength: 1, maxLength: 6 }))), ([schema, payloads]) => {
+  const cases = rootSchema.chain((schema) => fc.tuple(
+    fc.constant(schema),
+    fc.array(fc.oneof(dataFor(schema, false), dataFor(schema, true)), { minLength: 1, maxLength: 6 })
+  ))
+  fc.assert(fc.property(cases, ([schema, payloads]) => {
     const reference = generatedCode(schema)
     const writers = mechanisms.map((mechanism) => compileWriter(schema, mechanism))
     // fast-json-stringify's native mode writes a string of a `date` or `time` field
@@ -341,7 +359,11 @@ t.test('compiled serializers of plans: both mechanisms write the same bytes, dat
       const [generated, projection] = mechanisms.map((mechanism) => compileSerializer(plan, mechanism))
       t.equal(projection!.mechanism, 'projection', `${plan.key}: covered by the projection`)
       const row = valueFor(responseSchema({ ...plan, target: { ...plan.target, list: false } }), false)
-      const data = !target.list ? row : target.envelope === undefined ? fc.array(row, { maxLength: 5 }) : fc.record({ data: fc.array(row, { maxLength: 5 }), next: fc.option(fc.string()) })
+      const data = !target.list
+        ? row
+        : target.envelope === undefined
+          ? fc.array(row, { maxLength: 5 })
+          : fc.record({ data: fc.array(row, { maxLength: 5 }), next: fc.option(fc.string()) })
       fc.assert(fc.property(data, (value) => {
         const expected = outcome(generated!.stringify, value)
         t.same(outcome(projection!.stringify, value), expected, plan.key)
