@@ -19,7 +19,7 @@ import type { Expansion } from './request-helpers.js'
 import { ResourceGraph } from './resource-graph.js'
 import type { AnyResource } from './resource.js'
 import { prepareRoute, type ExpandableRouteOptions } from './route.js'
-import type { CacheStats } from './compile/serializer-cache.js'
+import type { CacheStats, SerializerMechanism } from './compile/serializer-cache.js'
 
 export interface ExpandDecorator {
   /** The compiled-serializer cache: `{ size, hits, misses, compiles }`. */
@@ -70,6 +70,14 @@ export interface ExpansionExplanation {
   included: string[]
   /** The source fast-json-stringify generated for this combination. */
   serializer: string
+  /**
+   * What writes this combination's bodies on this runtime: fast-json-stringify's
+   * generated code, or a projection into the response's shape handed to
+   * `JSON.stringify` (same bytes; chosen per runtime, see the README).
+   */
+  mechanism: SerializerMechanism
+  /** The projection's generated source, when `mechanism` is 'projection'. */
+  projection: string | undefined
   /** With `db` and table-bound resources: the root select and one statement per relation path. */
   statements: Array<{ path: string; sql: string }>
 }
@@ -158,11 +166,14 @@ const expandPluginCallback: FastifyPluginCallback<ExpandPluginOptions> = (app, p
     explain (request) {
       const plan = planOf(request)
       const context = db === undefined || plan.root.node.table === undefined ? undefined : contextFor(request)
+      const writer = engine.serializers.compiled(plan)
       return {
         key: plan.key,
         expanded: [...plan.expandedPaths],
         included: [...plan.includedPaths],
         serializer: engine.serializers.source(plan),
+        mechanism: writer.mechanism,
+        projection: writer.projection,
         statements: context === undefined
           ? []
           : [{ path: '', sql: selectLevel(context.db, plan.root, context.scope(plan.root.node)).compile().sql }, ...plannedStatements(context, plan.root)],
@@ -206,6 +217,7 @@ export type { Expanded, ExpandedBy, Loaded, LoadedRelation, ObjectSchema, Resour
 export { createSerializer, type Serializer, type SerializerOptions } from './standalone.js'
 export type { DatabaseOption, ExpandPluginOptions } from './options.js'
 export type { ExpandableRouteOptions } from './route.js'
+export type { SerializerMechanism } from './compile/serializer-cache.js'
 export type { CacheStats } from './compile/serializer-cache.js'
 export type { ResourceRoutesOptions, ResourceRouteOptions, ListPage, CursorPage } from './load/resource-routes.js'
 export { filterOperators, type FilterOperator } from './load/list-query.js'

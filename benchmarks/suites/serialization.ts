@@ -1,4 +1,5 @@
 import { compileDataCheck } from '../../plugin/compile/data-check.js'
+import { compileSerializer, runtimeMechanism } from '../../plugin/compile/serializer-cache.js'
 import { ExpandEngine } from '../../plugin/engine.js'
 import { resolveOptions } from '../../plugin/options.js'
 import { ResourceGraph } from '../../plugin/resource-graph.js'
@@ -16,6 +17,8 @@ export const compiledName = 'compiled (fastify-expand)'
 export const stringifyName = 'JSON.stringify (pre-shaped)'
 export const genericName = 'generic walk + JSON.stringify'
 export const dataCheckName = 'data check alone (part of compiled)'
+export const generatedName = 'mechanism: fast-json-stringify generated code'
+export const projectionName = 'mechanism: projection + JSON.stringify'
 
 export const serializationSuite: Suite = {
   id: 'serialization',
@@ -28,6 +31,10 @@ export const serializationSuite: Suite = {
     'Each output is then measured with Buffer.byteLength,',
     "as Fastify does for Content-Length: that flattens the compiled serializer's concatenated string,",
     'work it would otherwise leave to the socket write. Baseline: the generic walk.',
+    `The compiled serializer writes with the mechanism chosen for the runtime (${runtimeMechanism} on this one,`,
+    'see the profile notes);',
+    `${generatedName} and ${projectionName} are the same combination compiled with each mechanism,`,
+    'data check included, so that every run shows both.',
     `${dataCheckName} times only the check that runs before the compiled function writes (data that does not fit the plan is a 500, never a coerced body): its share of ${compiledName}.`,
   ].join(' '),
   async setup () {
@@ -40,7 +47,11 @@ export const serializationSuite: Suite = {
           const data = payloadOf(shape, size.rows, size.list, depth)
           const query = expand === '' ? {} : { expand }
           const compiled = () => engine.serializerFor(engine.planFor(target, query))(data)
-          const check = compileDataCheck(engine.planFor(target, query))
+          const plan = engine.planFor(target, query)
+          const check = compileDataCheck(plan)
+          const generated = compileSerializer(plan, 'fast-json-stringify').stringify
+          const projection = compileSerializer(plan, 'projection')
+          if (projection.mechanism !== 'projection') throw new Error(`${shape.name} depth ${depth}: the projection does not cover the schema`)
           const stringify = () => JSON.stringify(data)
           const generic = () => genericStringify(shape.resource, query, data, size.list)
           // Fastify's next step with a string payload: its Content-Length, which flattens a concatenated string.
@@ -53,11 +64,15 @@ export const serializationSuite: Suite = {
               { name: stringifyName, op: sent(stringify) },
               { name: genericName, op: sent(generic) },
               { name: dataCheckName, op: () => check(data) },
+              { name: generatedName, op: sent(() => generated(data)) },
+              { name: projectionName, op: sent(() => projection.stringify(data)) },
             ],
             check () {
               const expected = stringify()
               assertSameText(`${shape.name} ${size.label} depth ${depth}`, expected, compiled(), stringifyName, compiledName)
               assertSameText(`${shape.name} ${size.label} depth ${depth}`, expected, generic(), stringifyName, genericName)
+              assertSameText(`${shape.name} ${size.label} depth ${depth}`, expected, generated(data), stringifyName, generatedName)
+              assertSameText(`${shape.name} ${size.label} depth ${depth}`, expected, projection.stringify(data), stringifyName, projectionName)
             },
           })
         })

@@ -1,20 +1,121 @@
 import fastJson from 'fast-json-stringify'
 import { LruMap } from 'toad-cache'
 import type { ExpansionPlan } from '../plan/plan.js'
+import type { JsonSchema } from '../resource-graph.js'
 import { compileDataCheck } from './data-check.js'
+import { cannotProject, compileProjection } from './projection.js'
 import { responseSchema } from './response-schema.js'
 
 export type Stringify = (data: unknown) => string
 
 /**
- * Where V8 has the side-effect-free JSON.stringify fast path (13.8+, Node 25+),
- * 'native' copies each object into a schema-shaped scratch object and lets
- * JSON.stringify write it; the output is the same bytes. A schema with a part
- * it does not cover (a to-one relation that may be null, an envelope open to
- * other properties) keeps the generated code, and on older runtimes the
- * option does nothing.
+ * fast-json-stringify's options: its generated code. Its `objectMechanism:
+ * 'native'` (a projection of its own, on V8 13.8+) is not used: it covers
+ * less than projection.ts (no nullable objects, no `integer | null`, no open
+ * envelope) and writes a string of a `date` or `time` field escaped twice
+ * (test/compile/mechanisms.test.ts).
  */
-export const compileOptions = { objectMechanism: 'native' } as const
+export const compileOptions = {} as const
+
+/**
+ * How a combination's bodies are written, after the data check:
+ * - 'fast-json-stringify': the code fast-json-stringify generated from the
+ *   response schema (with `compileOptions`);
+ * - 'projection': the data copied into the response's shape by a function
+ *   compiled from that same schema (projection.ts), then `JSON.stringify`.
+ * Both write the same bytes (test/compile/mechanisms.test.ts).
+ */
+export type SerializerMechanism = 'fast-json-stringify' | 'projection'
+
+const [v8Major = 0, v8Minor = 0] = String(process.versions.v8).split('.').map(Number)
+
+/** V8 13.8 introduced the side-effect-free JSON.stringify fast path. */
+export const hasJsonStringifyFastPath = v8Major * 100 + v8Minor >= 1308
+
+/**
+ * The mechanism of a combination on this runtime, by the measurements in
+ * benchmarks/profile-notes.md. Where JSON.stringify has its fast path, the
+ * projection. Before V8 13.8, JSON.stringify escapes strings natively where
+ * fast-json-stringify's generated code escapes them in JavaScript (about 2x
+ * slower on string-heavy lists), while the generated code writes numbers
+ * faster than JSON.stringify's general path: the projection when the
+ * response has a string anywhere, the generated code when it has none.
+ */
+export function chooseMechanism (schema: JsonSchema): SerializerMechanism {
+  if (hasJsonStringifyFastPath) return 'projection'
+  return writesStrings(schema) ? 'projection' : 'fast-json-stringify'
+}
+
+/** How this runtime chooses, for reports: `chooseMechanism` in a sentence. */
+export const runtimeMechanism = hasJsonStringifyFastPath
+  ? 'projection (V8 13.8+: JSON.stringify fast path)'
+  : 'projection when the response has strings, else fast-json-stringify generated code (V8 before 13.8)'
+
+function writesStrings (schema: JsonSchema): boolean {
+  if (schema.type === 'string') return true
+  const properties = schema.properties as Record<string, JsonSchema> | undefined
+  if (properties !== undefined && Object.values(properties).some(writesStrings)) return true
+  const items = schema.items as JsonSchema | undefined
+  return items !== undefined && typeof items === 'object' && !Array.isArray(items) && writesStrings(items)
+}
+
+export interface CompiledSerializer {
+  readonly stringify: Stringify
+  /** What writes the bodies: `mechanism` unless the combination is not covered by the projection. */
+  readonly mechanism: SerializerMechanism
+  /** The projection's generated source, when it writes the bodies. */
+  readonly projection: string | undefined
+}
+
+/**
+ * One combination's serializer: the data check, then the writer of the
+ * mechanism asked for (by default the one `chooseMechanism` picks).
+ */
+export function compileSerializer (plan: ExpansionPlan, mechanism?: SerializerMechanism): CompiledSerializer {
+  const schema = responseSchema(plan)
+  const check = compileDataCheck(plan)
+  const writer = compileWriter(schema, mechanism ?? chooseMechanism(schema))
+  const write = writer.stringify
+  return {
+    stringify: (data) => {
+      check(data)
+      return write(data)
+    },
+    mechanism: writer.mechanism,
+    projection: writer.projection,
+  }
+}
+
+/**
+ * The writer of a response schema with a mechanism: the projection when it
+ * covers the schema, else fast-json-stringify's generated code. A projection
+ * leaves a body it cannot reproduce exactly to fast-json-stringify (compiled
+ * the first time it is needed), so the bytes are fast-json-stringify's for any
+ * data, fitting the schema or not.
+ */
+export function compileWriter (schema: JsonSchema, mechanism: SerializerMechanism): CompiledSerializer {
+  const projection = mechanism === 'projection' ? compileProjection(schema) : undefined
+  if (projection === undefined) {
+    return { stringify: fastJson(schema, compileOptions) as Stringify, mechanism: 'fast-json-stringify', projection: undefined }
+  }
+  const project = projection.project
+  let generated: Stringify | undefined
+  return {
+    stringify: (data) => {
+      let projected: unknown
+      try {
+        projected = project(data)
+      } catch (error) {
+        if (error !== cannotProject) throw error
+        generated ??= fastJson(schema, compileOptions) as Stringify
+        return generated(data)
+      }
+      return JSON.stringify(projected)
+    },
+    mechanism: 'projection',
+    projection: projection.source,
+  }
+}
 
 export interface CacheStats {
   /** Compiled serializers held now (at most `cacheSize`). */
@@ -25,27 +126,32 @@ export interface CacheStats {
 }
 
 /**
- * One compiled fast-json-stringify function per canonical plan key, in a
- * bounded LRU. Requests that mean the same thing share an entry.
+ * One compiled serializer per canonical plan key, in a bounded LRU. Requests that mean the same thing share an entry.
  */
 export class SerializerCache {
-  private readonly entries: LruMap<Stringify>
+  private readonly entries: LruMap<CompiledSerializer>
   private hits = 0
   private misses = 0
   private compiles = 0
 
   constructor (size: number) {
-    this.entries = new LruMap<Stringify>(size)
+    this.entries = new LruMap<CompiledSerializer>(size)
   }
 
   get (plan: ExpansionPlan): Stringify {
+    return this.compiled(plan).stringify
+  }
+
+  /** The combination's serializer with the mechanism that writes its bodies (for `explain`). */
+  compiled (plan: ExpansionPlan): CompiledSerializer {
     const cached = this.entries.get(plan.key)
     if (cached !== undefined) {
       this.hits++
       return cached
     }
     this.misses++
-    const compiled = this.compile(plan)
+    this.compiles++
+    const compiled = compileSerializer(plan)
     this.entries.set(plan.key, compiled)
     return compiled
   }
@@ -59,15 +165,5 @@ export class SerializerCache {
 
   stats (): CacheStats {
     return { size: this.entries.size, hits: this.hits, misses: this.misses, compiles: this.compiles }
-  }
-
-  private compile (plan: ExpansionPlan): Stringify {
-    this.compiles++
-    const write = fastJson(responseSchema(plan), compileOptions) as Stringify
-    const check = compileDataCheck(plan)
-    return (data) => {
-      check(data)
-      return write(data)
-    }
   }
 }

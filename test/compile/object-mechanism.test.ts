@@ -8,10 +8,11 @@ import { buildApp } from '../helpers/app.js'
 import { petStore } from '../helpers/pet-world.js'
 
 /*
- * Serializers compile with objectMechanism 'native', which fast-json-stringify
- * turns on only where V8 has the JSON.stringify fast path (Node 25+). Its test
- * switch `forceProjection` runs the projection here too, so every runtime checks
- * that both mechanisms write the same bytes for the plugin's schemas.
+ * fast-json-stringify's objectMechanism 'native', which it turns on only where
+ * V8 has the JSON.stringify fast path (Node 25+), against its generated code
+ * (`compileOptions`) on the plugin's schemas. Its test switch `forceProjection`
+ * runs the projection here too, so every runtime checks that both write the
+ * same bytes. The plugin does not serialize with it (serializer-cache.ts).
  */
 t.test('the native object mechanism writes the bytes of the generated code', async (t) => {
   let projected = 0
@@ -20,10 +21,10 @@ t.test('the native object mechanism writes the bytes of the generated code', asy
     app.addHook('preSerialization', async (request, _reply, payload) => {
       if (!request.expansion) return payload
       const schema = responseSchema(expansionPlan(request.expansion))
-      const options = { ...compileOptions, forceProjection: true } as Parameters<typeof fastJson>[1]
+      const options = { ...compileOptions, objectMechanism: 'native', forceProjection: true } as Parameters<typeof fastJson>[1]
       const { code } = fastJson(schema, { ...options, mode: 'debug' }) as unknown as { code: string }
       if (!code.includes('anonymous0')) projected++
-      t.equal(fastJson(schema, options)(payload), fastJson(schema)(payload), `${request.url}: same bytes`)
+      t.equal(fastJson(schema, options)(payload), fastJson(schema, compileOptions)(payload), `${request.url}: same bytes`)
       compared.push(request.url)
       return payload
     })
