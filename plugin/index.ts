@@ -105,7 +105,8 @@ const expandPluginCallback: FastifyPluginCallback<ExpandPluginOptions> = (app, p
   let engine: ExpandEngine
   try {
     if (app.hasDecorator('expand')) throw new InvalidOptionError('fastify-expand is already registered on this instance')
-    engine = new ExpandEngine(new ResourceGraph(pluginOptions.resources ?? [], { loadsFromDatabase: pluginOptions.db !== undefined }), resolveOptions(pluginOptions))
+    const graph = new ResourceGraph(pluginOptions.resources ?? [], { loadsFromDatabase: pluginOptions.db !== undefined })
+    engine = new ExpandEngine(graph, resolveOptions(pluginOptions))
   } catch (error) {
     done(error as Error)
     return
@@ -114,7 +115,8 @@ const expandPluginCallback: FastifyPluginCallback<ExpandPluginOptions> = (app, p
   const templates = new StatementTemplates()
   if (db !== undefined && typeof db !== 'function' && executorPlugins(db) === undefined) {
     // Checked again on every statement (a transaction or a per-request instance may differ): this is the early notice.
-    app.log.warn("fastify-expand: this Kysely version does not expose its executor's plugins (getExecutor().plugins): statements are built for every request, none is reused")
+    app.log.warn("fastify-expand: this Kysely version does not expose its executor's plugins (getExecutor().plugins): " +
+      'statements are built for every request, none is reused')
   }
 
   const planOf = (request: FastifyRequest): ExpansionPlan => {
@@ -139,7 +141,11 @@ const expandPluginCallback: FastifyPluginCallback<ExpandPluginOptions> = (app, p
   }
   const contextFor = (request: FastifyRequest, options?: LoadOptions): LoadContext =>
     createLoadContext(databaseFor(request, options), request, templates, engine.options.maxObjects)
-  const loading = { hasDatabase: db !== undefined, contextFor: (request: FastifyRequest) => contextFor(request), cursorSecret: randomBytes(32) }
+  const loading = {
+    hasDatabase: db !== undefined,
+    contextFor: (request: FastifyRequest) => contextFor(request),
+    cursorSecret: randomBytes(32),
+  }
   // One decorator object per instance that asks for it: routes() registers on
   // the instance it is called on (its prefix, hooks, constraints), never on the
   // one that registered the plugin.
@@ -176,7 +182,10 @@ const expandPluginCallback: FastifyPluginCallback<ExpandPluginOptions> = (app, p
         projection: writer.projection,
         statements: context === undefined
           ? []
-          : [{ path: '', sql: selectLevel(context.db, plan.root, context.scope(plan.root.node)).compile().sql }, ...plannedStatements(context, plan.root)],
+          : [
+              { path: '', sql: selectLevel(context.db, plan.root, context.scope(plan.root.node)).compile().sql },
+              ...plannedStatements(context, plan.root),
+            ],
       }
     },
   })

@@ -117,7 +117,8 @@ function valueCheck (context: CheckContext, schema: JsonSchema, at: string): str
         accepted.push("(typeof value === 'number' ? Number.isInteger(value) : typeof value === 'bigint' || isIntegerText(value))")
         break
       case 'number':
-        accepted.push("(typeof value === 'number' ? Number.isFinite(value) : isNumberText(value) || (typeof value === 'bigint' && value <= 9007199254740991n && value >= -9007199254740991n))")
+        accepted.push("(typeof value === 'number' ? Number.isFinite(value) : isNumberText(value) || " +
+          "(typeof value === 'bigint' && value <= 9007199254740991n && value >= -9007199254740991n))")
         break
       case 'boolean':
         accepted.push("typeof value === 'boolean' || value === 0 || value === 1")

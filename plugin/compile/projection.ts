@@ -48,7 +48,8 @@ export function compileProjection (schema: JsonSchema): Projection | undefined {
   if (root === undefined) return undefined
   const source = `${context.functions.join('\n')}\nreturn ${root}`
   // eslint-disable-next-line no-new-func
-  const project = new Function('fail', 'integerOf', 'numberOf', 'dateTimeOf', 'extraOf', source)(fail, integerOf, numberOf, dateTimeOf, extraOf) as (data: unknown) => unknown
+  const compiled = new Function('fail', 'integerOf', 'numberOf', 'dateTimeOf', 'extraOf', source)
+  const project = compiled(fail, integerOf, numberOf, dateTimeOf, extraOf) as (data: unknown) => unknown
   return { project, source }
 }
 
