@@ -60,12 +60,14 @@ export interface Mode {
   /** autocannon: seconds per round, rounds per contender (contenders alternate between rounds). */
   httpSeconds: number
   httpRounds: number
+  /** Rounds per timed (mitata) contender: contenders alternate between rounds, each round a share of minCpuTime. */
+  opRounds: number
   /** `sample` contenders: repetitions. */
   samples: number
 }
 
-export const fullMode: Mode = { quick: false, minCpuTime: 700e6, httpSeconds: 4, httpRounds: 3, samples: 5 }
-export const quickMode: Mode = { quick: true, minCpuTime: 25e6, httpSeconds: 1, httpRounds: 1, samples: 1 }
+export const fullMode: Mode = { quick: false, minCpuTime: 700e6, httpSeconds: 4, httpRounds: 3, opRounds: 5, samples: 5 }
+export const quickMode: Mode = { quick: true, minCpuTime: 25e6, httpSeconds: 1, httpRounds: 1, opRounds: 1, samples: 1 }
 
 export interface ContenderResult {
   suite: string
@@ -129,10 +131,13 @@ async function measureCase (benchCase: BenchCase, mode: Mode): Promise<Map<strin
     }
   }
 
-  for (const contender of benchCase.contenders) {
-    const own = facts.get(contender.name)!
-    if (contender.op !== undefined) {
-      const op = contender.op
+  // Timed contenders alternate too: each round times every one of them for a share of the time, and a
+  // contender's figure is the median of its rounds' medians.
+  const timed = benchCase.contenders.filter((contender) => contender.op !== undefined)
+  const medians = new Map<string, number[]>(timed.map((contender) => [contender.name, []]))
+  for (let round = 0; round < mode.opRounds; round++) {
+    for (const contender of timed) {
+      const op = contender.op!
       // The result is kept alive, so the JIT cannot drop the work as dead code; a promise is returned to be awaited.
       const kept = () => {
         const result = op()
@@ -140,9 +145,17 @@ async function measureCase (benchCase: BenchCase, mode: Mode): Promise<Map<strin
         // mitata awaits only real promises; app.inject returns a thenable.
         return isThenable(result) && !(result instanceof Promise) ? Promise.resolve(result) : result
       }
-      const stats = await measure(kept, { min_cpu_time: mode.minCpuTime })
-      if (benchCase.asRate === true) measured.set(contender.name, { median: 1e9 / stats.p50, unit: 'req/s', facts: own })
-      else measured.set(contender.name, { median: stats.p50, unit: 'ns', facts: own })
+      const stats = await measure(kept, { min_cpu_time: mode.minCpuTime / mode.opRounds })
+      medians.get(contender.name)!.push(stats.p50)
+    }
+  }
+
+  for (const contender of benchCase.contenders) {
+    const own = facts.get(contender.name)!
+    if (contender.op !== undefined) {
+      const p50 = median(medians.get(contender.name)!)
+      if (benchCase.asRate === true) measured.set(contender.name, { median: 1e9 / p50, unit: 'req/s', facts: own })
+      else measured.set(contender.name, { median: p50, unit: 'ns', facts: own })
     } else if (contender.http !== undefined) {
       measured.set(contender.name, { median: median(rates.get(contender.name)!), unit: 'req/s', facts: own })
     } else if (contender.sample !== undefined) {
