@@ -131,13 +131,11 @@ goals.push({
     const value = scoped.median / plain.median
     return { met: value >= 1 / 1.1, figure: `${ratio(value)} the unscoped route (${Math.round(scoped.median)} vs ${Math.round(plain.median)} req/s)` }
   },
-  whenMet: 'A scope adds a condition to each statement and no statement. The statements that carry one are kept as templates per shape of the condition (its values first, checked against what Kysely compiles), so callers with different tenants reuse them; key lists stay padded, so the prepared-statement cache keeps hitting. What remains is the per-request split of each scope into shape and values (one small JSON walk per resource) and the conditions themselves: SQLite counts a table without a WHERE from its b-tree in about 1 µs, with one in about 50 µs (measured alone on this table).',
-  whenMissed: 'Measured alone (only the scoped and unscoped apps, alternating in one process), a scope costs 5-7% on Node 20 and 26 ' +
-    '(0.93-0.95x), part of it the scoped count (SQLite counts a table without a WHERE from its b-tree in about 1 µs, with one in ' +
-    'about 50 µs on this table). Inside the full suite the scoped route falls further (0.60-0.88x across runtimes), which the two ' +
-    'apps alone do not show: something of the full run (its heap, the other contenders on the same database) weighs on the ' +
-    'scoped route, not yet explained. The shape of each scope is read by a walk of its own (half the time of JSON.stringify ' +
-    'with a replacer) and one expression builder serves every scope.',
+  whenMet: 'A scope adds a condition to each statement and no statement. The statements that carry one are kept as templates per shape of the condition (its values first, checked against what Kysely compiles), so callers with different tenants reuse them; key lists stay padded, so the prepared-statement cache keeps hitting. What remains is the per-request split of each scope into shape and values (a walk of its own over each condition, one per resource) and the conditions themselves: SQLite counts a table without a WHERE from its b-tree in about 1 µs, with one in about 50 µs (measured alone on this table).',
+  whenMissed: 'Near the bound: what a scope costs is the conditions themselves (SQLite counts a table without a WHERE from its ' +
+    'b-tree in about 1 µs, with one in about 50 µs on this table) and the per-request split of each scope into shape and values. ' +
+    'Before the page contenders alternated in batches of requests, one contender timed alone for a fraction of a second moved ' +
+    'with the garbage collector: the same two routes measured 0.6x to 1.5x of each other.',
 })
 
 goals.push({
