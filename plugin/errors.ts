@@ -219,8 +219,8 @@ export const messages = {
   noTable: (resource: string) => `Resource '${resource}' has no table: give it 'table' to load it from the database`,
   toManyNotLoadable: (resource: string, field: string) =>
     `Resource '${resource}', field '${field}': a to-many relation needs foreignKey or through to be loaded`,
-  unknownStatementCacheOption: (name: string) => `cachePreparedStatements: unknown option '${name}'`,
-  statementCacheNotPositive: (name: string, value: string) => `cachePreparedStatements: ${name} must be a positive integer, got ${value}`,
+  unknownStatementOption: (owner: string, name: string) => `${owner}: unknown option '${name}'`,
+  statementOptionNotPositive: (owner: string, name: string, value: string) => `${owner}: ${name} must be a positive integer, got ${value}`,
 
   // expansion-plan.ts: request.expansion read back.
   expansionReplaced: 'request.expansion was replaced: it holds what the plugin set for the request, and only that',

@@ -1,7 +1,6 @@
 import type { PostgresCursor, PostgresPool, PostgresPoolClient, PostgresQueryResult } from 'kysely'
 import { LruMap } from 'toad-cache'
-import { isPositiveInteger, unknownKey } from '../checks.js'
-import { InvalidOptionError } from '../errors.js'
+import { statementLimits } from './statement-cache.js'
 
 export interface NamedStatementOptions {
   /** SQL texts given a name, at most (default 256); later texts run unnamed, as without the wrapper. */
@@ -36,10 +35,7 @@ interface NamingClient {
  * ```
  */
 export function namePreparedStatements (pool: PostgresPool, options: NamedStatementOptions = {}): PostgresPool {
-  const unknown = unknownKey(options, optionKeys)
-  if (unknown !== undefined) throw new InvalidOptionError(`namePreparedStatements: unknown option '${unknown}'`)
-  const maxStatements = positiveInteger('maxStatements', options.maxStatements, 256)
-  const maxStatementLength = positiveInteger('maxStatementLength', options.maxStatementLength, 2_048)
+  const { maxStatements, maxStatementLength } = statementLimits('namePreparedStatements', options)
   // Names of their own per wrapper: two wrappers over one pool never give one name to two texts.
   const prefix = `fastify_expand_${wrappers++}_`
   const names = new Map<string, string>()
@@ -80,11 +76,4 @@ export function namePreparedStatements (pool: PostgresPool, options: NamedStatem
   }
 }
 
-const optionKeys = new Set(['maxStatements', 'maxStatementLength'])
 let wrappers = 0
-
-function positiveInteger (name: string, value: number | undefined, fallback: number): number {
-  if (value === undefined) return fallback
-  if (!isPositiveInteger(value)) throw new InvalidOptionError(`namePreparedStatements: ${name} must be a positive integer, got ${String(value)}`)
-  return value
-}

@@ -38,10 +38,7 @@ interface BetterSqliteStatement extends SqliteStatement {
  * ```
  */
 export function cachePreparedStatements (database: SqliteDatabase, options: StatementCacheOptions = {}): SqliteDatabase {
-  const unknown = unknownKey(options, optionKeys)
-  if (unknown !== undefined) throw new InvalidOptionError(messages.unknownStatementCacheOption(unknown))
-  const maxStatements = positiveInteger('maxStatements', options.maxStatements, 256)
-  const maxStatementLength = positiveInteger('maxStatementLength', options.maxStatementLength, 2_048)
+  const { maxStatements, maxStatementLength } = statementLimits('cachePreparedStatements', options)
   const statements = new LruMap<SqliteStatement>(maxStatements)
   return {
     close: () => database.close(),
@@ -57,12 +54,27 @@ export function cachePreparedStatements (database: SqliteDatabase, options: Stat
   }
 }
 
-const optionKeys = new Set(['maxStatements', 'maxStatementLength'])
+const limitKeys = new Set(['maxStatements', 'maxStatementLength'])
 
-function positiveInteger (name: string, value: number | undefined, fallback: number): number {
-  if (value === undefined) return fallback
-  if (!isPositiveInteger(value)) throw new InvalidOptionError(messages.statementCacheNotPositive(name, String(value)))
-  return value
+/**
+ * The options of a statement wrapper (this one, `namePreparedStatements`), checked, with their defaults:
+ * 256 statements, none longer than 2,048 characters. `owner` names the wrapper in the errors.
+ */
+export function statementLimits (
+  owner: string,
+  options: { maxStatements?: number; maxStatementLength?: number }
+): { maxStatements: number; maxStatementLength: number } {
+  const unknown = unknownKey(options, limitKeys)
+  if (unknown !== undefined) throw new InvalidOptionError(messages.unknownStatementOption(owner, unknown))
+  const positiveInteger = (name: string, value: number | undefined, fallback: number): number => {
+    if (value === undefined) return fallback
+    if (!isPositiveInteger(value)) throw new InvalidOptionError(messages.statementOptionNotPositive(owner, name, String(value)))
+    return value
+  }
+  return {
+    maxStatements: positiveInteger('maxStatements', options.maxStatements, 256),
+    maxStatementLength: positiveInteger('maxStatementLength', options.maxStatementLength, 2_048),
+  }
 }
 
 /**
