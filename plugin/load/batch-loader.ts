@@ -5,6 +5,7 @@ import type { RelationEdge, ResourceNode } from '../resource-graph.js'
 import type { LoadContext } from './load-context.js'
 import { parentKey, relationIdsQuery, relationRowsQuery } from './relation-statements.js'
 import type { AnyKysely, Row } from './selection.js'
+import { executorOf } from './statement-templates.js'
 
 /**
  * Keys per statement: a power of two, under SQLite's 32,766 and PostgreSQL's
@@ -54,12 +55,7 @@ function runsConcurrently (db: AnyKysely): boolean {
   if (db.isTransaction) return false
   let concurrent = concurrency.get(db)
   if (concurrent === undefined) {
-    let adapter: unknown
-    try {
-      adapter = db.getExecutor().adapter
-    } catch {
-      adapter = undefined
-    }
+    const adapter = executorOf(db)?.adapter
     concurrent = adapter !== undefined && !(adapter instanceof SqliteAdapter)
     concurrency.set(db, concurrent)
   }

@@ -93,12 +93,16 @@ export class StatementTemplates {
  * Kysely release may change them. Without them statements are not reused.
  */
 export function executorPlugins (db: AnyKysely): readonly unknown[] | undefined {
+  const plugins = executorOf(db)?.plugins
+  return Array.isArray(plugins) ? plugins : undefined
+}
+
+/** A Kysely instance's executor (its `plugins`, its `adapter`), or undefined when this Kysely does not expose it. */
+export function executorOf (db: AnyKysely): { plugins?: unknown; adapter?: unknown } | undefined {
   const getExecutor = (db as { getExecutor?: unknown }).getExecutor
   if (typeof getExecutor !== 'function') return undefined
   try {
-    const executor = getExecutor.call(db) as { plugins?: unknown } | null | undefined
-    const plugins = executor?.plugins
-    return Array.isArray(plugins) ? plugins : undefined
+    return (getExecutor.call(db) as { plugins?: unknown; adapter?: unknown } | null | undefined) ?? undefined
   } catch {
     return undefined
   }
