@@ -48,6 +48,37 @@ export function readParam (query: unknown, name: string, options: ResolvedOption
 }
 
 export function readExpansionQuery (query: unknown, options: ResolvedOptions): RawExpansionQuery {
+  return readPlainQuery(query, options) ?? readAnyQuery(query, options)
+}
+
+/**
+ * The common case in one pass over the keys (this runs on every request): each
+ * parameter at most once, as a string, no bracketed key. Anything else
+ * (repeated or bracketed forms, a value that is not a string) is read by
+ * readAnyQuery, which also raises the errors, so both answer alike.
+ */
+function readPlainQuery (query: unknown, options: ResolvedOptions): RawExpansionQuery | undefined {
+  if (typeof query !== 'object' || query === null) return undefined
+  const record = query as Record<string, unknown>
+  const { expandParam, fieldsParam, omitParam, maxParamLength } = options
+  let expand: unknown
+  let fields: unknown = ''
+  let omit: unknown = ''
+  for (const key of Object.keys(record)) {
+    if (key === expandParam) expand = record[key]
+    else if (key === fieldsParam) fields = record[key]
+    else if (key === omitParam) omit = record[key]
+    // `name[]`, `name[0]` and malformed brackets: the general reader's.
+    else if (key.endsWith(']')) return undefined
+  }
+  if (expand !== undefined && typeof expand !== 'string') return undefined
+  if (typeof fields !== 'string' || typeof omit !== 'string') return undefined
+  if ((expand?.length ?? 0) > maxParamLength || fields.length > maxParamLength || omit.length > maxParamLength) return undefined
+  return { expand: expand ?? '', fields, omit, expandAbsent: expand === undefined }
+}
+
+/** Every form readParam reads, with its errors (exported for the test that compares both readers). */
+export function readAnyQuery (query: unknown, options: ResolvedOptions): RawExpansionQuery {
   const expand = readParam(query, options.expandParam, options)
   return {
     expand,

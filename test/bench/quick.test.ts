@@ -67,7 +67,7 @@ t.test('npm run bench -- --quick completes and writes valid results', async (t) 
 
   t.equal(results.filter((result) => result.suite === 'lists').length, 3 + 2, 'lists: first, deep cursor and deep offset pages; filtered and unfiltered pages')
 
-  t.equal(report.goals.length, 14)
+  t.equal(report.goals.length, 12)
   // Drizzle is measured once `npm run bench` has installed it in benchmarks/contenders; PostgreSQL with DATABASE_URL.
   const drizzleInstalled = existsSync(path.join(root, 'benchmarks', 'contenders', 'node_modules', 'drizzle-orm', 'package.json'))
   const measured = (goal: string) => goal.includes('Drizzle') ? drizzleInstalled : goal.includes('PostgreSQL') ? Boolean(process.env.DATABASE_URL) : true

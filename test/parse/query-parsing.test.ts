@@ -1,8 +1,9 @@
+import fc from 'fast-check'
 import Fastify from 'fastify'
 import t from 'tap'
 import expandPlugin from '../../plugin/index.js'
 import { resolveOptions } from '../../plugin/options.js'
-import { readExpansionQuery, toPathTree, withPaths, type PathNode } from '../../plugin/parse/query.js'
+import { readAnyQuery, readExpansionQuery, toPathTree, withPaths, type PathNode } from '../../plugin/parse/query.js'
 import { resources } from '../fixtures/pets.js'
 import { getJson } from '../helpers/app.js'
 import { buildPetApp, defaults, petStore } from '../helpers/pet-world.js'
@@ -116,4 +117,28 @@ t.test('an absent expand parameter is told apart from an empty one (a route\'s d
     t.same(read(query), { expand: '', fields: '', omit: '', expandAbsent: false }, JSON.stringify(query))
   }
   t.same(read({ include: 'owner' }), { expand: 'owner', fields: '', omit: '', expandAbsent: false })
+})
+
+t.test('the one-pass reader of plain queries answers as the general reader does, errors included', async (t) => {
+  const options = resolveOptions({ maxParamLength: 12 })
+  const outcome = (read: () => unknown) => {
+    try {
+      return { value: read() }
+    } catch (error) {
+      return { code: (error as { code?: string }).code, message: (error as Error).message }
+    }
+  }
+  const plainKey = fc.constantFrom('expand', 'fields', 'omit', 'limit', 'expandx')
+  const key = fc.oneof(plainKey, fc.constantFrom('expand[]', 'expand[0]', 'fields[]', 'omit[1]', 'fields[x]', 'sort]'))
+  const text = fc.oneof(fc.constantFrom('', 'owner', 'owner.employer', 'id,name', 'a-very-long-parameter'), fc.string({ maxLength: 14 }))
+  const value = fc.oneof(text, fc.array(text, { maxLength: 3 }), fc.integer(), fc.constant(null))
+  const query = fc.oneof(fc.dictionary(plainKey, value, { maxKeys: 5 }), fc.dictionary(key, value, { maxKeys: 5 }), fc.constantFrom(undefined, null, 'expand=owner'))
+  let plain = 0
+  fc.assert(fc.property(query, (input) => {
+    const expected = outcome(() => readAnyQuery(input, options))
+    const actual = outcome(() => readExpansionQuery(input, options))
+    if (JSON.stringify(expected) !== JSON.stringify(actual)) throw new Error(`${JSON.stringify(input)}: ${JSON.stringify(actual)} vs ${JSON.stringify(expected)}`)
+    if (typeof input === 'object' && input !== null && Object.keys(input).every((name) => !name.endsWith(']'))) plain++
+  }), { numRuns: 2_000 })
+  t.ok(plain > 600, `${plain} of 2,000 queries had no bracketed key`)
 })
