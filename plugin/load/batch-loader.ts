@@ -125,27 +125,49 @@ async function loadToOne (load: Load, field: ExpandedField, rows: Row[], weights
   const { relation, level } = field
   copyToOneIds(relation, rows)
   const target = level.node
+  // Each row's key, read once: null where the row has no related row to look for.
+  const keys = new Array<unknown>(rows.length)
+  const distinct = new Map<unknown, unknown>()
+  for (let index = 0; index < rows.length; index++) {
+    const id = rows[index]![relation.field]
+    if (id === null || id === undefined) {
+      keys[index] = null
+      continue
+    }
+    const key = keyOf(id)
+    keys[index] = key
+    // Each key bound as the driver first gave it.
+    if (!distinct.has(key)) distinct.set(key, id)
+  }
   const related = new Map<unknown, Row>()
-  for (const chunk of chunks(distinctKeys(rows.map((row) => row[relation.field])))) {
+  for (const chunk of chunks([...distinct.values()])) {
     for (const child of await rowsOf(load, field, chunk, relationRowsQuery)) related.set(keyOf(child[target.primaryKey]), child)
   }
-  const childWeights = new Map<Row, number>()
+  // A related row's weight is the sum of its parents'; one related row per key, in the order first met.
+  const childWeights = new Map<unknown, number>()
   let written = 0
-  rows.forEach((row, index) => {
-    const id = row[relation.field]
-    const child = id === null || id === undefined ? undefined : related.get(keyOf(id))
-    row[relation.field] = child ?? null
-    if (child === undefined) return
-    childWeights.set(child, (childWeights.get(child) ?? 0) + weights[index])
-    written += weights[index]
-  })
+  for (let index = 0; index < rows.length; index++) {
+    const key = keys[index]
+    const child = key === null ? undefined : related.get(key)
+    rows[index]![relation.field] = child ?? null
+    if (child === undefined) continue
+    const weight = weights[index]!
+    childWeights.set(key, (childWeights.get(key) ?? 0) + weight)
+    written += weight
+  }
   load.context.budget.charge(written)
-  await loadLevel(load, level, [...childWeights.keys()], [...childWeights.values()])
+  const children: Row[] = []
+  const childWeightList: number[] = []
+  for (const [key, weight] of childWeights) {
+    children.push(related.get(key)!)
+    childWeightList.push(weight)
+  }
+  await loadLevel(load, level, children, childWeightList)
 }
 
 async function loadToMany (load: Load, owner: ResourceNode, field: ExpandedField, rows: Row[], weights: number[]): Promise<void> {
   const { relation, level } = field
-  const groups = groupByParent(rows, owner)
+  const { keys, groups } = groupByParent(rows, owner)
   for (const chunk of chunks([...groups.keys()])) {
     for (const child of await rowsOf(load, field, chunk, relationRowsQuery)) {
       const key = keyOf(child[parentKey])
@@ -156,11 +178,11 @@ async function loadToMany (load: Load, owner: ResourceNode, field: ExpandedField
   }
   // Rows sharing a key share one array, so a child's weight is the sum of theirs.
   const groupWeights = new Map<unknown, number>()
-  rows.forEach((row, index) => {
-    const key = keyOf(row[owner.primaryKey])
-    row[relation.field] = groups.get(key) ?? []
-    groupWeights.set(key, (groupWeights.get(key) ?? 0) + weights[index])
-  })
+  for (let index = 0; index < rows.length; index++) {
+    const key = keys[index]
+    rows[index]![relation.field] = groups.get(key)
+    groupWeights.set(key, (groupWeights.get(key) ?? 0) + weights[index]!)
+  }
   const children: Row[] = []
   const childWeights: number[] = []
   let written = 0
@@ -178,12 +200,12 @@ async function loadToMany (load: Load, owner: ResourceNode, field: ExpandedField
 
 async function loadIdArrays (load: Load, owner: ResourceNode, field: IdField, rows: Row[]): Promise<void> {
   const { relation } = field
-  const groups = groupByParent(rows, owner)
+  const { keys, groups } = groupByParent(rows, owner)
   for (const chunk of chunks([...groups.keys()])) {
     const found = await rowsOf(load, field, chunk, (context, field, keys) => relationIdsQuery(context, field.relation, keys))
     for (const row of found) groups.get(keyOf(row[parentKey]))?.push(row.id)
   }
-  for (const row of rows) row[relation.field] = groups.get(keyOf(row[owner.primaryKey])) ?? []
+  rows.forEach((row, index) => { row[relation.field] = groups.get(keys[index]) })
 }
 
 /**
@@ -203,39 +225,54 @@ async function rowsOf<F extends ExpandedField | IdField> (
     context.db, field, keys, (keys) => query(context, field, keys), context.scopeParts(field.relation.target))
 }
 
-function groupByParent (rows: Row[], owner: ResourceNode): Map<unknown, unknown[]> {
+/** Each row's key (in the rows' order) and an empty group per distinct key. */
+function groupByParent (rows: Row[], owner: ResourceNode): { keys: unknown[]; groups: Map<unknown, unknown[]> } {
+  const keys = new Array<unknown>(rows.length)
   const groups = new Map<unknown, unknown[]>()
-  for (const row of rows) {
-    const key = row[owner.primaryKey]
-    if (key === undefined) {
+  for (let index = 0; index < rows.length; index++) {
+    const value = rows[index]![owner.primaryKey]
+    if (value === undefined) {
       throw new InvalidDataError(messages.rowsLackPrimaryKey(owner.qualifiedName, owner.primaryKey))
     }
-    groups.set(keyOf(key), [])
+    const key = keyOf(value)
+    keys[index] = key
+    if (!groups.has(key)) groups.set(key, [])
   }
-  return groups
+  return { keys, groups }
 }
 
 /**
  * A key as it compares in the database. Drivers return one key in several
  * forms: pg gives int8 as the string '1' and int4 as the number 1, SQLite may
  * give a bigint; the number 1, the bigint 1n and the string '1' are one key.
- * Binary keys compare by their bytes.
+ * Binary keys compare by their bytes. Integers that a number holds exactly are
+ * kept as numbers, the common case, which a Map finds without making a string;
+ * other numbers and bigints compare as their decimal text, as a string key does.
  */
 export function keyOf (value: unknown): unknown {
-  if (typeof value === 'number' || typeof value === 'bigint') return String(value)
-  if (value instanceof Uint8Array) return `\u0000bytes:${Buffer.from(value).toString('hex')}`
-  return value
+  switch (typeof value) {
+    case 'number':
+      return Number.isSafeInteger(value) ? value : String(value)
+    case 'string':
+      return integerText(value) ? Number(value) : value
+    case 'bigint':
+      return value >= -maxSafe && value <= maxSafe ? Number(value) : String(value)
+    default:
+      if (value instanceof Uint8Array) return `\u0000bytes:${Buffer.from(value).toString('hex')}`
+      return value
+  }
 }
 
-/** The distinct non-null keys among `values`, each as first given (so it binds as the driver gave it). */
-function distinctKeys (values: unknown[]): unknown[] {
-  const seen = new Map<unknown, unknown>()
-  for (const value of values) {
-    if (value === null || value === undefined) continue
-    const key = keyOf(value)
-    if (!seen.has(key)) seen.set(key, value)
-  }
-  return [...seen.values()]
+const maxSafe = BigInt(Number.MAX_SAFE_INTEGER)
+
+/** Whether `text` is an integer written as String(number) would write it, in the safe range: '1', '-12', not '01', '1.0' or '1e3'. */
+function integerText (text: string): boolean {
+  const length = text.length
+  if (length === 0 || length > 17) return false
+  const first = text.charCodeAt(0)
+  if (first !== 45 && (first < 48 || first > 57)) return false
+  const value = Number(text)
+  return Number.isSafeInteger(value) && String(value) === text
 }
 
 function * chunks<T> (values: T[]): Generator<T[]> {
