@@ -15,7 +15,8 @@ export interface BenchReport {
   mode: 'full' | 'quick'
   durationSeconds: number
   machine: Machine
-  suites: Array<{ id: string; title: string; description: string }>
+  /** `process`: the id of the process the suite ran in (each suite has one of its own). */
+  suites: Array<{ id: string; title: string; description: string; process?: number }>
   results: ContenderResult[]
   goals: GoalOutcome[]
 }

@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process'
 import { existsSync } from 'node:fs'
 import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises'
 import path from 'node:path'
@@ -20,7 +21,10 @@ const usage = `Usage: npm run bench -- [--quick] [--out <dir>] [--only <suite,..
   --quick   a short version of every suite (under a minute), to check that the suite runs
   --out     where RESULTS.md and results.json are written (default: benchmarks/)
   --only    run only these suites: ${suites.map((suite) => suite.id).join(', ')}
-  --render  measure nothing: rewrite RESULTS.md from the results.json in --out (after editing notes)`
+  --render  measure nothing: rewrite RESULTS.md from the results.json in --out (after editing notes)
+
+Each suite runs in a process of its own, so that what one suite leaves behind (compiled code specialised
+for its shapes, a heap grown by its payloads) does not move the figures of the next.`
 
 async function main (): Promise<void> {
   const { values } = parseArgs({
@@ -30,6 +34,8 @@ async function main (): Promise<void> {
       only: { type: 'string' },
       render: { type: 'boolean', default: false },
       help: { type: 'boolean', default: false },
+      // Internal: run one suite in this process and print its results as the last line.
+      'in-process': { type: 'string' },
     },
   })
   if (values.help) {
@@ -47,12 +53,22 @@ async function main (): Promise<void> {
   if (unknown.length > 0) throw new Error(`unknown suite ${unknown.join(', ')}\n${usage}`)
   const selected = suites.filter((suite) => only === undefined || only.includes(suite.id))
   const mode = values.quick ? quickMode : fullMode
+  if (values['in-process'] !== undefined) {
+    const suite = suites.find((candidate) => candidate.id === values['in-process'])
+    if (suite === undefined) throw new Error(`unknown suite ${values['in-process']}`)
+    const results = await runSuite(suite, mode, (line) => console.log(line))
+    console.log(`${resultsMarker}${JSON.stringify(results)}`)
+    return
+  }
 
   const started = performance.now()
   const results: ContenderResult[] = []
+  const processes: number[] = []
   for (const suite of selected) {
     console.log(`# ${suite.title}`)
-    results.push(...await runSuite(suite, mode, (line) => console.log(line)))
+    const ran = await runInChild(suite, values.quick)
+    results.push(...ran.results)
+    processes.push(ran.process)
   }
 
   const report: BenchReport = {
@@ -60,13 +76,37 @@ async function main (): Promise<void> {
     mode: values.quick ? 'quick' : 'full',
     durationSeconds: (performance.now() - started) / 1000,
     machine: machine(),
-    suites: describeSuites(selected),
+    suites: describeSuites(selected).map((suite, index) => ({ ...suite, process: processes[index] })),
     results,
     goals: evaluateGoals(results),
   }
   await writeReport(report, values.out)
   console.log(`\n${report.goals.map((goal) => `${goal.met === undefined ? '-' : goal.met ? 'met   ' : 'missed'} ${goal.goal}: ${goal.figure}`).join('\n')}`)
   console.log(`\nWrote ${path.join(values.out, 'RESULTS.md')} and results.json in ${report.durationSeconds.toFixed(0)} s`)
+}
+
+const resultsMarker = 'suite results: '
+
+/** Runs one suite in a new Node process with this one's flags (tsx's loader), passing its lines through. */
+async function runInChild (suite: Suite, quick: boolean): Promise<{ results: ContenderResult[]; process: number }> {
+  const script = fileURLToPath(import.meta.url)
+  const args = [...process.execArgv, script, '--in-process', suite.id, ...(quick ? ['--quick'] : [])]
+  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] })
+  let results: ContenderResult[] | undefined
+  let pending = ''
+  child.stdout.setEncoding('utf8')
+  child.stdout.on('data', (chunk: string) => {
+    pending += chunk
+    const lines = pending.split('\n')
+    pending = lines.pop()!
+    for (const line of lines) {
+      if (line.startsWith(resultsMarker)) results = JSON.parse(line.slice(resultsMarker.length)) as ContenderResult[]
+      else console.log(line)
+    }
+  })
+  const code = await new Promise<number | null>((resolve) => child.on('close', resolve))
+  if (code !== 0 || results === undefined) throw new Error(`suite ${suite.id}: its process ended with code ${code}${results === undefined ? ' and no results' : ''}`)
+  return { results, process: child.pid! }
 }
 
 async function writeReport (report: BenchReport, out: string): Promise<void> {

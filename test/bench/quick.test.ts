@@ -40,6 +40,10 @@ t.test('npm run bench -- --quick completes and writes valid results', async (t) 
   t.type(report.machine.cpu, 'string')
   t.ok(report.machine.memoryGiB > 0, 'memory is reported')
   t.same(report.suites.map((suite: { id: string }) => suite.id), ['serialization', 'request-overhead', 'http', 'database', 'end-to-end', 'lists'])
+  // Each suite in a process of its own: what one leaves behind (specialised code, a grown heap) does not move the next.
+  const processes = report.suites.map((suite: { process: number }) => suite.process)
+  t.ok(processes.every((id: unknown) => Number.isInteger(id) && id !== run.pid), `suites ran in child processes: ${processes.join(', ')}`)
+  t.equal(new Set(processes).size, processes.length, 'one process per suite')
 
   const results = report.results as Result[]
   for (const suite of report.suites) t.ok(results.some((result) => result.suite === suite.id), `${suite.id} has results`)
