@@ -38,18 +38,20 @@ export const hasJsonStringifyFastPath = v8Major * 100 + v8Minor >= 1308
  * projection. Before V8 13.8, JSON.stringify escapes strings natively where
  * fast-json-stringify's generated code escapes them in JavaScript (about 2x
  * slower on string-heavy lists), while the generated code writes numbers
- * faster than JSON.stringify's general path: the projection when the
- * response has a string anywhere, the generated code when it has none.
+ * faster than JSON.stringify's general path, and writes one object faster
+ * than a copy and JSON.stringify (0.9 against 1.7 µs for an expanded pet on
+ * Node 20): the projection for a list with a string anywhere, the generated
+ * code for one object and for lists without strings.
  */
-export function chooseMechanism (schema: JsonSchema): SerializerMechanism {
+export function chooseMechanism (schema: JsonSchema, list: boolean): SerializerMechanism {
   if (hasJsonStringifyFastPath) return 'projection'
-  return writesStrings(schema) ? 'projection' : 'fast-json-stringify'
+  return list && writesStrings(schema) ? 'projection' : 'fast-json-stringify'
 }
 
 /** How this runtime chooses, for reports: `chooseMechanism` in a sentence. */
 export const runtimeMechanism = hasJsonStringifyFastPath
   ? 'projection (V8 13.8+: JSON.stringify fast path)'
-  : 'projection when the response has strings, else fast-json-stringify generated code (V8 before 13.8)'
+  : 'projection for lists with strings, else fast-json-stringify generated code (V8 before 13.8)'
 
 function writesStrings (schema: JsonSchema): boolean {
   if (schema.type === 'string') return true
@@ -74,7 +76,7 @@ export interface CompiledSerializer {
 export function compileSerializer (plan: ExpansionPlan, mechanism?: SerializerMechanism): CompiledSerializer {
   const schema = responseSchema(plan)
   const check = compileDataCheck(plan)
-  const writer = compileWriter(schema, mechanism ?? chooseMechanism(schema))
+  const writer = compileWriter(schema, mechanism ?? chooseMechanism(schema, plan.target.list))
   const write = writer.stringify
   return {
     stringify: (data) => {
