@@ -18,7 +18,7 @@ import type { Loaded } from './expanded.js'
 import type { Expansion } from './request-helpers.js'
 import { ResourceGraph } from './resource-graph.js'
 import type { AnyResource } from './resource.js'
-import { prepareRoute, type ExpandableRouteOptions } from './route.js'
+import { compiledBody, prepareRoute, type ExpandableRouteOptions } from './route.js'
 import type { CacheStats, SerializerMechanism } from './compile/serializer-cache.js'
 
 export interface ExpandDecorator {
@@ -190,6 +190,7 @@ const expandPluginCallback: FastifyPluginCallback<ExpandPluginOptions> = (app, p
     },
   })
   app.decorateRequest('expansion', null)
+  app.decorateRequest(compiledBody, false)
   app.decorate('expand', {
     getter (this: FastifyInstance) {
       let decorator = decorators.get(this)
