@@ -140,9 +140,8 @@ function useCompiledSerializer (engine: ExpandEngine): preSerializationHookHandl
   }
 }
 
-/** Requests whose 2xx body the compiled serializer writes. */
 /**
- * Marks a request whose body the compiled serializer writes: a request
+ * Marks a request whose 2xx body the compiled serializer writes: a request
  * decoration (see index.ts), since a WeakSet entry per request costs about
  * 200 ns and garbage collection work.
  */
