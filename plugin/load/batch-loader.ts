@@ -4,7 +4,7 @@ import type { LevelPlan, PlannedField } from '../plan/plan.js'
 import type { RelationEdge, ResourceNode } from '../resource-graph.js'
 import type { LoadContext } from './load-context.js'
 import { parentKey, relationIdsQuery, relationRowsQuery } from './relation-statements.js'
-import type { AnyKysely, Row } from './selection.js'
+import { selectedRow, type AnyKysely, type Row } from './selection.js'
 import { executorOf } from './statement-templates.js'
 
 /**
@@ -168,12 +168,11 @@ async function loadToOne (load: Load, field: ExpandedField, rows: Row[], weights
 async function loadToMany (load: Load, owner: ResourceNode, field: ExpandedField, rows: Row[], weights: number[]): Promise<void> {
   const { relation, level } = field
   const { keys, groups } = groupByParent(rows, owner)
+  // Each child without its parent key: the level's own columns, as a to-one row of the level has them.
+  const withoutParent = selectedRow(level)
   for (const chunk of chunks([...groups.keys()])) {
     for (const child of await rowsOf(load, field, chunk, relationRowsQuery)) {
-      const key = keyOf(child[parentKey])
-      // The parent key is the last column selected, so deleting it returns the row to the shape it had before.
-      delete child[parentKey]
-      groups.get(key)?.push(child)
+      groups.get(keyOf(child[parentKey]))?.push(withoutParent(child))
     }
   }
   // Rows sharing a key share one array, so a child's weight is the sum of theirs.

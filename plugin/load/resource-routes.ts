@@ -6,10 +6,10 @@ import type { ExpandEngine } from '../engine.js'
 import { expansionPlan } from '../expansion-plan.js'
 import type { AnyResource } from '../resource.js'
 import { loadRows } from './batch-loader.js'
-import { cursorColumn, ListQuery, type Condition, type FilterField, type FilterOperator } from './list-query.js'
+import { ListQuery, type Condition, type FilterField, type FilterOperator } from './list-query.js'
 import type { LoadContext } from './load-context.js'
 import { parameterReader } from './route-parameters.js'
-import { keyColumn, selectLevel, tableOf, type AnySelect, type Row } from './selection.js'
+import { keyColumn, selectedRow, selectLevel, tableOf, type AnySelect, type Row } from './selection.js'
 
 export interface ResourceRoutesOptions {
   /** Paths a list request may expand (prefixes included); absent: every path. */
@@ -236,12 +236,13 @@ export function registerResourceRoutes (
       return cursors ? listQuery.selectKeys(ordered, keys) : ordered
     }
     if (cursors) {
-      const rows = await filtered(templates.rows(db, plan.root, `cursor${shape ?? ''}|${sortShape}|${after === undefined ? '' : 'after'}`, [...values, limit + 1], () =>
+      const selected = await filtered(templates.rows(db, plan.root, `cursor${shape ?? ''}|${sortShape}|${after === undefined ? '' : 'after'}`, [...values, limit + 1], () =>
         page(selectLevel(db, plan.root, scope)).limit(limit + 1), false, statementScope))
-      const more = rows.length > limit
-      if (more) rows.length = limit
-      const next = more ? listQuery.cursorAfter(rows[limit - 1]!, keys, list) : null
-      for (const row of rows) for (let index = 0; index < keys.length; index++) delete row[`${cursorColumn}${index}`]
+      const more = selected.length > limit
+      if (more) selected.length = limit
+      const next = more ? listQuery.cursorAfter(selected[limit - 1]!, keys, list) : null
+      // The cursor columns read, each row keeps the level's own columns only.
+      const rows = selected.map(selectedRow(plan.root))
       await loadRows(loadContext, plan.root, rows)
       return { data: rows, limit, next } satisfies CursorPage
     }

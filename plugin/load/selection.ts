@@ -25,6 +25,30 @@ export function selectionOf (level: LevelPlan): Array<[column: string, field: st
   return [...selection].map(([field, column]) => [column, field])
 }
 
+const copiers = new WeakMap<LevelPlan, (row: Row) => Row>()
+
+/**
+ * A function copying a row of `level` to a new object holding only the
+ * level's selection, in its order: what a statement selecting more (a parent
+ * key, cursor columns) leaves once those are read. Cheaper than deleting the
+ * extra properties (a runtime call each, about 0.2 µs in V8), and every copy
+ * has the shape of the level's other rows. Compiled once per level of a plan.
+ */
+export function selectedRow (level: LevelPlan): (row: Row) => Row {
+  let copy = copiers.get(level)
+  if (copy === undefined) {
+    // Field names come from the resource definitions; `__proto__` alone is a computed key (an own property).
+    const properties = selectionOf(level).map(([, field]) => {
+      const name = JSON.stringify(field)
+      return `${field === '__proto__' ? `[${name}]` : name}: row[${name}]`
+    })
+    // eslint-disable-next-line no-new-func
+    copy = new Function('row', `return { ${properties.join(', ')} }`) as (row: Row) => Row
+    copiers.set(level, copy)
+  }
+  return copy
+}
+
 /** The level's columns from its table, restricted to the rows `scope` lets the request see. */
 export function selectLevel (db: AnyKysely, level: LevelPlan, scope: Expression<SqlBool> | undefined): AnySelect {
   const table = tableOf(level.node)
