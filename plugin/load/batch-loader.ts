@@ -139,28 +139,36 @@ async function loadToOne (load: Load, field: ExpandedField, rows: Row[], weights
     // Each key bound as the driver first gave it.
     if (!distinct.has(key)) distinct.set(key, id)
   }
-  const related = new Map<unknown, Row>()
+  // Each related row with the sum of its parents' weights, one per key.
+  const related = new Map<unknown, { row: Row; weight: number }>()
   for (const chunk of chunks([...distinct.values()])) {
-    for (const child of await rowsOf(load, field, chunk, relationRowsQuery)) related.set(keyOf(child[target.primaryKey]), child)
+    for (const child of await rowsOf(load, field, chunk, relationRowsQuery)) {
+      related.set(keyOf(child[target.primaryKey]), { row: child, weight: 0 })
+    }
   }
-  // A related row's weight is the sum of its parents'; one related row per key, in the order first met.
-  const childWeights = new Map<unknown, number>()
+  // The related rows in the order their parents first meet them.
+  const met: Array<{ row: Row; weight: number }> = []
   let written = 0
   for (let index = 0; index < rows.length; index++) {
     const key = keys[index]
-    const child = key === null ? undefined : related.get(key)
-    rows[index]![relation.field] = child ?? null
-    if (child === undefined) continue
+    const found = key === null ? undefined : related.get(key)
+    if (found === undefined) {
+      rows[index]![relation.field] = null
+      continue
+    }
+    rows[index]![relation.field] = found.row
     const weight = weights[index]!
-    childWeights.set(key, (childWeights.get(key) ?? 0) + weight)
+    // Weights are at least 1 (a row counts once), so a weight of 0 is a row not met yet.
+    if (found.weight === 0) met.push(found)
+    found.weight += weight
     written += weight
   }
   load.context.budget.charge(written)
-  const children: Row[] = []
-  const childWeightList: number[] = []
-  for (const [key, weight] of childWeights) {
-    children.push(related.get(key)!)
-    childWeightList.push(weight)
+  const children = new Array<Row>(met.length)
+  const childWeightList = new Array<number>(met.length)
+  for (let index = 0; index < met.length; index++) {
+    children[index] = met[index]!.row
+    childWeightList[index] = met[index]!.weight
   }
   await loadLevel(load, level, children, childWeightList)
 }

@@ -294,6 +294,21 @@ for (const dialect of dialects()) {
       t.equal(pages, 3, 'the last page ends with next: null')
     })
 
+    t.test('the rows of a cursor page hold the fields asked for, not the cursor columns read with them', async (t) => {
+      const database = await openListTables(t, dialect)
+      const seen: Array<Record<string, unknown>> = []
+      const app = await build(t, database, {}, (app) => {
+        app.addHook('preSerialization', async (_request: FastifyRequest, _reply: FastifyReply, payload: { data?: Array<Record<string, unknown>> }) => {
+          seen.push(...(payload.data ?? []))
+          return payload
+        })
+      })
+      const first = await get(app, database, '/feed?fields=id,name&sort=-born,name')
+      const second = await get(app, database, `/feed?fields=id,name&sort=-born,name&after=${encodeURIComponent(first.body.next)}`)
+      t.same([...first.body.data, ...second.body.data], [6, 3, 4, 2].map((id) => ({ id, name: byId(id).name })))
+      t.same(seen.map((row) => Object.keys(row)), [['id', 'name'], ['id', 'name'], ['id', 'name'], ['id', 'name']])
+    })
+
     t.test('keyset condition: an OR of ANDs following each key direction', async (t) => {
       const first = await get(app, database, '/feed?fields=id&sort=-born,name')
       const second = await get(app, database, `/feed?fields=id&sort=-born,name&after=${encodeURIComponent(first.body.next)}`)
