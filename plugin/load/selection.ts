@@ -2,6 +2,7 @@ import type { Expression, Kysely, SelectQueryBuilder, SqlBool } from 'kysely'
 import { InvalidDefinitionError, messages } from '../errors.js'
 import type { LevelPlan } from '../plan/plan.js'
 import type { RelationEdge, ResourceNode } from '../resource-graph.js'
+import { literalKey } from './statement-cache.js'
 
 export type Row = Record<string, unknown>
 // Tables are named at runtime by the resource definitions.
@@ -37,11 +38,8 @@ const copiers = new WeakMap<LevelPlan, (row: Row) => Row>()
 export function selectedRow (level: LevelPlan): (row: Row) => Row {
   let copy = copiers.get(level)
   if (copy === undefined) {
-    // Field names come from the resource definitions; `__proto__` alone is a computed key (an own property).
-    const properties = selectionOf(level).map(([, field]) => {
-      const name = JSON.stringify(field)
-      return `${field === '__proto__' ? `[${name}]` : name}: row[${name}]`
-    })
+    // Field names come from the resource definitions.
+    const properties = selectionOf(level).map(([, field]) => `${literalKey(field)}: row[${JSON.stringify(field)}]`)
     // eslint-disable-next-line no-new-func
     copy = new Function('row', `return { ${properties.join(', ')} }`) as (row: Row) => Row
     copiers.set(level, copy)

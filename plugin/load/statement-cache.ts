@@ -115,9 +115,7 @@ type RowBuilder = (rows: unknown[][]) => Array<Record<string, unknown>>
 function compileRowBuilder (names: readonly string[]): RowBuilder {
   const lastIndex = new Map<string, number>()
   names.forEach((name, index) => lastIndex.set(name, index))
-  // Plain keys give the literal a fixed shape; `"__proto__": value` would set the
-  // prototype, so that name alone is a computed key (an own property).
-  const properties = [...lastIndex].map(([name, index]) => `${name === '__proto__' ? '["__proto__"]' : JSON.stringify(name)}: row[${index}]`).join(', ')
+  const properties = [...lastIndex].map(([name, index]) => `${literalKey(name)}: row[${index}]`).join(', ')
   // eslint-disable-next-line no-new-func
   return new Function('rows', `
     const objects = new Array(rows.length)
@@ -127,4 +125,13 @@ function compileRowBuilder (names: readonly string[]): RowBuilder {
     }
     return objects
   `) as RowBuilder
+}
+
+/**
+ * A property name as a key of a generated object literal. Plain keys give the
+ * literal a fixed shape; `"__proto__": value` would set the prototype, so that
+ * name alone is a computed key (an own property).
+ */
+export function literalKey (name: string): string {
+  return name === '__proto__' ? '["__proto__"]' : JSON.stringify(name)
 }
