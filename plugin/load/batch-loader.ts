@@ -164,13 +164,7 @@ async function loadToOne (load: Load, field: ExpandedField, rows: Row[], weights
     written += weight
   }
   load.context.budget.charge(written)
-  const children = new Array<Row>(met.length)
-  const childWeightList = new Array<number>(met.length)
-  for (let index = 0; index < met.length; index++) {
-    children[index] = met[index]!.row
-    childWeightList[index] = met[index]!.weight
-  }
-  await loadLevel(load, level, children, childWeightList)
+  await loadLevel(load, level, met.map((entry) => entry.row), met.map((entry) => entry.weight))
 }
 
 async function loadToMany (load: Load, owner: ResourceNode, field: ExpandedField, rows: Row[], weights: number[]): Promise<void> {
