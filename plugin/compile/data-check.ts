@@ -231,11 +231,11 @@ const integerText = /^-?(?:0|[1-9][0-9]{0,15})$/
 const numberText = /^-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?$/
 
 /** A decimal integer in the safe range, as pg returns an int8. */
-function isIntegerText (value: unknown): boolean {
+export function isIntegerText (value: unknown): boolean {
   return typeof value === 'string' && integerText.test(value) && Number.isSafeInteger(Number(value))
 }
 
 /** A decimal number, as pg returns a numeric. */
-function isNumberText (value: unknown): boolean {
+export function isNumberText (value: unknown): boolean {
   return typeof value === 'string' && numberText.test(value) && Number.isFinite(Number(value))
 }

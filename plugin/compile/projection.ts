@@ -38,7 +38,7 @@ const annotations = new Set([
 const primitiveTypes = new Set(['string', 'integer', 'number', 'boolean'])
 
 /** Array-index keys come first in any object, whatever the order they were added in; `__proto__` sets the prototype. */
-function isOrderedKey (key: string): boolean {
+export function isOrderedKey (key: string): boolean {
   return !/^(?:0|[1-9][0-9]*)$/.test(key) && key !== '__proto__'
 }
 
@@ -65,8 +65,8 @@ function rootFunction (context: ProjectionContext, schema: JsonSchema): string |
   return undefined
 }
 
-/** The keys a schema allows, with `type` and `nullable` set apart; undefined when one is not covered. */
-function covered (schema: JsonSchema, allowed: readonly string[]): boolean {
+/** Whether a schema holds only `type`, `nullable`, annotations and the keys `allowed`. */
+export function covered (schema: JsonSchema, allowed: readonly string[]): boolean {
   for (const key of Object.keys(schema)) {
     if (key === 'type' || key === 'nullable' || annotations.has(key) || allowed.includes(key)) continue
     return false
@@ -89,10 +89,21 @@ function envelopeFunction (context: ProjectionContext, schema: JsonSchema): stri
   const list = valueExpression(context, properties[keys[0]!]!, 'value')
   if (list === undefined) return undefined
   const name = `envelope${context.counter++}`
-  context.functions.push(`function ${name} (object) {
+  context.functions.push(envelopeSource(name, key, `value === undefined ? undefined : ${list}`))
+  return name
+}
+
+/**
+ * The source of an envelope function `name`: a new object holding the list
+ * (`listExpression` of `value`, the property as read) under `key` (a JSON
+ * string literal), then the other properties as `JSON.stringify` writes them
+ * alone (`extraOf`).
+ */
+export function envelopeSource (name: string, key: string, listExpression: string): string {
+  return `function ${name} (object) {
   if (typeof object !== 'object' || object === null || Array.isArray(object) || typeof object.toJSON === 'function') fail()
   let value = object[${key}]
-  const projected = { ${key}: value === undefined ? undefined : ${list} }
+  const projected = { ${key}: ${listExpression} }
   for (const name of Object.keys(object)) {
     if (name === ${key}) continue
     value = object[name]
@@ -100,8 +111,7 @@ function envelopeFunction (context: ProjectionContext, schema: JsonSchema): stri
     projected[name] = extraOf(name, value)
   }
   return projected
-}`)
-  return name
+}`
 }
 
 function objectFunction (context: ProjectionContext, schema: JsonSchema): string | undefined {
@@ -201,7 +211,7 @@ function primitiveExpression (type: string, format: unknown, value: string): str
   }
 }
 
-function fail (): never {
+export function fail (): never {
   throw cannotProject
 }
 
@@ -230,7 +240,7 @@ function numberOf (value: unknown): number {
 }
 
 /** A valid Date as its ISO string (fast-json-stringify writes the same for every year). */
-function dateTimeOf (value: unknown): string {
+export function dateTimeOf (value: unknown): string {
   if (value instanceof Date && !Number.isNaN(value.getTime())) return value.toISOString()
   return fail()
 }
@@ -241,7 +251,7 @@ function dateTimeOf (value: unknown): string {
  * than '' and a bigint would throw: those bodies are left to fast-json-stringify,
  * as are names JSON.stringify would move (array indexes) or that set the prototype.
  */
-function extraOf (name: string, value: unknown): unknown {
+export function extraOf (name: string, value: unknown): unknown {
   if (!isOrderedKey(name) || typeof value === 'bigint') return fail()
   // A Date's own toJSON ignores the name it is given.
   if (value instanceof Date && value.toJSON === Date.prototype.toJSON) return value.toJSON()

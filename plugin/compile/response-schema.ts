@@ -41,7 +41,7 @@ export function levelSchema (level: LevelPlan): JsonSchema {
  * a boolean) as it does for the type alone, where a type list would match
  * each type strictly and throw on them.
  */
-function writerSchema (schema: JsonSchema): JsonSchema {
+export function writerSchema (schema: JsonSchema): JsonSchema {
   let written = schema
   if (Array.isArray(schema.type)) {
     const types = schema.type as string[]

@@ -2,6 +2,7 @@ import fastJson from 'fast-json-stringify'
 import { LruMap } from 'toad-cache'
 import type { ExpansionPlan } from '../plan/plan.js'
 import type { JsonSchema } from '../resource-graph.js'
+import { compileCheckedProjection } from './checked-projection.js'
 import { compileDataCheck } from './data-check.js'
 import { cannotProject, compileProjection } from './projection.js'
 import { responseSchema } from './response-schema.js'
@@ -65,26 +66,48 @@ export interface CompiledSerializer {
   readonly stringify: Stringify
   /** What writes the bodies: `mechanism` unless the combination is not covered by the projection. */
   readonly mechanism: SerializerMechanism
-  /** The projection's generated source, when it writes the bodies. */
+  /** The generated source of the projection that writes the bodies (checked in the same pass where the plan allows), when one does. */
   readonly projection: string | undefined
 }
 
 /**
  * One combination's serializer: the data check, then the writer of the
- * mechanism asked for (by default the one `chooseMechanism` picks).
+ * mechanism asked for (by default the one `chooseMechanism` picks). Where the
+ * projection writes, the check and the copy run as one pass
+ * (checked-projection.ts); a body that pass does not take goes through the
+ * two as they are, which name what does not fit or write its rarer forms.
  */
 export function compileSerializer (plan: ExpansionPlan, mechanism?: SerializerMechanism): CompiledSerializer {
   const schema = responseSchema(plan)
   const check = compileDataCheck(plan)
   const writer = compileWriter(schema, mechanism ?? chooseMechanism(schema, plan.target.list))
   const write = writer.stringify
+  const checked = writer.mechanism === 'projection' ? compileCheckedProjection(plan) : undefined
+  if (checked === undefined) {
+    return {
+      stringify: (data) => {
+        check(data)
+        return write(data)
+      },
+      mechanism: writer.mechanism,
+      projection: writer.projection,
+    }
+  }
+  const project = checked.project
   return {
     stringify: (data) => {
-      check(data)
-      return write(data)
+      let projected: unknown
+      try {
+        projected = project(data)
+      } catch (error) {
+        if (error !== cannotProject) throw error
+        check(data)
+        return write(data)
+      }
+      return JSON.stringify(projected)
     },
-    mechanism: writer.mechanism,
-    projection: writer.projection,
+    mechanism: 'projection',
+    projection: checked.source,
   }
 }
 

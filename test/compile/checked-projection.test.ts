@@ -1,0 +1,254 @@
+import { Type } from '@sinclair/typebox'
+import fc from 'fast-check'
+import t from 'tap'
+import { compileCheckedProjection } from '../../plugin/compile/checked-projection.js'
+import { compileDataCheck } from '../../plugin/compile/data-check.js'
+import { cannotProject } from '../../plugin/compile/projection.js'
+import { responseSchema } from '../../plugin/compile/response-schema.js'
+import { compileSerializer, compileWriter } from '../../plugin/compile/serializer-cache.js'
+import { ExpandEngine } from '../../plugin/engine.js'
+import { defineResource } from '../../plugin/index.js'
+import { resolveOptions } from '../../plugin/options.js'
+import type { ExpansionPlan, LevelPlan } from '../../plugin/plan/plan.js'
+import { ResourceGraph, type JsonSchema } from '../../plugin/resource-graph.js'
+
+/*
+ * The checked projection (the data check and the projection in one pass)
+ * must answer every body as the two passes do: the same bytes where they
+ * write, the same error where the check refuses. Compared here on plans over
+ * every kind of field it covers, with data in every form the check accepts
+ * and values it does not.
+ */
+
+const Tag = defineResource({
+  name: 'Tag',
+  schema: Type.Object({ id: Type.Integer(), label: Type.String(), weight: Type.Optional(Type.Number()) }),
+  fields: ['id', 'label', 'weight'],
+})
+const Maker = defineResource({
+  name: 'Maker',
+  schema: Type.Object({
+    id: Type.Integer(),
+    name: Type.String(),
+    founded: Type.String({ format: 'date-time' }),
+    day: Type.String({ format: 'date' }),
+    listed: Type.Boolean(),
+    rating: Type.Union([Type.Number(), Type.Null()]),
+  }),
+  fields: ['id', 'name', 'founded', 'day', 'listed', 'rating'],
+})
+const Gadget = defineResource({
+  name: 'Gadget',
+  schema: Type.Object({
+    id: Type.Integer(),
+    title: Type.String(),
+    stock: Type.Union([Type.Integer(), Type.Null()]),
+    maker: Type.Union([Type.Integer(), Type.Null()]),
+    aliases: Type.Array(Type.String()),
+    note: Type.Optional(Type.String()),
+    specs: Type.Object({ size: Type.Integer() }),
+    tags: Type.Array(Type.Integer()),
+  }),
+  fields: ['id', 'title', 'stock', 'maker', 'aliases', 'note', 'specs', 'tags'],
+  expandable: { maker: Maker, tags: [Tag, { many: true }] },
+})
+
+const engine = new ExpandEngine(new ResourceGraph([Gadget, Maker, Tag]), resolveOptions({}))
+const targets = [
+  engine.target(Gadget, {}, 'one gadget'),
+  engine.target(Gadget, { list: true }, 'gadgets'),
+  engine.target(Gadget, { list: true, envelope: 'data' }, 'gadgets in an envelope'),
+]
+// `specs` (an object in a field's schema) is not covered: every query but the last leaves it out.
+const coveredQueries = [
+  { omit: 'specs' },
+  { expand: 'maker', omit: 'specs' },
+  { expand: 'maker,tags', omit: 'specs' },
+  { expand: 'tags', fields: 'id,tags,note' },
+  { expand: 'maker', fields: 'maker' },
+]
+
+const oddValue = fc.oneof(
+  fc.anything({ withBigInt: true, withDate: true, withNullPrototype: true, withBoxedValues: true, withSparseArray: true }),
+  fc.constantFrom(undefined, null, Number.NaN, Infinity, -Infinity, -0, 1.5, '12', ' 7 ', '1e400', 'x', true, 0, 1, 2, [], {},
+    new Date(Number.NaN), 2n ** 64n, -(2n ** 60n), 12n, { toJSON: () => 'replaced' })
+)
+
+/** A value of a field schema (as the resource declares it) in a form the check accepts. */
+function fitting (schema: JsonSchema): fc.Arbitrary<unknown> {
+  const types = Array.isArray(schema.type) ? schema.type as string[] : [schema.type as string]
+  const members = types.map((type): fc.Arbitrary<unknown> => {
+    switch (type) {
+      case 'null': return fc.constant(null)
+      case 'string': return ['date-time', 'date'].includes(schema.format as string)
+        ? fc.oneof(fc.string(), fc.date({ noInvalidDate: true }), fc.date({ noInvalidDate: true }).map((date) => date.toISOString()))
+        : fc.oneof(fc.string(), fc.string({ unit: 'binary' }))
+      case 'integer': return fc.oneof(fc.integer(), fc.maxSafeInteger(), fc.constantFrom(-0, 2 ** 53, 1e21),
+        fc.bigInt({ min: -(2n ** 60n), max: 2n ** 60n }), fc.maxSafeInteger().map(String))
+      case 'number': return fc.oneof(fc.double({ noNaN: true, noDefaultInfinity: true }),
+        fc.double({ noNaN: true, noDefaultInfinity: true }).map(String), fc.bigInt({ min: -(2n ** 53n) + 1n, max: 2n ** 53n - 1n }))
+      case 'boolean': return fc.oneof(fc.boolean(), fc.constantFrom(0, 1))
+      case 'array': return fc.array(fitting(schema.items as JsonSchema), { maxLength: 3 })
+      case 'object': return fc.record({ size: fc.integer() })
+      default: throw new Error(`no values for ${type}`)
+    }
+  })
+  return fc.oneof(...members)
+}
+
+/** A row of a level: each field fitting, or (with `odd`) now and then missing or anything. */
+function rowOf (level: LevelPlan, odd: boolean): fc.Arbitrary<Record<string, unknown>> {
+  const entries = level.fields.map((field) => {
+    let value: fc.Arbitrary<unknown>
+    if (field.kind === 'expanded') {
+      const nested = rowOf(field.level, odd)
+      value = field.relation.many ? fc.array(nested, { maxLength: 3 }) : fc.option(nested, { nil: null })
+    } else {
+      value = fitting(field.kind === 'value' || field.kind === 'id' ? level.node.fieldSchemas.get(field.name)! : {})
+    }
+    if (level.node.optionalFields.has(field.name)) value = fc.option(value, { nil: undefined })
+    return fc.tuple(fc.constant(field.name), odd ? fc.oneof({ weight: 12, arbitrary: value }, { weight: 1, arbitrary: oddValue }) : value)
+  })
+  return fc.tuple(fc.tuple(...entries), fc.boolean()).map(([pairs, reversed]) => {
+    const row: Record<string, unknown> = { undeclared: 'never written' }
+    for (const [name, value] of reversed ? [...pairs].reverse() : pairs) if (value !== undefined) row[name] = value
+    return row
+  })
+}
+
+function payloadOf (plan: ExpansionPlan, odd: boolean): fc.Arbitrary<unknown> {
+  const sometimesOdd = (value: fc.Arbitrary<unknown>) =>
+    odd ? fc.oneof({ weight: 20, arbitrary: value }, { weight: 1, arbitrary: oddValue }) : value
+  if (!plan.target.list) return sometimesOdd(rowOf(plan.root, odd))
+  const list = fc.array(rowOf(plan.root, odd), { maxLength: 4 })
+  if (plan.target.envelope === undefined) return list
+  return fc.record({ data: sometimesOdd(list), next: fc.option(fc.string()) })
+}
+
+type Outcome = { text: string } | { error: string, code: unknown }
+
+function outcome (write: (data: unknown) => string, data: unknown): Outcome {
+  try {
+    return { text: write(data) }
+  } catch (error) {
+    return { error: (error as Error).message, code: (error as { code?: unknown }).code }
+  }
+}
+
+/** The two passes as they run where a plan has no checked projection. */
+function twoPasses (plan: ExpansionPlan): (data: unknown) => string {
+  const check = compileDataCheck(plan)
+  const write = compileWriter(responseSchema(plan), 'projection').stringify
+  return (data) => {
+    check(data)
+    return write(data)
+  }
+}
+
+t.test('one pass answers every body as the data check and the projection do', async (t) => {
+  let taken = 0
+  let refused = 0
+  let bodies = 0
+  for (const target of targets) {
+    for (const query of coveredQueries) {
+      const plan = engine.planFor(target, query)
+      const checked = compileCheckedProjection(plan)
+      t.ok(checked, `${plan.key}: covered`)
+      const serializer = compileSerializer(plan, 'projection')
+      t.equal(serializer.projection, checked!.source, `${plan.key}: the checked projection writes its bodies`)
+      const reference = twoPasses(plan)
+      fc.assert(fc.property(fc.oneof(payloadOf(plan, false), payloadOf(plan, true)), (data) => {
+        const expected = outcome(reference, data)
+        const got = outcome(serializer.stringify, data)
+        t.same(got, expected, plan.key)
+        bodies++
+        if ('error' in expected) refused++
+        try {
+          checked!.project(data)
+          taken++
+          // What one pass takes, the check takes too.
+          t.ok('text' in expected, `${plan.key}: a body the check refuses is never taken by one pass`)
+        } catch (error) {
+          if (error !== cannotProject) throw error
+        }
+      }), { numRuns: 60 })
+    }
+  }
+  t.ok(taken > bodies / 3, `one pass took ${taken} of ${bodies} bodies`)
+  t.ok(refused > bodies / 20, `${refused} of ${bodies} bodies refused by the check`)
+})
+
+t.test('the forms drivers return are taken in one pass, written as the projection writes them', async (t) => {
+  const plan = engine.planFor(targets[1]!, { expand: 'maker,tags', omit: 'specs' })
+  const { project } = compileCheckedProjection(plan)!
+  const row = {
+    id: '12',
+    title: 'lamp',
+    stock: 3n,
+    maker: { id: 7, name: 'Acme', founded: new Date(0), day: '2020-01-02', listed: 1, rating: '4.50' },
+    aliases: ['a', 'b'],
+    tags: [{ id: 1, label: 'x' }, { id: 2n, label: 'y', weight: 0.5 }],
+  }
+  t.same(project([row]), [{
+    id: 12,
+    title: 'lamp',
+    stock: 3,
+    maker: { id: 7, name: 'Acme', founded: '1970-01-01T00:00:00.000Z', day: '2020-01-02', listed: true, rating: 4.5 },
+    aliases: ['a', 'b'],
+    note: undefined,
+    tags: [{ id: 1, label: 'x', weight: undefined }, { id: 2, label: 'y', weight: 0.5 }],
+  }])
+  t.equal(compileSerializer(plan).stringify([row]),
+    '[{"id":12,"title":"lamp","stock":3,"maker":{"id":7,"name":"Acme","founded":"1970-01-01T00:00:00.000Z","day":"2020-01-02",' +
+    '"listed":true,"rating":4.5},"aliases":["a","b"],"tags":[{"id":1,"label":"x"},{"id":2,"label":"y","weight":0.5}]}]')
+})
+
+t.test('what one pass leaves goes through the two passes: the check names it, or the writers write its rarer form', async (t) => {
+  const plan = engine.planFor(targets[0]!, { expand: 'maker', omit: 'specs' })
+  const { project } = compileCheckedProjection(plan)!
+  const serializer = compileSerializer(plan)
+  const maker = { id: 7, name: 'Acme', founded: '2020-01-01T00:00:00Z', day: '2020-01-02', listed: true, rating: null }
+  const gadget = { id: 1, title: 'lamp', stock: null, maker, aliases: [], tags: [] }
+  const left = (data: unknown) => {
+    let thrown: unknown
+    try {
+      project(data)
+    } catch (error) {
+      thrown = error
+    }
+    t.equal(thrown, cannotProject, 'left to the two passes')
+  }
+  // Refused by the check, with its message.
+  for (const [data, message] of [
+    [{ ...gadget, stock: 1.5 }, "Data for Gadget does not fit the response: 'stock' is a fraction, expected an integer or null"],
+    [{ ...gadget, title: undefined }, "Data for Gadget does not fit the response: 'title' is missing"],
+    [{ ...gadget, maker: { ...maker, rating: Infinity } }, "Data for Gadget does not fit the response: 'maker.rating' is a non-finite number, expected a number or null"],
+    [{ ...gadget, maker: { ...maker, listed: 2 } }, "Data for Gadget does not fit the response: 'maker.listed' is an integer, expected a boolean"],
+    [{ ...gadget, maker: undefined }, "Data for Gadget does not fit the response: 'maker' is missing"],
+    [{ ...gadget, tags: [1, 2.5] }, "Data for Gadget does not fit the response: 'tags[]' is a fraction, expected an integer"],
+  ] as const) {
+    left(data)
+    t.throws(() => serializer.stringify(data), { code: 'FST_EXPAND_INVALID_DATA', message })
+  }
+  // Accepted by the check in a form one pass leaves to the writers.
+  const big = { ...gadget, id: 2n ** 64n }
+  left(big)
+  t.equal(JSON.parse(serializer.stringify(big).replace('18446744073709551616', '0')).id, 0, 'a bigint past 2^53 keeps its digits')
+  t.match(serializer.stringify(big), /^\{"id":18446744073709551616,/)
+  const localDay = { ...gadget, maker: { ...maker, day: new Date(2020, 0, 2, 12) } }
+  left(localDay)
+  t.match(serializer.stringify(localDay), /"day":"2020-01-02"/, 'a Date for a date, in local time as fast-json-stringify writes it')
+})
+
+t.test('a combination with a field one pass does not cover keeps the two passes', async (t) => {
+  const plan = engine.planFor(targets[1]!, {})
+  t.equal(compileCheckedProjection(plan), undefined, 'specs: an object in a field schema')
+  const serializer = compileSerializer(plan, 'projection')
+  t.equal(serializer.mechanism, 'projection')
+  t.notMatch(serializer.projection!, /integerOf\(value\)\s*$/m)
+  t.equal(serializer.stringify([{ id: 1, title: 't', stock: null, maker: null, aliases: [], specs: { size: 2 }, tags: [] }]),
+    '[{"id":1,"title":"t","stock":null,"maker":null,"aliases":[],"specs":{"size":2},"tags":[]}]')
+  t.throws(() => serializer.stringify([{ id: 1, title: 't', stock: null, maker: null, aliases: [], specs: { size: 'x' }, tags: [] }]),
+    { code: 'FST_EXPAND_INVALID_DATA', message: "Data for Gadget list item 0 does not fit the response: 'specs.size' is a string, expected an integer" })
+  t.equal(compileSerializer(plan, 'fast-json-stringify').projection, undefined, 'the generated code: no projection at all')
+})
