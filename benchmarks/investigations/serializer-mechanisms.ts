@@ -3,11 +3,15 @@
  * serializer against JSON.stringify of pre-shaped objects and the generic
  * walk, in rounds that alternate the contenders (the machine is shared: a
  * ratio is only read against figures of the same rounds). Prints the median
- * time of each contender over the rounds and its ratios.
+ * time of each contender over the rounds and its ratios. `two passes` is the
+ * projection's data check and copy run one after the other, as they ran before
+ * the checked projection (plugin/compile/checked-projection.ts) joined them.
  *
  *   node --import tsx benchmarks/investigations/serializer-mechanisms.ts [rounds] [ms per contender and round]
  */
-import { compileSerializer, runtimeMechanism } from '../../plugin/compile/serializer-cache.js'
+import { compileDataCheck } from '../../plugin/compile/data-check.js'
+import { responseSchema } from '../../plugin/compile/response-schema.js'
+import { compileSerializer, compileWriter, runtimeMechanism } from '../../plugin/compile/serializer-cache.js'
 import { ExpandEngine } from '../../plugin/engine.js'
 import { resolveOptions } from '../../plugin/options.js'
 import { ResourceGraph } from '../../plugin/resource-graph.js'
@@ -49,10 +53,16 @@ for (const shape of shapes) {
       const plan = engine.planFor(target, query)
       const generated = compileSerializer(plan, 'fast-json-stringify').stringify
       const projection = compileSerializer(plan, 'projection').stringify
+      const check = compileDataCheck(plan)
+      const projectionWriter = compileWriter(responseSchema(plan), 'projection').stringify
       const contenders: Record<string, () => number> = {
         compiled: () => Buffer.byteLength(engine.serializerFor(engine.planFor(target, query))(data)),
         generated: () => Buffer.byteLength(generated(data)),
         projection: () => Buffer.byteLength(projection(data)),
+        'two passes': () => {
+          check(data)
+          return Buffer.byteLength(projectionWriter(data))
+        },
         stringify: () => Buffer.byteLength(JSON.stringify(data)),
         generic: () => Buffer.byteLength(genericStringify(shape.resource, query, data, true)),
       }
@@ -70,6 +80,7 @@ for (const shape of shapes) {
         `${shape.name}, ${rows} rows, depth ${depth}:`,
         ...Object.entries(medians).map(([name, value]) => `${name} ${(value / 1000).toFixed(1)} µs`),
         `| vs stringify: compiled ${ratio('compiled', 'stringify')}x generated ${ratio('generated', 'stringify')}x projection ${ratio('projection', 'stringify')}x`,
+        `| projection in one pass vs two passes: ${ratio('projection', 'two passes')}x`,
         `| vs generic: compiled ${ratio('compiled', 'generic')}x generated ${ratio('generated', 'generic')}x projection ${ratio('projection', 'generic')}x`,
       ].join(' '))
     })

@@ -34,25 +34,33 @@ const [v8Major = 0, v8Minor = 0] = String(process.versions.v8).split('.').map(Nu
 export const hasJsonStringifyFastPath = v8Major * 100 + v8Minor >= 1308
 
 /**
+ * From V8 12 (Node 22), a copy and JSON.stringify write one object with
+ * strings faster than fast-json-stringify's generated code (1.3-1.9x on the
+ * benchmarks' objects on Node 22 and 24); on V8 11 (Node 20) slower (0.7-1.0x).
+ */
+const projectsOneObject = v8Major >= 12
+
+/**
  * The mechanism of a combination on this runtime, by the measurements in
  * benchmarks/profile-notes.md. Where JSON.stringify has its fast path, the
  * projection. Before V8 13.8, JSON.stringify escapes strings natively where
  * fast-json-stringify's generated code escapes them in JavaScript (about 2x
  * slower on string-heavy lists), while the generated code writes numbers
- * faster than JSON.stringify's general path, and writes one object faster
- * than a copy and JSON.stringify (0.9 against 1.7 µs for an expanded pet on
- * Node 20): the projection for a list with a string anywhere, the generated
- * code for one object and for lists without strings.
+ * faster than JSON.stringify's general path: the projection for a response
+ * with a string anywhere (before V8 12, for lists only: the generated code
+ * writes one object faster there), the generated code for the rest.
  */
 export function chooseMechanism (schema: JsonSchema, list: boolean): SerializerMechanism {
   if (hasJsonStringifyFastPath) return 'projection'
-  return list && writesStrings(schema) ? 'projection' : 'fast-json-stringify'
+  return (list || projectsOneObject) && writesStrings(schema) ? 'projection' : 'fast-json-stringify'
 }
 
 /** How this runtime chooses, for reports: `chooseMechanism` in a sentence. */
 export const runtimeMechanism = hasJsonStringifyFastPath
   ? 'projection (V8 13.8+: JSON.stringify fast path)'
-  : 'projection for lists with strings, else fast-json-stringify generated code (V8 before 13.8)'
+  : projectsOneObject
+    ? 'projection for responses with strings, else fast-json-stringify generated code (V8 12 to 13.7)'
+    : 'projection for lists with strings, else fast-json-stringify generated code (V8 before 12)'
 
 function writesStrings (schema: JsonSchema): boolean {
   if (schema.type === 'string') return true
