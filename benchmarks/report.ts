@@ -15,8 +15,11 @@ export interface BenchReport {
   mode: 'full' | 'quick'
   durationSeconds: number
   machine: Machine
-  /** `process`: the id of the process the suite ran in (each suite has one of its own). */
-  suites: Array<{ id: string; title: string; description: string; process?: number }>
+  /**
+   * `process`: the id of the (first) process the suite ran in (each suite has one of its own); `processes`: how
+   * many it ran in, one after the other, its figures the medians over them.
+   */
+  suites: Array<{ id: string; title: string; description: string; process?: number; processes?: number }>
   results: ContenderResult[]
   goals: GoalOutcome[]
 }
@@ -70,7 +73,8 @@ export function renderMarkdown (
     'Every figure is a median: of mitata samples (time per operation; the contenders of a case alternate over',
     'rounds, and a figure is the median of its rounds\' medians), of autocannon rounds (requests per second, also',
     'alternating), or of repeated runs (cache overflow). "x baseline" is the speed relative to the baseline of the same case,',
-    'measured in the same run: above 1 is faster than the baseline. Each suite runs in a process of its own. The machine',
+    'measured in the same run: above 1 is faster than the baseline. Each suite runs in a process of its own (some in several,',
+    'one after the other: said under their headings). The machine',
     'is shared, so absolute figures move between runs more than the ratios do.',
     '',
     '## Goals',
@@ -87,7 +91,11 @@ export function renderMarkdown (
   for (const suite of report.suites) {
     const rows = report.results.filter((result) => result.suite === suite.id)
     if (rows.length === 0) continue
-    lines.push('', `## ${suite.title}`, '', suite.description, '', '| case | contender | median | x baseline | baseline | other figures |', '|---|---|---|---|---|---|')
+    const count = suite.processes ?? 1
+    const processes = count > 1
+      ? ` Run in ${count} processes one after the other: each figure is the median of their figures, each ratio the median of their ratios.`
+      : ''
+    lines.push('', `## ${suite.title}`, '', `${suite.description}${processes}`, '', '| case | contender | median | x baseline | baseline | other figures |', '|---|---|---|---|---|---|')
     for (const row of rows) {
       const isBaseline = row.contender === row.baseline
       lines.push(`| ${cell(row.case)} | ${cell(row.contender)} | ${formatFigure(row.median, row.unit)} | ${isBaseline ? '1 (baseline)' : `${row.speedup.toFixed(2)}x`} | ${cell(row.baseline)} | ${cell(formatFacts(row.facts))} |`)

@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import { evaluateGoals } from './goals.js'
 import { describeSuites, machine, renderMarkdown, type BenchReport } from './report.js'
-import { fullMode, quickMode, runSuite, type ContenderResult, type Suite } from './runner.js'
+import { combineRuns, fullMode, quickMode, runSuite, type ContenderResult, type Suite } from './runner.js'
 import { databaseSuite } from './suites/database.js'
 import { endToEndSuite } from './suites/end-to-end.js'
 import { httpSuite } from './suites/http.js'
@@ -24,7 +24,8 @@ const usage = `Usage: npm run bench -- [--quick] [--out <dir>] [--only <suite,..
   --render  measure nothing: rewrite RESULTS.md from the results.json in --out (after editing notes)
 
 Each suite runs in a process of its own, so that what one suite leaves behind (compiled code specialised
-for its shapes, a heap grown by its payloads) does not move the figures of the next.`
+for its shapes, a heap grown by its payloads) does not move the figures of the next. A suite that declares
+\`processes\` runs that many times, each in a new process, and reports the medians over them (full mode).`
 
 async function main (): Promise<void> {
   const { values } = parseArgs({
@@ -64,11 +65,18 @@ async function main (): Promise<void> {
   const started = performance.now()
   const results: ContenderResult[] = []
   const processes: number[] = []
+  const runCounts: number[] = []
   for (const suite of selected) {
-    console.log(`# ${suite.title}`)
-    const ran = await runInChild(suite, values.quick)
-    results.push(...ran.results)
-    processes.push(ran.process)
+    const count = values.quick ? 1 : suite.processes ?? 1
+    const runs: ContenderResult[][] = []
+    for (let index = 0; index < count; index++) {
+      console.log(`# ${suite.title}${count > 1 ? ` (process ${index + 1} of ${count})` : ''}`)
+      const ran = await runInChild(suite, values.quick)
+      runs.push(ran.results)
+      if (index === 0) processes.push(ran.process)
+    }
+    results.push(...combineRuns(runs))
+    runCounts.push(count)
   }
 
   const report: BenchReport = {
@@ -76,7 +84,7 @@ async function main (): Promise<void> {
     mode: values.quick ? 'quick' : 'full',
     durationSeconds: (performance.now() - started) / 1000,
     machine: machine(),
-    suites: describeSuites(selected).map((suite, index) => ({ ...suite, process: processes[index] })),
+    suites: describeSuites(selected).map((suite, index) => ({ ...suite, process: processes[index], processes: runCounts[index] })),
     results,
     goals: evaluateGoals(results),
   }

@@ -51,6 +51,11 @@ export interface Suite {
   /** What the suite measures and how to read it, for RESULTS.md. */
   description: string
   setup(mode: Mode): Promise<{ cases: BenchCase[]; teardown?: () => Promise<void> | void }>
+  /**
+   * Full mode: how many processes the suite runs in, one after the other (default 1). Each figure is then the
+   * median over the processes of the figure in each, and each ratio the median of the ratios measured in each.
+   */
+  processes?: number
 }
 
 export interface Mode {
@@ -236,4 +241,21 @@ export function assertSameText (label: string, expected: string, actual: string,
   while (index < expected.length && expected[index] === actual[index]) index++
   const around = (text: string) => JSON.stringify(text.slice(Math.max(0, index - 60), index + 60))
   throw new Error(`${label}: ${actualName} differs from ${expectedName} at character ${index}:\n  ${expectedName}: ${around(expected)}\n  ${actualName}: ${around(actual)}`)
+}
+
+/**
+ * The results of one suite run in several processes, as one: per contender, the median over the processes of
+ * its median and of its ratio to the baseline (each measured in its own process); the facts of the first run.
+ */
+export function combineRuns (runs: readonly ContenderResult[][]): ContenderResult[] {
+  const [first, ...others] = runs
+  if (first === undefined) return []
+  return first.map((result, index) => {
+    const same = [result, ...others.map((run) => run[index])]
+    if (same.some((other) => other === undefined || other.case !== result.case || other.contender !== result.contender)) {
+      throw new Error(`${result.suite} / ${result.case} / ${result.contender}: the runs did not measure the same contenders`)
+    }
+    const all = same as ContenderResult[]
+    return { ...result, median: median(all.map((run) => run.median)), speedup: median(all.map((run) => run.speedup)) }
+  })
 }

@@ -36,7 +36,8 @@ export const serializationSuite: Suite = {
     `${generatedName} and ${projectionName} are the same combination compiled with each mechanism,`,
     'data check included, so that every run shows both.',
     `${dataCheckName} times only the check (data that does not fit the plan is a 500, never a coerced body):`,
-    `it runs before fast-json-stringify's generated code writes, and in the same pass as the projection's copy where the projection writes.`,
+    'it runs before fast-json-stringify\'s generated code writes,',
+    'and in the same pass as the projection\'s copy where the projection writes.',
   ].join(' '),
   async setup () {
     const cases: BenchCase[] = []

@@ -44,6 +44,7 @@ t.test('npm run bench -- --quick completes and writes valid results', async (t) 
   const processes = report.suites.map((suite: { process: number }) => suite.process)
   t.ok(processes.every((id: unknown) => Number.isInteger(id) && id !== run.pid), `suites ran in child processes: ${processes.join(', ')}`)
   t.equal(new Set(processes).size, processes.length, 'one process per suite')
+  t.ok(report.suites.every((suite: { processes: number }) => suite.processes === 1), 'quick mode: one process even for a suite that asks for more')
 
   const results = report.results as Result[]
   for (const suite of report.suites) t.ok(results.some((result) => result.suite === suite.id), `${suite.id} has results`)
