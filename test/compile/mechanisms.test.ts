@@ -1,4 +1,3 @@
-import { Type } from '@sinclair/typebox'
 import fc from 'fast-check'
 import fastJson from 'fast-json-stringify'
 import t from 'tap'
@@ -6,10 +5,10 @@ import { compileProjection } from '../../plugin/compile/projection.js'
 import { responseSchema } from '../../plugin/compile/response-schema.js'
 import { chooseMechanism, compileSerializer, compileWriter, hasJsonStringifyFastPath, type SerializerMechanism } from '../../plugin/compile/serializer-cache.js'
 import { ExpandEngine } from '../../plugin/engine.js'
-import { defineResource } from '../../plugin/index.js'
 import { resolveOptions } from '../../plugin/options.js'
 import { ResourceGraph } from '../../plugin/resource-graph.js'
 import type { JsonSchema } from '../../plugin/resource-graph.js'
+import { gadgetResources, Gadget } from '../fixtures/gadgets.js'
 import { Pet, resources } from '../fixtures/pets.js'
 import { buildApp } from '../helpers/app.js'
 import { petStore } from '../helpers/pet-world.js'
@@ -321,35 +320,8 @@ t.test('the mechanism of this runtime', async (t) => {
   t.equal(chooseMechanism(numbers.items, false), before138('fast-json-stringify'), `one object of numbers, V8 ${process.versions.v8}`)
 })
 
-const Tag = defineResource({
-  name: 'Tag',
-  schema: Type.Object({ id: Type.Integer(), label: Type.String(), weight: Type.Optional(Type.Number()) }),
-  fields: ['id', 'label', 'weight'],
-})
-const Maker = defineResource({
-  name: 'Maker',
-  schema: Type.Object({ id: Type.Integer(), name: Type.String(), founded: Type.String({ format: 'date-time' }), listed: Type.Boolean() }),
-  fields: ['id', 'name', 'founded', 'listed'],
-})
-const Gadget = defineResource({
-  name: 'Gadget',
-  schema: Type.Object({
-    id: Type.Integer(),
-    title: Type.String(),
-    price: Type.Union([Type.Number(), Type.Null()]),
-    stock: Type.Union([Type.Integer(), Type.Null()]),
-    maker: Type.Union([Type.Integer(), Type.Null()]),
-    specs: Type.Object({ size: Type.Integer(), colour: Type.Optional(Type.String()) }),
-    aliases: Type.Array(Type.String()),
-    note: Type.Optional(Type.String()),
-    tags: Type.Array(Type.Integer()),
-  }),
-  fields: ['id', 'title', 'price', 'stock', 'maker', 'specs', 'aliases', 'note', 'tags'],
-  expandable: { maker: Maker, tags: [Tag, { many: true }] },
-})
-
 t.test('compiled serializers of plans: both mechanisms write the same bytes, data check first', async (t) => {
-  const engine = new ExpandEngine(new ResourceGraph([Gadget, Maker, Tag]), resolveOptions({}))
+  const engine = new ExpandEngine(new ResourceGraph(gadgetResources), resolveOptions({}))
   const targets = [
     engine.target(Gadget, {}, 'one gadget'),
     engine.target(Gadget, { list: true }, 'gadgets'),
