@@ -1,31 +1,13 @@
 import Fastify from 'fastify'
 import expandPlugin from '../plugin/index.js'
 import { handWrittenPageLoader } from './baselines/hand-written.js'
-import { createPetsDatabase, Pet, petResources } from './domain/pets-db.js'
+import { createPetsDatabase, Pet, petResources, petResponseSchema } from './domain/pets-db.js'
 
 /**
  * The HTTP contenders, in a process of their own so autocannon and the
  * server do not share an event loop. Every route answers the same payload:
  * a page of pets shaped for `expand=owner.employer,toys` (or its first pet).
  */
-// The response schema a careful user writes by hand for that payload: the ceiling.
-const company = { type: 'object', properties: { name: { type: 'string' }, public: { type: 'boolean' } } }
-const person = {
-  type: 'object',
-  properties: { id: { type: 'integer' }, name: { type: 'string' }, hobbies: { type: 'string' }, employer: { ...company, nullable: true } },
-}
-const pet = {
-  type: 'object',
-  properties: {
-    id: { type: 'integer' },
-    name: { type: 'string' },
-    species: { type: 'string' },
-    owner: { ...person, nullable: true },
-    sold_from: { type: ['integer', 'null'] },
-    toys: { type: 'array', items: { type: 'object', properties: { id: { type: 'integer' }, name: { type: 'string' } } } },
-  },
-}
-
 async function main (): Promise<void> {
   const rows = Number(process.argv[2] ?? 100)
   const records = handWrittenPageLoader(createPetsDatabase(), 2)(rows, 0)
@@ -33,8 +15,8 @@ async function main (): Promise<void> {
   await app.register(expandPlugin, { resources: petResources })
   app.get('/expand/pets', { expandable: { resource: Pet, list: true } }, async () => records)
   app.get('/expand/pets/1', { expandable: { resource: Pet } }, async () => records[0])
-  app.get('/static/pets', { schema: { response: { 200: { type: 'array', items: pet } } } }, async () => records)
-  app.get('/static/pets/1', { schema: { response: { 200: pet } } }, async () => records[0])
+  app.get('/static/pets', { schema: { response: { 200: { type: 'array', items: petResponseSchema } } } }, async () => records)
+  app.get('/static/pets/1', { schema: { response: { 200: petResponseSchema } } }, async () => records[0])
   app.get('/stringify/pets', async () => records)
   app.get('/stringify/pets/1', async () => records[0])
   await app.listen({ host: '127.0.0.1', port: 0 })

@@ -50,6 +50,24 @@ export const Pet = defineResource({
 
 export const petResources = [Company, Person, PetStore, Toy, Pet]
 
+/** The response schema a careful user writes by hand for a pet with `expand=owner.employer,toys`: the HTTP suite's ceiling. */
+const company = { type: 'object', properties: { name: { type: 'string' }, public: { type: 'boolean' } } }
+const person = {
+  type: 'object',
+  properties: { id: { type: 'integer' }, name: { type: 'string' }, hobbies: { type: 'string' }, employer: { ...company, nullable: true } },
+}
+export const petResponseSchema = {
+  type: 'object',
+  properties: {
+    id: { type: 'integer' },
+    name: { type: 'string' },
+    species: { type: 'string' },
+    owner: { ...person, nullable: true },
+    sold_from: { type: ['integer', 'null'] },
+    toys: { type: 'array', items: { type: 'object', properties: { id: { type: 'integer' }, name: { type: 'string' } } } },
+  },
+}
+
 export interface PetsDatabaseSize {
   pets: number
   people: number
