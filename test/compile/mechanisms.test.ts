@@ -32,6 +32,14 @@ function hasDateOrTime (schema: JsonSchema): boolean {
   return JSON.stringify(schema).includes('"format":"date"') || JSON.stringify(schema).includes('"format":"time"')
 }
 
+/** A property named like an array index anywhere: JSON.stringify, and so fast-json-stringify's native mode, writes those first. */
+function hasIndexName (schema: JsonSchema): boolean {
+  const properties = schema.properties as Record<string, JsonSchema> | undefined
+  if (properties !== undefined && Object.keys(properties).some((name) => /^(?:0|[1-9][0-9]*)$/.test(name))) return true
+  const nested = [...Object.values(properties ?? {}), ...(typeof schema.items === 'object' && schema.items !== null ? [schema.items as JsonSchema] : [])]
+  return nested.some(hasIndexName)
+}
+
 function hasUnsafeBigint (value: unknown, seen = new Set<unknown>()): boolean {
   if (typeof value === 'bigint') return value > 9007199254740991n || value < -9007199254740991n
   if (typeof value !== 'object' || value === null || seen.has(value)) return false
@@ -230,9 +238,9 @@ t.test('every mechanism writes the bytes of the generated code, on random schema
     const reference = generatedCode(schema)
     const writers = mechanisms.map((mechanism) => compileWriter(schema, mechanism))
     // fast-json-stringify's native mode writes a string of a `date` or `time` field
-    // escaped twice and a bigint past 2^53 rounded (see the test below): compared
-    // on the other schemas and payloads only.
-    const nativeMode = hasDateOrTime(schema) ? undefined : fastJson(schema as never, { objectMechanism: 'native', forceProjection: true } as never) as unknown as (data: unknown) => string
+    // escaped twice, a bigint past 2^53 rounded and properties named like array
+    // indexes first (see the test below): compared on the other schemas and payloads only.
+    const nativeMode = hasDateOrTime(schema) || hasIndexName(schema) ? undefined : fastJson(schema as never, { objectMechanism: 'native', forceProjection: true } as never) as unknown as (data: unknown) => string
     if (writers[1]!.mechanism === 'projection') projected++
     for (const data of payloads) {
       const expected = outcome(reference, data)
@@ -294,7 +302,7 @@ t.test('what the projection leaves to the generated code, it writes with it', as
   t.equal(compileWriter({ type: 'object', properties: { a: { type: 'string', format: 'unsafe' } } }, 'projection').mechanism, 'fast-json-stringify')
 })
 
-t.test("fast-json-stringify's native mode is not one of the mechanisms: date and time strings escaped twice, bigints rounded", async (t) => {
+t.test("fast-json-stringify's native mode is not one of the mechanisms: date and time strings escaped twice, bigints rounded, index names moved", async (t) => {
   const schema = { type: 'object', properties: { day: { type: 'string', format: 'date' } }, required: ['day'] }
   const data = { day: 'a "quoted" day' }
   const native = fastJson(schema as never, { objectMechanism: 'native', forceProjection: true } as never) as unknown as (data: unknown) => string
@@ -307,6 +315,12 @@ t.test("fast-json-stringify's native mode is not one of the mechanisms: date and
   t.equal(compileWriter(integer, 'projection').stringify(big), '{"id":1152921504606846977}')
   const nativeInteger = fastJson(integer as never, { objectMechanism: 'native', forceProjection: true } as never) as unknown as (data: unknown) => string
   t.equal(nativeInteger(big), '{"id":1152921504606847000}', 'fast-json-stringify 7.3 native mode: rounded to a double (if this fails, it was fixed)')
+  // The generated code writes required properties first; JSON.stringify writes index names first.
+  const indexName = { type: 'object', properties: { 1: { type: 'integer' }, b: { type: 'integer' } }, required: ['b'] }
+  const nativeIndexName = fastJson(indexName as never, { objectMechanism: 'native', forceProjection: true } as never) as unknown as (data: unknown) => string
+  t.equal(generatedCode(indexName)({ b: 2, 1: 1 }), '{"b":2,"1":1}')
+  t.equal(nativeIndexName({ b: 2, 1: 1 }), '{"1":1,"b":2}', 'fast-json-stringify 7.3 native mode: an array-index name first (if this fails, it was fixed)')
+  t.equal(compileWriter(indexName, 'projection').mechanism, 'fast-json-stringify', 'the projection leaves such a schema to the generated code')
 })
 
 t.test('the mechanism of this runtime', async (t) => {
