@@ -30,16 +30,16 @@ import { writerSchema } from './response-schema.js'
  * it never sees request input.
  */
 export function compileCheckedProjection (plan: ExpansionPlan): Projection | undefined {
-  const context: CheckedContext = { functions: [], counter: 0 }
+  const context: CheckedContext = { functions: [], counter: 0, lists: new Map() }
   const item = levelFunction(context, plan.root)
   if (item === undefined) return undefined
   let root = item
   const envelope = plan.target.envelope
-  if (plan.target.list && envelope === undefined) root = listFunction(context, item)
+  if (plan.target.list && envelope === undefined) root = rootListFunction(context, item)
   if (plan.target.list && envelope !== undefined) {
     if (!isOrderedKey(envelope)) return undefined
     root = `envelope${context.counter++}`
-    context.functions.push(envelopeSource(root, JSON.stringify(envelope), `Array.isArray(value) && value.toJSON === undefined ? ${listFunctionName(context, item)}(value) : fail()`))
+    context.functions.push(envelopeSource(root, JSON.stringify(envelope), `Array.isArray(value) && value.toJSON === undefined ? ${listCopier(context, item)}(value) : fail()`))
   }
   const source = `${context.functions.join('\n')}\nreturn ${root}`
   // eslint-disable-next-line no-new-func
@@ -51,8 +51,8 @@ export function compileCheckedProjection (plan: ExpansionPlan): Projection | und
 interface CheckedContext {
   functions: string[]
   counter: number
-  /** The list function of each item function, made once. */
-  lists?: Map<string, string>
+  /** The function copying a list of each item function, made once. */
+  lists: Map<string, string>
 }
 
 /** A function copying one object of a level, checked: `(row) => copy`, throwing `cannotProject` otherwise. */
@@ -67,7 +67,7 @@ function levelFunction (context: CheckedContext, level: LevelPlan): string | und
       const nested = levelFunction(context, field.level)
       if (nested === undefined) return undefined
       entries.push(field.relation.many
-        ? `${key}: (${read}, Array.isArray(value) && value.toJSON === undefined ? ${listFunctionName(context, nested)}(value) : fail())`
+        ? `${key}: (${read}, Array.isArray(value) && value.toJSON === undefined ? ${listCopier(context, nested)}(value) : fail())`
         // A missing to-one object fails in the nested function (it is not an object).
         : `${key}: ${read} === null ? null : ${nested}(value)`)
       continue
@@ -89,8 +89,7 @@ function levelFunction (context: CheckedContext, level: LevelPlan): string | und
   return name
 }
 
-function listFunctionName (context: CheckedContext, item: string): string {
-  context.lists ??= new Map()
+function listCopier (context: CheckedContext, item: string): string {
   let name = context.lists.get(item)
   if (name === undefined) {
     name = `list${context.counter++}`
@@ -106,10 +105,10 @@ function listFunctionName (context: CheckedContext, item: string): string {
 }
 
 /** The root of a list payload: an array (no `toJSON`, which JSON.stringify would call on the copy). */
-function listFunction (context: CheckedContext, item: string): string {
+function rootListFunction (context: CheckedContext, item: string): string {
   const name = `root${context.counter++}`
   context.functions.push(`function ${name} (data) {
-  return Array.isArray(data) && data.toJSON === undefined ? ${listFunctionName(context, item)}(data) : fail()
+  return Array.isArray(data) && data.toJSON === undefined ? ${listCopier(context, item)}(data) : fail()
 }`)
   return name
 }
