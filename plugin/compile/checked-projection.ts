@@ -1,6 +1,6 @@
 import type { ExpansionPlan, LevelPlan } from '../plan/plan.js'
 import type { JsonSchema } from '../resource-graph.js'
-import { covered, dateTimeOf, envelopeSource, extraOf, fail, isOrderedKey, type Projection } from './projection.js'
+import { covered, dateTimeOf, envelopeSource, extraOf, fail, isOrderedKey, objectSource, type Projection } from './projection.js'
 import { isIntegerText, isNumberText } from './data-check.js'
 import { writerSchema } from './response-schema.js'
 
@@ -55,14 +55,14 @@ interface CheckedContext {
   lists: Map<string, string>
 }
 
-/** A function copying one object of a level, checked: `(row) => copy`, throwing `cannotProject` otherwise. */
+/** A function copying one object of a level, checked: `(object) => copy`, throwing `cannotProject` otherwise. */
 function levelFunction (context: CheckedContext, level: LevelPlan): string | undefined {
   const entries: string[] = []
   for (const field of level.fields) {
     // JSON.stringify writes array-index keys first; `__proto__` in a literal sets the prototype.
     if (!isOrderedKey(field.name)) return undefined
     const key = JSON.stringify(field.name)
-    const read = `(value = row[${key}])`
+    const read = `(value = object[${key}])`
     if (field.kind === 'expanded') {
       const nested = levelFunction(context, field.level)
       if (nested === undefined) return undefined
@@ -79,13 +79,7 @@ function levelFunction (context: CheckedContext, level: LevelPlan): string | und
       : `${key}: (${read}, ${expression})`)
   }
   const name = `level${context.counter++}`
-  context.functions.push(`function ${name} (row) {
-  if (typeof row !== 'object' || row === null || Array.isArray(row) || typeof row.toJSON === 'function') fail()
-  let value
-  return {
-    ${entries.join(',\n    ')}
-  }
-}`)
+  context.functions.push(objectSource(name, entries))
   return name
 }
 

@@ -138,14 +138,23 @@ function objectFunction (context: ProjectionContext, schema: JsonSchema): string
     else entries.push(`${JSON.stringify(key)}: (${read}, ${expression})`)
   }
   const name = `object${context.counter++}`
-  context.functions.push(`function ${name} (object) {
+  context.functions.push(objectSource(name, entries))
+  return name
+}
+
+/**
+ * The source of an object function `name`: a plain object (not an array, no
+ * `toJSON`) copied to a new one of `entries`, each `key: expression` reading
+ * the object's properties into `value`.
+ */
+export function objectSource (name: string, entries: readonly string[]): string {
+  return `function ${name} (object) {
   if (typeof object !== 'object' || object === null || Array.isArray(object) || typeof object.toJSON === 'function') fail()
   let value
   return {
     ${entries.join(',\n    ')}
   }
-}`)
-  return name
+}`
 }
 
 function arrayFunction (context: ProjectionContext, schema: JsonSchema): string | undefined {
