@@ -35,11 +35,13 @@ export function compileCheckedProjection (plan: ExpansionPlan): Projection | und
   if (item === undefined) return undefined
   let root = item
   const envelope = plan.target.envelope
-  if (plan.target.list && envelope === undefined) root = rootListFunction(context, item)
-  if (plan.target.list && envelope !== undefined) {
-    if (!isOrderedKey(envelope)) return undefined
-    root = `envelope${context.counter++}`
-    context.functions.push(envelopeSource(root, JSON.stringify(envelope), `Array.isArray(value) && value.toJSON === undefined ? ${listCopier(context, item)}(value) : fail()`))
+  if (plan.target.list) {
+    if (envelope !== undefined && !isOrderedKey(envelope)) return undefined
+    const list = listExpression(context, `${item}(value)`)
+    root = `root${context.counter++}`
+    context.functions.push(envelope === undefined
+      ? `function ${root} (value) {\n  return ${list}\n}`
+      : envelopeSource(root, JSON.stringify(envelope), list))
   }
   const source = `${context.functions.join('\n')}\nreturn ${root}`
   // eslint-disable-next-line no-new-func
@@ -51,7 +53,7 @@ export function compileCheckedProjection (plan: ExpansionPlan): Projection | und
 interface CheckedContext {
   functions: string[]
   counter: number
-  /** The function copying a list of each item function, made once. */
+  /** The function copying a list, by the expression of its items. */
   lists: Map<string, string>
 }
 
@@ -67,7 +69,7 @@ function levelFunction (context: CheckedContext, level: LevelPlan): string | und
       const nested = levelFunction(context, field.level)
       if (nested === undefined) return undefined
       entries.push(field.relation.many
-        ? `${key}: (${read}, Array.isArray(value) && value.toJSON === undefined ? ${listCopier(context, nested)}(value) : fail())`
+        ? `${key}: (${read}, ${listExpression(context, `${nested}(value)`)})`
         // A missing to-one object fails in the nested function (it is not an object).
         : `${key}: ${read} === null ? null : ${nested}(value)`)
       continue
@@ -83,39 +85,16 @@ function levelFunction (context: CheckedContext, level: LevelPlan): string | und
   return name
 }
 
-function listCopier (context: CheckedContext, item: string): string {
+/**
+ * An expression of `value` copying it as a list of `item` (an expression of
+ * `value` for each element): an array with no `toJSON` (JSON.stringify would
+ * call it on the copy), else `cannotProject`. One function per item, made once.
+ */
+function listExpression (context: CheckedContext, item: string): string {
   let name = context.lists.get(item)
   if (name === undefined) {
     name = `list${context.counter++}`
     context.lists.set(item, name)
-    context.functions.push(`function ${name} (list) {
-  const length = list.length
-  const copy = new Array(length)
-  for (let index = 0; index < length; index++) copy[index] = ${item}(list[index])
-  return copy
-}`)
-  }
-  return name
-}
-
-/** The root of a list payload: an array (no `toJSON`, which JSON.stringify would call on the copy). */
-function rootListFunction (context: CheckedContext, item: string): string {
-  const name = `root${context.counter++}`
-  context.functions.push(`function ${name} (data) {
-  return Array.isArray(data) && data.toJSON === undefined ? ${listCopier(context, item)}(data) : fail()
-}`)
-  return name
-}
-
-/** An expression of `value` (never undefined here) for a field schema as written, or undefined when not covered. */
-function valueExpression (context: CheckedContext, schema: JsonSchema): string | undefined {
-  let expression: string | undefined
-  if (schema.type === 'array') {
-    const items = schema.items as JsonSchema | undefined
-    if (!covered(schema, ['items']) || items === undefined || typeof items !== 'object' || Array.isArray(items)) return undefined
-    const item = valueExpression(context, items)
-    if (item === undefined) return undefined
-    const name = `values${context.counter++}`
     context.functions.push(`function ${name} (list) {
   const length = list.length
   const copy = new Array(length)
@@ -126,7 +105,19 @@ function valueExpression (context: CheckedContext, schema: JsonSchema): string |
   }
   return copy
 }`)
-    expression = `Array.isArray(value) && value.toJSON === undefined ? ${name}(value) : fail()`
+  }
+  return `Array.isArray(value) && value.toJSON === undefined ? ${name}(value) : fail()`
+}
+
+/** An expression of `value` (never undefined here) for a field schema as written, or undefined when not covered. */
+function valueExpression (context: CheckedContext, schema: JsonSchema): string | undefined {
+  let expression: string | undefined
+  if (schema.type === 'array') {
+    const items = schema.items as JsonSchema | undefined
+    if (!covered(schema, ['items']) || items === undefined || typeof items !== 'object' || Array.isArray(items)) return undefined
+    const item = valueExpression(context, items)
+    if (item === undefined) return undefined
+    expression = listExpression(context, item)
   } else {
     if (!covered(schema, schema.type === 'string' ? ['format'] : []) || schema.format === 'unsafe') return undefined
     expression = primitiveExpression(schema.type as string, schema.format)
