@@ -56,14 +56,15 @@ const statements: { [K in RelationKind]: KindStatements<K> } = {
       return orderedByParent(context, rows, relation, parentColumn, relatedKey, rowColumns(level))
     },
     ids (context, { through }, relation, keys) {
-      // The join table alone, unless the related rows decide: their order, or the request's scope on them.
+      // Always joined to the related table: an id exists for the request only where its row does, so the
+      // related table's scope and the database's row-level security decide, as they do for expanded rows.
       const parentColumn = `${through.table}.${through.from}`
       const relatedKey = `${through.table}.${through.to}`
       const scope = context.scope(relation.target)
-      let ids = context.db.selectFrom(through.table).select([`${relatedKey} as id`, `${parentColumn} as ${parentKey}`])
-      if (scope !== undefined) ids = ids.innerJoin(tableOf(relation.target), keyColumn(relation.target), relatedKey).where(scope)
-      else if (relation.keys.orderBy !== undefined) ids = ids.leftJoin(tableOf(relation.target), keyColumn(relation.target), relatedKey)
-      return orderedByParent(context, ids.where(parentColumn, 'in', keys), relation, parentColumn, relatedKey, idColumns)
+      const ids = context.db.selectFrom(through.table).select([`${relatedKey} as id`, `${parentColumn} as ${parentKey}`])
+        .innerJoin(tableOf(relation.target), keyColumn(relation.target), relatedKey)
+      const scoped = scope === undefined ? ids : ids.where(scope)
+      return orderedByParent(context, scoped.where(parentColumn, 'in', keys), relation, parentColumn, relatedKey, idColumns)
     },
   },
 }

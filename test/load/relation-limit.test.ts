@@ -109,13 +109,14 @@ for (const dialect of dialects()) {
         'select "__expand_numbered"."id" as "id", "__expand_numbered"."__expand_parent" as "__expand_parent" from (' +
           'select "post_tags"."tag_id" as "id", "post_tags"."post_id" as "__expand_parent", ' +
           'row_number() over(partition by "post_tags"."post_id" order by "tags"."rank", "post_tags"."tag_id") as "__expand_row" ' +
-          'from "post_tags" left join "tags" on "tags"."id" = "post_tags"."tag_id" ' +
+          'from "post_tags" inner join "tags" on "tags"."id" = "post_tags"."tag_id" ' +
           `where "post_tags"."post_id" in (${keys})) as "__expand_numbered" ` +
           'where "__expand_numbered"."__expand_row" <= 3 order by "__expand_numbered"."__expand_parent", "__expand_numbered"."__expand_row"',
         'select "__expand_numbered"."id" as "id", "__expand_numbered"."__expand_parent" as "__expand_parent" from (' +
           'select "post_tags"."tag_id" as "id", "post_tags"."post_id" as "__expand_parent", ' +
           'row_number() over(partition by "post_tags"."post_id" order by "post_tags"."tag_id") as "__expand_row" ' +
-          `from "post_tags" where "post_tags"."post_id" in (${keys})) as "__expand_numbered" ` +
+          'from "post_tags" inner join "tags" on "tags"."id" = "post_tags"."tag_id" ' +
+          `where "post_tags"."post_id" in (${keys})) as "__expand_numbered" ` +
           'where "__expand_numbered"."__expand_row" <= 2 order by "__expand_numbered"."__expand_parent", "__expand_numbered"."__expand_row"',
       ]))
     })
