@@ -157,7 +157,10 @@ export const messages = {
   noSuchField: (at: string, resource: string, field: string) => `${at}: ${resource} has no field '${field}'`,
   notAColumn: (at: string, field: string, resource: string) => `${at}: '${field}' is not a column of ${resource}'s table`,
   badFilterFieldType: (at: string, field: string) => `${at}: '${field}' must be an integer, number, boolean or string field (optionally nullable)`,
-  noFilterOperators: (at: string, operators: readonly string[]) => `${at}: give an array of operators (${operators.join(', ')})`,
+  noFilterOperators: (at: string, operators: readonly string[]) =>
+    `${at}: give an array of operators (${operators.join(', ')}), or { operators, containsMaxLength }`,
+  unknownFilterKey: (at: string, key: string) => `${at}: unknown key '${key}' (a filter takes operators and containsMaxLength)`,
+  badContainsMaxLength: (at: string, limit: number) => `${at}: containsMaxLength must be an integer from 1 to ${limit}`,
   unknownFilterOperator: (at: string, operator: string, operators: readonly string[]) =>
     `${at}: unknown operator '${operator}' (operators are ${operators.join(', ')})`,
   containsNeedsString: (at: string) => `${at}: 'contains' needs a string field`,

@@ -5,7 +5,7 @@ import type { Visibility } from '../plan/plan.js'
 import type { JsonSchema, RelationEdge, ResourceNode } from '../resource-graph.js'
 import type { LoadContext } from './load-context.js'
 import { tableOf, type AnySelect, type Row } from './selection.js'
-import type { ScopeParts } from './statement-templates.js'
+import { isSqlite, type ScopeParts } from './statement-templates.js'
 
 /** The operators a declared filter may allow. */
 export const filterOperators = ['eq', 'ne', 'lt', 'lte', 'gt', 'gte', 'in', 'null', 'contains'] as const
@@ -31,6 +31,19 @@ export interface FilterField {
   readonly type: ValueType
   readonly operators: readonly FilterOperator[]
   readonly nullable: boolean
+  /** The longest `contains` value this filter takes, in characters. */
+  readonly containsMaxLength: number
+}
+
+/**
+ * A filter as `routes()` declares it: its operators, or its operators and
+ * the longest `contains` value it takes (the cost of a substring search
+ * grows with the text times the value: see the README's security model).
+ */
+export type FilterDeclaration = readonly FilterOperator[] | {
+  readonly operators: readonly FilterOperator[]
+  /** The longest `contains` value, in characters (default 32). */
+  readonly containsMaxLength?: number
 }
 
 export interface SortField {
@@ -64,7 +77,7 @@ export interface ListRequest {
 }
 
 export interface ListQueryOptions {
-  filter?: Readonly<Record<string, readonly FilterOperator[]>>
+  filter?: Readonly<Record<string, FilterDeclaration>>
   sort?: readonly string[]
   cursorSecret?: string | Buffer
 }
@@ -79,6 +92,8 @@ const afterParam = 'after'
 const maxFilters = 20
 const maxInValues = 100
 const maxValueLength = 1000
+/** The longest `contains` value by default: a substring search costs the text's length times the value's. */
+export const defaultContainsMaxLength = 32
 const maxCursorLength = 4000
 
 // Request query objects the route's validator has read, with what it read.
@@ -347,7 +362,9 @@ function readFilterValue (filter: FilterField, operator: FilterOperator, raw: st
       return items.map((item) => readTyped(filter.type, item, written))
     }
     case 'contains':
-      return `%${raw.replace(/[\\%_]/g, '\\$&')}%`
+      if (raw.length > filter.containsMaxLength) throw new BadFilterError(messages.tooLong(written, raw.length, filter.containsMaxLength))
+      // The text as given: each dialect writes its own search (see containsCondition).
+      return raw
     default:
       return readTyped(filter.type, raw, written)
   }
@@ -401,9 +418,11 @@ function filterCondition (
     }
     return scope
   })
+  const searchesBySubstring = operator === 'contains' && isSqlite(context.db)
   switch (operator) {
     case 'in': values.push(...(value as unknown[])); break
     case 'null': break
+    case 'contains': values.push(searchesBySubstring ? value : likePattern(value as string)); break
     default: values.push(value)
   }
   const leaf: Condition = (eb) => {
@@ -417,7 +436,9 @@ function filterCondition (
       case 'gte': return eb(column, '>=', value)
       case 'in': return eb(column, 'in', value as unknown[])
       case 'null': return eb(column, value === true ? 'is' : 'is not', null)
-      case 'contains': return sql<SqlBool>`lower(${sql.ref(column)}) like lower(${value}) escape '\\'`
+      case 'contains': return searchesBySubstring
+        ? sql<SqlBool>`instr(lower(${sql.ref(column)}), lower(${value})) > 0`
+        : sql<SqlBool>`lower(${sql.ref(column)}) like lower(${likePattern(value as string)}) escape '\\'`
     }
   }
   const through = (index: number, owner: ResourceNode): Condition => (eb) => {
@@ -432,6 +453,18 @@ function filterCondition (
     return eb(`${tableOf(owner)}.${link.column}`, 'in', related)
   }
   return [through(0, root), shape]
+}
+
+/**
+ * `contains` as a LIKE pattern: the text between wildcards, its own `%`, `_`
+ * and `\\` escaped. PostgreSQL searches with LIKE, which a trigram index on
+ * `lower(column)` serves; SQLite has no index for a substring and searches
+ * with `instr`, which compares bytes at each position: 1,000-character values
+ * over 200 rows of 20,000 characters measured about 0.2 s with `instr`
+ * against 20 s with LIKE, whose matcher backtracks character by character.
+ */
+function likePattern (text: string): string {
+  return `%${text.replace(/[\\%_]/g, '\\$&')}%`
 }
 
 /** The plain types a filter or sort key reads: a field's schema type, less null. */
@@ -464,8 +497,9 @@ function readFilterOption (
   const filters = new Map<string, FilterField>()
   if (option === undefined) return filters
   if (typeof option !== 'object' || option === null || Array.isArray(option)) fail(messages.filterOptionNotObject)
-  for (const [path, operators] of Object.entries(option)) {
+  for (const [path, declaration] of Object.entries(option)) {
     const at = `filter '${path}'`
+    const { operators, containsMaxLength } = readFilterDeclaration(declaration, at, fail)
     const segments = path.split('.')
     const hops: RelationEdge[] = []
     let current = node
@@ -502,9 +536,25 @@ function readFilterOption (
       type: read!.type,
       operators: Object.freeze([...new Set(operators)]),
       nullable: read!.nullable,
+      containsMaxLength,
     }))
   }
   return filters
+}
+
+/** A filter's declaration, in either form: its operators and the longest `contains` value. */
+function readFilterDeclaration (
+  declaration: FilterDeclaration, at: string, fail: (message: string) => never
+): { operators: readonly FilterOperator[]; containsMaxLength: number } {
+  if (Array.isArray(declaration)) return { operators: declaration, containsMaxLength: defaultContainsMaxLength }
+  if (typeof declaration !== 'object' || declaration === null) fail(messages.noFilterOperators(at, filterOperators))
+  const { operators, containsMaxLength, ...rest } = declaration as Exclude<FilterDeclaration, readonly FilterOperator[]>
+  const unknown = Object.keys(rest)[0]
+  if (unknown !== undefined) fail(messages.unknownFilterKey(at, unknown))
+  if (containsMaxLength !== undefined && (!Number.isSafeInteger(containsMaxLength) || containsMaxLength < 1 || containsMaxLength > maxValueLength)) {
+    fail(messages.badContainsMaxLength(at, maxValueLength))
+  }
+  return { operators, containsMaxLength: containsMaxLength ?? defaultContainsMaxLength }
 }
 
 function readSortOption (

@@ -6,7 +6,7 @@ import type { ExpandEngine } from '../engine.js'
 import { expansionPlan } from '../expansion-plan.js'
 import type { AnyResource } from '../resource.js'
 import { loadRows } from './batch-loader.js'
-import { ListQuery, type Condition, type FilterField, type FilterOperator } from './list-query.js'
+import { ListQuery, type Condition, type FilterDeclaration, type FilterField } from './list-query.js'
 import type { LoadContext } from './load-context.js'
 import { parameterReader } from './route-parameters.js'
 import { keyColumn, selectedRow, selectLevel, tableOf, type AnySelect, type Row } from './selection.js'
@@ -22,10 +22,11 @@ export interface ResourceRoutesOptions {
   maxPageSize?: number
   /**
    * The filters a client may use: field (or dot path through to-one
-   * relations, `'owner.name'`) -> operators. `filter[species]=cat`,
+   * relations, `'owner.name'`) -> operators, or `{ operators, containsMaxLength }`
+   * (the longest `contains` value, default 32 characters). `filter[species]=cat`,
    * `filter[born][gte]=2020-01-01`, `filter[owner.name][contains]=costa`.
    */
-  filter?: Readonly<Record<string, readonly FilterOperator[]>>
+  filter?: Readonly<Record<string, FilterDeclaration>>
   /** The fields a client may sort by: `sort=-born,name`. The primary key always ends the order. */
   sort?: readonly string[]
   /** `'offset'` (default): `limit`/`offset`; `'cursor'`: `limit`/`after`, body `{ data, limit, next }`. */
@@ -212,13 +213,11 @@ export function registerResourceRoutes (
     const requested = listQuery.requestOf(request.query)
     // A page in primary key order, unfiltered: the statements of a plain list.
     if (!cursors && requested.filters.length === 0 && requested.sort.length === 0) {
-      const [rows, count] = await Promise.all([
-        templates.rows(db, plan.root, 'page', [limit, offset], ([limit, offset]) =>
-          selectLevel(db, plan.root, scope).orderBy(primaryKeyColumn).limit(limit as number).offset(offset as number), false, parts),
-        withTotal ? countRows([], [], '') : undefined,
-      ])
+      const rows = await templates.rows(db, plan.root, 'page', [limit, offset], ([limit, offset]) =>
+        selectLevel(db, plan.root, scope).orderBy(primaryKeyColumn).limit(limit as number).offset(offset as number), false, parts)
+      const total = withTotal ? await totalOf(rows, () => countRows([], [], '')) : undefined
       await loadRows(loadContext, plan.root, rows)
-      return withTotal ? { data: rows, limit, offset, total: count! } satisfies ListPage : { data: rows, limit, offset } satisfies ListPage
+      return total !== undefined ? { data: rows, limit, offset, total } satisfies ListPage : { data: rows, limit, offset } satisfies ListPage
     }
 
     const list = listQuery.visibleTo(requested, engine.visibilityFor(request), ignoreHidden)
@@ -246,13 +245,22 @@ export function registerResourceRoutes (
       await loadRows(loadContext, plan.root, rows)
       return { data: rows, limit, next } satisfies CursorPage
     }
-    const [rows, count] = await filtered(Promise.all([
-      templates.rows(db, plan.root, `page${shape ?? ''}|${sortShape}`, [...values, limit, offset], () =>
-        page(selectLevel(db, plan.root, scope)).limit(limit).offset(offset), false, statementScope),
-      withTotal ? countRows(conditions, filterValues, shape) : undefined,
-    ]))
+    const rows = await filtered(templates.rows(db, plan.root, `page${shape ?? ''}|${sortShape}`, [...values, limit, offset], () =>
+      page(selectLevel(db, plan.root, scope)).limit(limit).offset(offset), false, statementScope))
+    const total = withTotal ? await filtered(totalOf(rows, () => countRows(conditions, filterValues, shape))) : undefined
     await loadRows(loadContext, plan.root, rows)
-    return withTotal ? { data: rows, limit, offset, total: count! } satisfies ListPage : { data: rows, limit, offset } satisfies ListPage
+    return total !== undefined ? { data: rows, limit, offset, total } satisfies ListPage : { data: rows, limit, offset } satisfies ListPage
+
+    /**
+     * The page's `total`: told by the page itself when it ends before the
+     * limit with rows in it (or is the first page), so the COUNT (which
+     * repeats the page's filters over every row) runs only for a full page or
+     * one past the end.
+     */
+    async function totalOf (rows: readonly Row[], count: () => Promise<number>): Promise<number> {
+      if (rows.length < limit && (rows.length > 0 || offset === 0)) return offset + rows.length
+      return await count()
+    }
 
     /**
      * A value its column cannot hold (PostgreSQL's class 22: an int4 column
@@ -377,7 +385,7 @@ function filterParameters (listQuery: ListQuery): Record<string, JsonSchema> {
       switch (operator) {
         case 'in': properties[name] = { type: 'string', description: `${filter.path} is one of these values, comma-separated (each ${filter.type.kind})` }; break
         case 'null': properties[name] = { type: 'boolean', description: `true: ${filter.path} is null; false: it is not` }; break
-        case 'contains': properties[name] = { type: 'string', description: `${filter.path} contains this text, ignoring case` }; break
+        case 'contains': properties[name] = { type: 'string', maxLength: filter.containsMaxLength, description: `${filter.path} contains this text, ignoring case` }; break
         default: properties[name] = { ...type, description: `${filter.path} ${operatorWords[operator]} this value` }
       }
     }

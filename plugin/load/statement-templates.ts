@@ -1,4 +1,4 @@
-import { createQueryId, type Compilable, type CompiledQuery, type Expression, type SqlBool } from 'kysely'
+import { createQueryId, SqliteAdapter, type Compilable, type CompiledQuery, type Expression, type SqlBool } from 'kysely'
 import { LruMap } from 'toad-cache'
 import { DatabaseError, UnavailableError } from '../errors.js'
 import type { AnyKysely, Row } from './selection.js'
@@ -106,6 +106,11 @@ export function executorOf (db: AnyKysely): { plugins?: unknown; adapter?: unkno
   } catch {
     return undefined
   }
+}
+
+/** Whether `db` runs on SQLite (Kysely's SQLite adapter), where some conditions are written differently. */
+export function isSqlite (db: AnyKysely): boolean {
+  return executorOf(db)?.adapter instanceof SqliteAdapter
 }
 
 /** Whether statements may be reused on `db`: a Kysely instance known to have no plugins. */

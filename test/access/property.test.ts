@@ -6,6 +6,7 @@ import expandPlugin from '../../plugin/index.js'
 import { dialects, type TestDatabase } from '../fixtures/dialects.js'
 import { openTenants, readCallers, rows, tenantResources, type ResourceName } from '../fixtures/tenants.js'
 import { propertyParameters } from '../hardening/support.js'
+import { isCountStatement, pageRunsCount } from '../helpers/page-count.js'
 
 // Random callers (a tenant, none, or an admin), random fieldsFor answers (a
 // random subset of each resource's fields, or undefined), random expansions
@@ -388,7 +389,7 @@ function expectedAnswer (sample: Sample, request: Request): Expected {
     const [limit, offset] = target.page ?? [20, 0]
     const page = visible.slice(offset, offset + limit)
     const data = loader.shape(level, page)
-    return { kind: 'ok', status: 200, body: { data, limit, offset, total: visible.length }, statements: 2 + loader.statements }
+    return { kind: 'ok', status: 200, body: { data, limit, offset, total: visible.length }, statements: 1 + (pageRunsCount(page.length, limit, offset) ? 1 : 0) + loader.statements }
   }
   const row = visible.find((candidate) => candidate.id === target.id)
   if (row === undefined) {
@@ -472,10 +473,12 @@ for (const dialect of dialects()) {
         const hidden = hiddenSelected(statement, request.caller)
         if (hidden.length > 0) throw new Error(`${label}: selects hidden ${hidden.join(', ')}: ${statement}`)
       }
-      // The same request without access rules (every row, every field) never runs fewer statements.
+      // The same request without access rules (every row, every field) never runs fewer statements (but for the
+      // COUNT, which a page shorter than its limit does without).
       database.reset()
       const open = await apps.open.inject({ method: 'GET', url: request.url, headers: request.headers })
-      if (open.statusCode === 200 && database.statements.length < statements.length) {
+      const loading = (statements: readonly string[]) => statements.filter((statement) => !isCountStatement(statement)).length
+      if (open.statusCode === 200 && loading(database.statements) < loading(statements)) {
         throw new Error(`${label}: ${statements.length} statements with access rules, ${database.statements.length} without`)
       }
     }), propertyParameters(150))

@@ -49,8 +49,9 @@ for (const dialect of dialects()) {
       t.same(statements, [
         `select ${petColumns} from "pets" where "pets"."id" = ${p(1)}`,
         'select "pet_toys"."toy_id" as "id", "pet_toys"."pet_id" as "__expand_parent" from "pet_toys" ' +
+          'inner join "toys" on "toys"."id" = "pet_toys"."toy_id" ' +
           `where "pet_toys"."pet_id" in (${p(1)}) order by "pet_toys"."pet_id", "pet_toys"."toy_id"`,
-      ], 'many-to-many ids: the join table alone, in the join column\'s order')
+      ], 'many-to-many ids: the join table joined to the related table (its rows decide which ids exist), in the join column\'s order')
     })
 
     t.test('to-one, nested to-one, to-one with options and many-to-many', async (t) => {
@@ -158,7 +159,7 @@ for (const dialect of dialects()) {
 
     t.test('sparse fieldsets prune the selected columns; undeclared columns are never read', async (t) => {
       const { statements } = await get(app, database, '/pets?fields=id,name')
-      t.equal(statements.length, 2, 'root + count')
+      t.equal(statements.length, 1, 'the root alone: a page shorter than its limit tells its total')
       const root = statements.find((statement) => statement.includes('"pets"."name"'))!
       const selected = [...root.slice(0, root.indexOf(' from ')).matchAll(/"pets"\."(\w+)"/g)].map((match) => match[1])
       t.same(selected, ['id', 'name'])

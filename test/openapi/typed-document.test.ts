@@ -415,7 +415,7 @@ test('item 1: list routes document their filters, sort, cursor and envelopes; th
   t.same(queryParameter(doc, '/animals', 'filter[weight][lt]')?.schema, { type: 'number' })
   t.same(queryParameter(doc, '/animals', 'filter[adopted]')?.schema, { type: 'boolean' })
   t.same(queryParameter(doc, '/animals', 'filter[sold_from][null]')?.schema, { type: 'boolean' })
-  t.same(queryParameter(doc, '/animals', 'filter[keeper.name][contains]')?.schema, { type: 'string' })
+  t.same(queryParameter(doc, '/animals', 'filter[keeper.name][contains]')?.schema, { type: 'string', maxLength: 32 })
   t.same(queryParameter(doc, '/animals', 'sort')?.schema, { type: 'string', pattern: '^-?(?:born|name)(?:,-?(?:born|name))*$' })
   t.equal(queryParameter(doc, '/animals', 'sort')?.description, 'Sort keys, comma-separated, `-` for descending: born, name. The primary key, ascending, ends the order.')
   t.equal(queryParameter(doc, '/animals', 'after'), undefined, 'offset pages take no cursor')

@@ -54,10 +54,15 @@ for (const dialect of dialects()) {
   t.test(`filters on ${dialect.name}`, async (t) => {
     const database = await openListTables(t, dialect)
     const app = await build(t, database)
+    // `contains` as each dialect writes it (placeholders as SQLite's).
+    const contains = (column: string) => dialect.name === 'postgres'
+      ? `lower(${column}) like lower(?) escape '\\'`
+      : `instr(lower(${column}), lower(?)) > 0`
 
     t.test('eq: the exact body, one page statement and one COUNT, both filtered', async (t) => {
-      const reply = await get(app, database, '/animals?filter[species]=cat')
-      t.same(reply.body, { data: [byId(1), byId(3)], limit: 20, offset: 0, total: 2 })
+      // A full page: its total needs the COUNT.
+      const reply = await get(app, database, '/animals?filter[species]=cat&limit=2')
+      t.same(reply.body, { data: [byId(1), byId(3)], limit: 2, offset: 0, total: 2 })
       t.same(reply.statements.map(plain).sort(), [
         'select "animals"."id" as "id", "animals"."name" as "name", "animals"."species" as "species", "animals"."born" as "born", "animals"."weight" as "weight", "animals"."adopted" as "adopted", "animals"."keeper_id" as "keeper", "animals"."sold_from_id" as "sold_from" from "animals" where "animals"."species" = ? order by "animals"."id" asc limit ? offset ?',
         'select count(*) as "total" from "animals" where "animals"."species" = ?',
@@ -92,17 +97,17 @@ for (const dialect of dialects()) {
         const reply = await get(app, database, `/animals?fields=id&${query}`)
         t.equal(reply.status, 200, query)
         t.same(reply.body, { data: expected.map((id) => ({ id })), limit: 20, offset: 0, total: expected.length }, query)
-        t.equal(reply.statements.length, 2, `${query}: page and count, filters through relations add no statement`)
+        t.equal(reply.statements.length, 1, `${query}: the page alone (shorter than its limit, it tells its total), filters through relations add no statement`)
       }
     })
 
-    t.test('contains takes %, _ and \\ literally, with an escape clause', async (t) => {
+    t.test('contains takes %, _ and \\ literally: an escaped LIKE on PostgreSQL, instr on SQLite', async (t) => {
       for (const [text, expected] of [['%', [4]], ['_', [4]], ['\\', [4]], ['0%_p', [4]], ['%_Pure\\F', [4]], ['u_o', []], ['j%r', []]] as const) {
         const reply = await get(app, database, `/animals?fields=id&filter[name][contains]=${encodeURIComponent(text)}`)
         t.same(ids(reply.body), expected, text)
       }
       const reply = await get(app, database, '/animals?fields=id&filter[name][contains]=%25')
-      t.match(reply.statements[0], /where lower\("animals"\."name"\) like lower\((\?|\$1)\) escape '\\'/)
+      t.ok(plain(reply.statements[0]!).includes(`where ${contains('"animals"."name"')} order by`), reply.statements[0])
     })
 
     t.test('a filter through relations is an IN subquery inside the page and count statements', async (t) => {
@@ -115,11 +120,12 @@ for (const dialect of dialects()) {
 
     t.test("filters through a relation carry the related resource's scope", async (t) => {
       // Tenant 1 sees keepers 1 and 3: Rui Costa (tenant 2) does not exist for it.
-      const reply = await get(app, database, '/animals?fields=id&filter[keeper.name][contains]=costa', { 'x-tenant': '1' })
-      t.same(reply.body, { data: [{ id: 1 }, { id: 4 }], limit: 20, offset: 0, total: 2 })
+      // A full page: the page and its COUNT.
+      const reply = await get(app, database, '/animals?fields=id&filter[keeper.name][contains]=costa&limit=2', { 'x-tenant': '1' })
+      t.same(reply.body, { data: [{ id: 1 }, { id: 4 }], limit: 2, offset: 0, total: 2 })
       t.equal(reply.statements.length, 2)
       for (const statement of reply.statements) {
-        t.match(plain(statement), '"animals"."keeper_id" in (select "keepers"."id" from "keepers" where "keepers"."tenant" = ? and lower("keepers"."name") like lower(?) escape \'\\\')')
+        t.ok(plain(statement).includes(`"animals"."keeper_id" in (select "keepers"."id" from "keepers" where "keepers"."tenant" = ? and ${contains('"keepers"."name"')})`), statement)
       }
       const other = await get(app, database, '/animals?fields=id&filter[keeper.name][contains]=costa', { 'x-tenant': '2' })
       t.same(ids(other.body), [2, 5], 'the same statement, another tenant')
@@ -134,7 +140,7 @@ for (const dialect of dialects()) {
         t.same(one.body.data, [{ id: 3, name: 'Eva Lima', vip: false }])
         t.same(one.statements.map(plain), [
           'select "keepers"."id" as "id", "keepers"."name" as "name", "keepers"."vip" as "vip", "keepers"."name" as "__expand_key_0", "keepers"."id" as "__expand_key_1" from "keepers" ' +
-          'where "keepers"."tenant" = ? and lower("keepers"."name") like lower(?) escape \'\\\' order by "keepers"."name" desc, "keepers"."id" asc limit ?',
+          `where "keepers"."tenant" = ? and ${contains('"keepers"."name"')} order by "keepers"."name" desc, "keepers"."id" asc limit ?`,
         ])
         const rest = await get(app, database, `/keepers?filter[name][contains]=a&sort=-name&after=${encodeURIComponent(one.body.next)}`, { 'x-tenant': '1' })
         t.same(rest.body, { data: [{ id: 1, name: 'Ana Costa', vip: true }], limit: 1, next: null })
@@ -156,7 +162,7 @@ for (const dialect of dialects()) {
         offset: 0,
         total: 2,
       })
-      t.equal(reply.statements.length, 4, 'page, count, keeper, keeper.shelter')
+      t.equal(reply.statements.length, 3, 'page (shorter than its limit: no count), keeper, keeper.shelter')
     })
 
     t.test('400 FST_EXPAND_BAD_FILTER, before any statement', async (t) => {
