@@ -551,7 +551,8 @@ function readFilterDeclaration (
   const { operators, containsMaxLength, ...rest } = declaration as Exclude<FilterDeclaration, readonly FilterOperator[]>
   const unknown = Object.keys(rest)[0]
   if (unknown !== undefined) fail(messages.unknownFilterKey(at, unknown))
-  if (containsMaxLength !== undefined && (!Number.isSafeInteger(containsMaxLength) || containsMaxLength < 1 || containsMaxLength > maxValueLength)) {
+  const lengthFits = (length: number) => Number.isSafeInteger(length) && length >= 1 && length <= maxValueLength
+  if (containsMaxLength !== undefined && !lengthFits(containsMaxLength)) {
     fail(messages.badContainsMaxLength(at, maxValueLength))
   }
   return { operators, containsMaxLength: containsMaxLength ?? defaultContainsMaxLength }

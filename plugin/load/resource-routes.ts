@@ -217,7 +217,7 @@ export function registerResourceRoutes (
         selectLevel(db, plan.root, scope).orderBy(primaryKeyColumn).limit(limit as number).offset(offset as number), false, parts)
       const total = withTotal ? await totalOf(rows, () => countRows([], [], '')) : undefined
       await loadRows(loadContext, plan.root, rows)
-      return total !== undefined ? { data: rows, limit, offset, total } satisfies ListPage : { data: rows, limit, offset } satisfies ListPage
+      return pageOf(rows, total)
     }
 
     const list = listQuery.visibleTo(requested, engine.visibilityFor(request), ignoreHidden)
@@ -249,7 +249,12 @@ export function registerResourceRoutes (
       page(selectLevel(db, plan.root, scope)).limit(limit).offset(offset), false, statementScope))
     const total = withTotal ? await filtered(totalOf(rows, () => countRows(conditions, filterValues, shape))) : undefined
     await loadRows(loadContext, plan.root, rows)
-    return total !== undefined ? { data: rows, limit, offset, total } satisfies ListPage : { data: rows, limit, offset } satisfies ListPage
+    return pageOf(rows, total)
+
+    /** The offset page's body: `total` only where the route counts. */
+    function pageOf (rows: Row[], total: number | undefined): ListPage {
+      return total === undefined ? { data: rows, limit, offset } : { data: rows, limit, offset, total }
+    }
 
     /**
      * The page's `total`: told by the page itself when it ends before the
