@@ -26,7 +26,9 @@ export interface DatabaseSettings {
 
 export function connect (settings: DatabaseSettings = {}): DemoDatabase {
   if (settings.databaseUrl !== undefined && settings.databaseUrl !== '') {
-    const pool = new pg.Pool({ connectionString: settings.databaseUrl, max: 10 })
+    // statement_timeout: PostgreSQL cancels any statement running longer (a request answers 503), so one costly
+    // request (a substring search over long texts) cannot hold a connection for long. See README, Security model.
+    const pool = new pg.Pool({ connectionString: settings.databaseUrl, max: 10, statement_timeout: 2000 })
     // A broken connection is reported as 'error' (idle: on the pool; in use: on its client): without a
     // listener the process would exit. The query in flight is rejected and answered with a 503.
     pool.on('error', (error) => console.error(`database connection lost: ${error.message}`))

@@ -152,9 +152,11 @@ const connectionErrorCodes = new Set([
 /**
  * PostgreSQL's SQLSTATEs of an unreachable or unavailable server: class 08
  * (connection exception), 57P01-57P03 (shutting down, crashed, cannot connect
- * now), 53300 (too many connections); SQLite's busy and locked files.
+ * now), 53300 (too many connections), 57014 (a statement cancelled, as the
+ * connection's `statement_timeout` does: the server declined to spend more on
+ * it now); SQLite's busy and locked files.
  */
-const unavailableStates = /^(08...|57P0[123]|53300)$/
+const unavailableStates = /^(08...|57P0[123]|53300|57014)$/
 
 /**
  * Whether a statement failed because the database cannot be reached now,
