@@ -1,0 +1,208 @@
+import { Type } from '@sinclair/typebox'
+import fc from 'fast-check'
+import Fastify, { type FastifyInstance } from 'fastify'
+import type { Kysely } from 'kysely'
+import t from 'tap'
+import expandPlugin, { defineResource, type FilterOperator } from '../../plugin/index.js'
+import { dialects, type TestDatabase } from '../fixtures/dialects.js'
+import { propertyParameters } from './support.js'
+
+// Every database answers alike: the same app on SQLite and PostgreSQL, the
+// process in a time zone far from UTC, answers each random request (filters of
+// every type and operator with edge values, sorts, offset and cursor pages,
+// expansions and sparse fields, detail routes) with the same status and the
+// same bytes. The data holds non-ASCII text, integers at the edges of int4,
+// nullable numbers, booleans, dates, and date-times stored as each database
+// stores them without an offset (SQLite's `datetime()` text, PostgreSQL's
+// `timestamp`). Cursors are opaque: each walk is followed on its own database
+// and the pages compared.
+//
+// Differences the README names, left out here: `contains` folds non-ASCII
+// letters on PostgreSQL (with a UTF-8 ctype) and not on SQLite, so contains
+// values are ASCII; strings sort by code point on SQLite and by the column's
+// collation on PostgreSQL (the test cluster's is C.UTF-8, code point order).
+
+process.env.TZ = 'Asia/Tokyo'
+
+const Label = defineResource({
+  name: 'Label',
+  table: 'labels',
+  schema: Type.Object({ id: Type.Integer(), name: Type.String() }),
+  fields: ['id', 'name'],
+})
+
+const Track = defineResource({
+  name: 'Track',
+  table: 'tracks',
+  schema: Type.Object({
+    id: Type.Integer(),
+    title: Type.String(),
+    plays: Type.Integer(),
+    rating: Type.Union([Type.Number(), Type.Null()]),
+    explicit: Type.Boolean(),
+    released: Type.String({ format: 'date' }),
+    added_at: Type.String({ format: 'date-time' }),
+    label: Type.Union([Type.Integer(), Type.Null()]),
+  }),
+  fields: ['id', 'title', 'plays', 'rating', 'explicit', 'released', 'added_at', 'label'],
+  columns: { label: 'label_id' },
+  expandable: { label: Label },
+})
+
+const titles = ['Été', 'été', 'ÉTÉ', 'ca', 'ça', 'Ωmega', '東京', 'naïve', 'Naive', 'a%b', 'a_b', 'back\\slash', 'Zed', 'zed', '', ' lead', 'notes 🎵']
+const playCounts = [0, 1, -5, 2147483647, -2147483648, 42, 7, 1000000]
+const ratings = [null, 0, 4.5, -1.25, 10000000000, 3]
+const days = ['2020-12-31', '2021-01-01', '2021-01-02', '2019-06-30', '2000-02-29']
+const times = ['00:00:00', '09:30:00', '23:59:59', '12:00:00', '15:00:00']
+
+const labels = [{ id: 1, name: 'Ondes' }, { id: 2, name: 'Émeraude' }, { id: 3, name: 'north' }]
+const tracks = Array.from({ length: 40 }, (_row, index) => ({
+  id: index + 1,
+  title: titles[index % titles.length]!,
+  plays: playCounts[index % playCounts.length]!,
+  rating: ratings[index % ratings.length]!,
+  explicit: index % 3 === 0,
+  released: days[index % days.length]!,
+  added_at: `${days[(index * 2) % days.length]!} ${times[index % times.length]!}`,
+  label: index % 4 === 3 ? null : labels[index % labels.length]!.id,
+}))
+
+async function createTables (db: Kysely<any>, dialect: string): Promise<void> {
+  const postgres = dialect === 'postgres'
+  await db.schema.createTable('labels').addColumn('id', 'integer', (c) => c.primaryKey()).addColumn('name', 'text', (c) => c.notNull()).execute()
+  await db.schema.createTable('tracks').addColumn('id', 'integer', (c) => c.primaryKey())
+    .addColumn('title', 'text', (c) => c.notNull())
+    .addColumn('plays', 'integer', (c) => c.notNull())
+    .addColumn('rating', postgres ? 'double precision' : 'real')
+    .addColumn('explicit', 'boolean', (c) => c.notNull())
+    .addColumn('released', postgres ? 'date' : 'text', (c) => c.notNull())
+    .addColumn('added_at', postgres ? 'timestamp' : 'text', (c) => c.notNull())
+    .addColumn('label_id', 'integer')
+    .execute()
+  await db.insertInto('labels').values(labels).execute()
+  await db.insertInto('tracks').values(tracks.map(({ label, explicit, ...rest }) => ({ ...rest, explicit: explicit ? 1 : 0, label_id: label }))).execute()
+}
+
+const operators: Record<string, FilterOperator[]> = {
+  title: ['eq', 'ne', 'lt', 'gte', 'in', 'contains'],
+  plays: ['eq', 'ne', 'lt', 'lte', 'gt', 'gte', 'in'],
+  rating: ['eq', 'lt', 'gt', 'null'],
+  explicit: ['eq', 'ne'],
+  released: ['eq', 'lt', 'gte', 'in'],
+  added_at: ['eq', 'lt', 'lte', 'gt', 'gte'],
+  label: ['eq', 'null', 'in'],
+  'label.name': ['eq', 'contains'],
+}
+const sortable = ['title', 'plays', 'explicit', 'released', 'added_at']
+
+async function build (db: Kysely<any>): Promise<FastifyInstance> {
+  const app = Fastify()
+  await app.register(expandPlugin, { db, resources: [Label, Track] })
+  app.expand.routes('/tracks', Track, { filter: operators, sort: sortable })
+  app.expand.routes('/feed', Track, { filter: operators, sort: sortable, pagination: 'cursor', pageSize: 4, cursorSecret: 'differential test cursor key' })
+  await app.ready()
+  return app
+}
+
+// Values per field type, valid and not: the edges of int4 and of JavaScript's integers, dates that do not exist,
+// date-times with offsets and without, text with the characters LIKE treats specially.
+const valuesOf: Record<string, readonly string[]> = {
+  title: [...titles, 'É', 'zz', '\u0000', 'a'.repeat(40)],
+  plays: ['0', '-1', '42', '2147483647', '2147483648', '-2147483649', '9007199254740991', '9007199254740992', '1.5', 'abc', ''],
+  rating: ['0', '4.5', '-1.25', '1e10', '3.0', '1e400', 'NaN', '-0'],
+  explicit: ['true', 'false', '1', 'TRUE'],
+  released: ['2021-01-01', '2020-12-31', '2000-02-29', '2021-02-30', '2021-01-01T00:00:00Z', '20210101'],
+  added_at: [
+    '2021-01-01T00:00:00Z', '2021-01-01T09:30:00+09:00', '2020-12-31T23:59:59Z', '2021-01-01T00:00:00.000Z', '2020-12-31T15:00:00-09:00',
+    '2021-01-01 00:00:00Z', '2021-01-01', '2021-01-01T00:00:00', '2020-12-31T23:59:59.5Z',
+  ],
+  label: ['1', '2', '4', '0', '2147483648', 'x'],
+  'label.name': ['Ondes', 'north', 'Émeraude', 'x'],
+}
+const containsValues = ['a', 'E', 'ZED', '%', '_', '\\', '', ' ', 'on', 'b']
+
+const filterArbitrary = fc.constantFrom(...Object.keys(operators)).chain((field) => fc.tuple(
+  fc.constant(field),
+  fc.constantFrom(...operators[field]!),
+  fc.constantFrom(...valuesOf[field]!),
+  fc.constantFrom(...containsValues),
+  fc.subarray([...valuesOf[field]!], { minLength: 1, maxLength: 3 }),
+  fc.constantFrom('true', 'false'),
+).map(([field, operator, value, contained, several, flag]) => {
+  const written = operator === 'eq' ? `filter[${field}]` : `filter[${field}][${operator}]`
+  const raw = operator === 'contains' ? contained : operator === 'in' ? several.join(',') : operator === 'null' ? flag : value
+  return `${written}=${encodeURIComponent(raw)}`
+}))
+
+const requestArbitrary = fc.record({
+  route: fc.constantFrom('/tracks', '/feed', '/tracks/:id'),
+  filters: fc.uniqueArray(filterArbitrary, { maxLength: 3, selector: (filter) => filter.slice(0, filter.indexOf('=')) }),
+  sort: fc.subarray(sortable, { maxLength: 2 }).chain((keys) => fc.tuple(...keys.map((key) => fc.constantFrom(key, `-${key}`)))),
+  limit: fc.option(fc.integer({ min: 1, max: 6 }), { nil: undefined }),
+  offset: fc.option(fc.integer({ min: 0, max: 45 }), { nil: undefined }),
+  id: fc.constantFrom('1', '17', '40', '41', '0', '2147483648', 'x'),
+  expand: fc.boolean(),
+  fields: fc.option(fc.subarray(['id', 'title', 'rating', 'released', 'added_at', 'label'], { minLength: 1 }), { nil: undefined }),
+})
+
+type Sample = typeof requestArbitrary extends fc.Arbitrary<infer T> ? T : never
+
+function urlOf (sample: Sample): string {
+  const query: string[] = []
+  if (sample.expand) query.push('expand=label')
+  if (sample.fields !== undefined) query.push(`fields=${sample.fields.join(',')}`)
+  if (sample.route === '/tracks/:id') return `/tracks/${sample.id}${query.length > 0 ? `?${query.join('&')}` : ''}`
+  query.push(...sample.filters)
+  if (sample.sort.length > 0) query.push(`sort=${sample.sort.join(',')}`)
+  if (sample.limit !== undefined) query.push(`limit=${sample.limit}`)
+  if (sample.route === '/tracks' && sample.offset !== undefined) query.push(`offset=${sample.offset}`)
+  return `${sample.route}?${query.join('&')}`
+}
+
+interface Answer { status: number; body: string; next: string | null }
+
+async function answer (app: FastifyInstance, url: string): Promise<Answer> {
+  const response = await app.inject(url)
+  const next = response.statusCode === 200 && url.startsWith('/feed') ? (response.json() as { next: string | null }).next : null
+  // Cursors are opaque (and may differ in bytes): compared by whether there is one, then followed on each side.
+  const body = next === null ? response.body : response.body.replace(JSON.stringify(next), '"<cursor>"')
+  return { status: response.statusCode, body, next }
+}
+
+const postgres = process.env.DATABASE_URL ? dialects().find((dialect) => dialect.name === 'postgres') : undefined
+if (postgres === undefined && process.env.REQUIRE_POSTGRES) throw new Error('REQUIRE_POSTGRES is set but DATABASE_URL is not')
+
+t.test('SQLite and PostgreSQL give the same status and bytes for random requests, in Asia/Tokyo', {
+  skip: postgres === undefined ? 'needs PostgreSQL' : false,
+  todo: 'date-times are written as each database returns them',
+}, async (t) => {
+  t.equal(new Date(Date.UTC(2021, 0, 1)).getTimezoneOffset(), -540, 'the process runs in UTC+9')
+  const sides: Array<{ database: TestDatabase; app: FastifyInstance }> = []
+  for (const dialect of [dialects()[0]!, postgres!]) {
+    const database = await dialect.open()
+    t.teardown(() => database.close())
+    await createTables(database.db, dialect.name)
+    const app = await build(database.db)
+    t.teardown(() => app.close())
+    sides.push({ database, app })
+  }
+  const [sqlite, pg] = sides as [typeof sides[0], typeof sides[0]]
+  const statuses: Record<number, number> = {}
+
+  await fc.assert(fc.asyncProperty(requestArbitrary, async (sample) => {
+    const url = urlOf(sample)
+    // A cursor walk goes on with each side's own cursor, page by page.
+    let [leftUrl, rightUrl] = [url, url]
+    for (let page = 1; page <= 12; page++) {
+      const [left, right] = [await answer(sqlite.app, leftUrl), await answer(pg.app, rightUrl)]
+      statuses[left.status] = (statuses[left.status] ?? 0) + 1
+      if (left.status !== right.status || left.body !== right.body) {
+        throw new Error(`${leftUrl} (page ${page})\n  sqlite ${left.status} ${left.body}\n  postgres ${right.status} ${right.body}`)
+      }
+      if (left.next === null || right.next === null) break
+      leftUrl = `${url}&after=${encodeURIComponent(left.next)}`
+      rightUrl = `${url}&after=${encodeURIComponent(right.next)}`
+    }
+  }), propertyParameters(300))
+  t.ok((statuses[200] ?? 0) > 100 && (statuses[400] ?? 0) > 20, `both successes and refusals are compared: ${JSON.stringify(statuses)}`)
+})
