@@ -1,7 +1,10 @@
 import Fastify, { type FastifyInstance } from 'fastify'
+import { Kysely, PostgresDialect, sql } from 'kysely'
+import pg from 'pg'
 import t, { type Test } from 'tap'
-import expandPlugin from '../../../plugin/index.js'
+import expandPlugin, { namePreparedStatements } from '../../../plugin/index.js'
 import { dialects, type TestDatabase } from '../../fixtures/dialects.js'
+import { buildPetApp } from '../../helpers/pet-world.js'
 import { Animal, animals, listResources, openListTables, type AnimalRow } from '../../fixtures/list-tables.js'
 
 // Attack: one client degrading the process for everyone by making it hold or
@@ -10,8 +13,13 @@ import { Animal, animals, listResources, openListTables, type AnimalRow } from '
 // - `filter[x][in]` lists are padded like relation keys (the last value
 //   repeated up to a power of two), so lists of any length up to 100 make at
 //   most 8 statement texts per statement, with the same rows;
-// - (further down) named prepared statements and compiled serializers stay
-//   bounded however many shapes and combinations a client sends.
+// - named prepared statements on PostgreSQL stay at most maxStatements on a
+//   connection however many statement shapes a client makes, and a new shape
+//   still gets a name (the least recently used is deallocated);
+// - compiles stay within maxCompilesPerSecond however many `expand`/`fields`/
+//   `omit` combinations a client sends: past it, a combination is written by
+//   the generic writer with the bytes the compiled serializer writes, counted
+//   as a miss without a compile.
 
 const animalsMany: AnimalRow[] = Array.from({ length: 120 }, (_, index) => ({
   ...animals[index % animals.length]!, id: index + 1,
@@ -77,3 +85,65 @@ for (const dialect of dialects()) {
     })
   })
 }
+
+const postgres = dialects().find((dialect) => dialect.name === 'postgres')
+
+t.test('named statements stay bounded on a connection, whatever shapes a client sends', { skip: postgres === undefined ? 'PostgreSQL not configured' : false }, async (t) => {
+  const database = await openListTables(t, postgres!, animalsMany)
+  const schema = (await sql<{ schema: string }>`select current_schema() as schema`.execute(database.db)).rows[0]!.schema
+  const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 1, options: `-c search_path=${schema}` })
+  const db = new Kysely<any>({ dialect: new PostgresDialect({ pool: namePreparedStatements(pool, { maxStatements: 8 }) }) })
+  t.teardown(() => db.destroy())
+  const app = await listApp(t, { ...database, db })
+  let looks = 0
+  const prepared = async () => (await sql.raw<{ n: number }>(`select count(*)::int as n from pg_prepared_statements /* ${looks++} */`).execute(db)).rows[0]!.n
+  let most = 0
+  const wrong: number[] = []
+  // Shapes: in lists of every bucket, on two fields, with and without an eq filter and a page size; each sent twice.
+  for (let request = 0; request < 600; request++) {
+    const length = (request * 37) % 100 + 1
+    const ids = Array.from({ length }, (_, index) => index + 1)
+    const filters = [`filter[id][in]=${ids.join(',')}`]
+    if (request % 3 === 0) filters.push('filter[species][in]=cat,dog,bird')
+    if (request % 5 === 0) filters.push('filter[species][eq]=cat')
+    const reply = await app.inject({ url: `/animals?fields=id&limit=${request % 7 + 1}&${filters.join('&')}` })
+    if (reply.statusCode !== 200) wrong.push(request)
+    if (request % 25 === 24) most = Math.max(most, await prepared())
+  }
+  t.same(wrong, [])
+  t.ok(most > 1 && most <= 8, `at most 8 prepared statements on the connection (${most})`)
+  t.equal((await app.inject({ url: '/animals?fields=id&filter[id][in]=1,2,3,4,5' })).statusCode, 200)
+  t.ok(await prepared() <= 8)
+})
+
+t.test('compiles stay within maxCompilesPerSecond; every combination answers the compiled bytes', async (t) => {
+  const rate = 5
+  const bounded = await buildPetApp({ maxCompilesPerSecond: rate, cacheSize: 1000 })
+  const reference = await buildPetApp({ maxCompilesPerSecond: 1_000_000 })
+  t.teardown(() => Promise.all([bounded.close(), reference.close()]))
+  const fields = ['id', 'name', 'species', 'owner', 'sold_from', 'toys']
+  const expands = ['', 'owner', 'toys', 'owner,toys', 'owner.employer', 'sold_from,toys']
+  const urls: string[] = []
+  for (let mask = 1; mask < 1 << fields.length; mask++) {
+    const chosen = fields.filter((_, index) => mask & (1 << index)).join(',')
+    for (const expand of expands) urls.push(`?fields=${chosen}${expand === '' ? '' : `&expand=${expand}`}`)
+  }
+  const started = performance.now()
+  const different: string[] = []
+  for (const url of urls) {
+    for (const path of ['/pets/1', '/pets']) {
+      const [got, expected] = await Promise.all([bounded.inject({ url: path + url }), reference.inject({ url: path + url })])
+      if (got.statusCode !== expected.statusCode || got.body !== expected.body) different.push(path + url)
+    }
+  }
+  const seconds = (performance.now() - started) / 1000
+  t.same(different, [], `${urls.length * 2} requests, each body byte for byte the compiled serializer's`)
+  const stats = bounded.expand.cacheStats()
+  const allowed = rate + Math.ceil(seconds * rate)
+  t.ok(stats.compiles <= allowed, `${stats.compiles} compiles in ${seconds.toFixed(2)} s, at most ${allowed}`)
+  const unbounded = reference.expand.cacheStats()
+  t.equal(stats.hits + stats.misses, unbounded.hits + unbounded.misses, 'every body counted, as a hit or a miss')
+  t.ok(stats.misses >= unbounded.misses, 'a combination written without a compile is not held: a miss each time until compiled')
+  t.equal(stats.size, stats.compiles, 'what is compiled is held')
+  t.ok(unbounded.compiles > 100, `the unbounded app compiled ${unbounded.compiles}`)
+})
