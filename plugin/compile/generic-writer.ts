@@ -93,34 +93,25 @@ function checkLevel (level: LevelPlan, path: string, row: unknown): string | und
 
 const dateFormats = new Set(['date-time', 'date', 'time'])
 
-/** valueCheck's statements, run. */
+/**
+ * valueCheck's statements, run. Only schemas the projection covers reach
+ * here: one type, with or without null (a type list of more, or no type, has
+ * no generic writer).
+ */
 function checkValue (schema: JsonSchema, at: string, value: unknown): string | undefined {
   const types = typesOf(schema)
-  if (types.length === 0) return undefined
-  const expected = types.map((type) => typeNames[type] ?? type).join(' or ')
-  const problem = `'${at}' is ${kind(value)}, expected ${expected}`
-  if (types.filter((type) => type !== 'null').length > 1) {
-    if (!types.every((type) => type in strictChecks)) return undefined
-    return types.some((type) => strictChecks[type]!(value)) ? undefined : problem
+  if (!types.some((type) => acceptedBy[type]!(value, schema))) {
+    return `'${at}' is ${kind(value)}, expected ${types.map((type) => typeNames[type]).join(' or ')}`
   }
-  let accepted = false
-  for (const type of types) {
-    const accept = acceptedBy[type]
-    if (accept === undefined) return undefined
-    if (accept(value, schema)) accepted = true
-  }
-  if (!accepted) return problem
   if (types.includes('object') && typeof value === 'object' && value !== null && !Array.isArray(value)) {
     const properties = schema.properties as Record<string, JsonSchema> | undefined
     if (properties !== undefined && Object.keys(properties).length > 0) return checkObject(schema, `${at}.`, value as Record<string, unknown>)
   }
   if (types.includes('array') && Array.isArray(value)) {
-    const items = schema.items as JsonSchema | undefined
-    if (items !== undefined && typeof items === 'object' && typesOf(items).length > 0) {
-      for (const item of value) {
-        const problem = checkValue(items, `${at}[]`, item)
-        if (problem !== undefined) return problem
-      }
+    const items = schema.items as JsonSchema
+    for (const item of value) {
+      const problem = checkValue(items, `${at}[]`, item)
+      if (problem !== undefined) return problem
     }
   }
   return undefined
@@ -151,16 +142,6 @@ const acceptedBy: Record<string, ((value: unknown, schema: JsonSchema) => boolea
   null: (value) => value === null,
   object: (value) => typeof value === 'object' && value !== null && !Array.isArray(value) && !(value instanceof Date),
   array: (value) => Array.isArray(value),
-}
-
-const strictChecks: Record<string, ((value: unknown) => boolean) | undefined> = {
-  string: (value) => typeof value === 'string',
-  integer: (value) => Number.isInteger(value),
-  number: (value) => typeof value === 'number' && Number.isFinite(value),
-  boolean: (value) => typeof value === 'boolean',
-  null: (value) => value === null,
-  array: (value) => Array.isArray(value),
-  object: (value) => typeof value === 'object' && value !== null && !Array.isArray(value),
 }
 
 const typeNames: Record<string, string> = {
