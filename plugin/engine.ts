@@ -47,7 +47,7 @@ export class ExpandEngine {
   private readonly fieldRules: readonly ResourceNode[]
 
   constructor (readonly graph: ResourceGraph, readonly options: ResolvedOptions) {
-    this.serializers = new SerializerCache(options.cacheSize)
+    this.serializers = new SerializerCache(options.cacheSize, options.maxCompilesPerSecond)
     this.plans = new LruMap<ExpansionPlan>(options.cacheSize)
     this.fieldRules = graph.nodes.filter((node) => node.resource.fieldsFor !== undefined)
     this.checkDefinitionExpansions()

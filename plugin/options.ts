@@ -29,6 +29,12 @@ export interface ExpandPluginOptions {
   cacheSize?: number
   /** Objects one loaded response may hold, counting each time a shared row is written. */
   maxObjects?: number
+  /**
+   * Serializers compiled a second at most (a burst of as many): past it, a
+   * combination not in the cache is written by the generic writer, with the
+   * same bytes and nothing compiled.
+   */
+  maxCompilesPerSecond?: number
 }
 
 // The plugin reads tables by name at runtime; the database type is the user's.
@@ -46,6 +52,7 @@ export interface ResolvedOptions {
   readonly maxPaths: number
   readonly cacheSize: number
   readonly maxObjects: number
+  readonly maxCompilesPerSecond: number
 }
 
 export const defaultOptions: ResolvedOptions = Object.freeze({
@@ -60,11 +67,12 @@ export const defaultOptions: ResolvedOptions = Object.freeze({
   maxPaths: 100,
   cacheSize: 1000,
   maxObjects: 10_000,
+  maxCompilesPerSecond: 100,
 })
 
 const knownOptions = new Set([
   'resources', 'db', 'expandParam', 'fieldsParam', 'omitParam', 'wildcards', 'onInvalidExpand',
-  'maxDepth', 'allowRecursive', 'maxParamLength', 'maxPaths', 'cacheSize', 'maxObjects',
+  'maxDepth', 'allowRecursive', 'maxParamLength', 'maxPaths', 'cacheSize', 'maxObjects', 'maxCompilesPerSecond',
 ])
 
 /** Checks the plugin options once, at registration; a bad option names itself. */
@@ -78,7 +86,7 @@ export function resolveOptions (options: ExpandPluginOptions = {}): ResolvedOpti
     if (typeof value !== 'string' || !/^[A-Za-z_][A-Za-z0-9_.-]*$/.test(value)) fail(messages.notAParameterName(key))
     return value
   }
-  const positive = (key: 'maxDepth' | 'maxParamLength' | 'maxPaths' | 'cacheSize' | 'maxObjects'): number => {
+  const positive = (key: 'maxDepth' | 'maxParamLength' | 'maxPaths' | 'cacheSize' | 'maxObjects' | 'maxCompilesPerSecond'): number => {
     const value = options[key] ?? defaultOptions[key]
     if (!isPositiveInteger(value)) fail(messages.notAPositiveInteger(key))
     return value
@@ -112,6 +120,7 @@ export function resolveOptions (options: ExpandPluginOptions = {}): ResolvedOpti
     maxPaths: positive('maxPaths'),
     cacheSize: positive('cacheSize'),
     maxObjects: positive('maxObjects'),
+    maxCompilesPerSecond: positive('maxCompilesPerSecond'),
   })
   if (new Set([resolved.expandParam, resolved.fieldsParam, resolved.omitParam]).size !== 3) {
     fail(messages.sameParameterNames)

@@ -200,14 +200,14 @@ const typeNames: Record<string, string> = {
   array: 'an array',
 }
 
-function typesOf (schema: JsonSchema): string[] {
+export function typesOf (schema: JsonSchema): string[] {
   const types = Array.isArray(schema.type) ? [...schema.type as string[]] : typeof schema.type === 'string' ? [schema.type] : []
   if (schema.nullable === true && !types.includes('null')) types.push('null')
   return types
 }
 
 /** What a value is, without its content: bodies and logs never carry the data itself. */
-function kind (value: unknown): string {
+export function kind (value: unknown): string {
   if (value === undefined) return 'missing'
   if (value === null) return 'null'
   if (Array.isArray(value)) return 'an array'
@@ -222,7 +222,7 @@ function kind (value: unknown): string {
   }
 }
 
-function fail (resource: string, index: number, problem: string): never {
+export function fail (resource: string, index: number, problem: string): never {
   const where = index < 0 ? resource : `${resource} list item ${index}`
   throw new InvalidDataError(`Data for ${where} does not fit the response: ${problem}`)
 }

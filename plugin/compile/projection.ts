@@ -35,7 +35,7 @@ const annotations = new Set([
   'minItems', 'maxItems', 'uniqueItems', 'minProperties', 'maxProperties', 'contentEncoding', 'contentMediaType',
 ])
 
-const primitiveTypes = new Set(['string', 'integer', 'number', 'boolean'])
+export const primitiveTypes = new Set(['string', 'integer', 'number', 'boolean'])
 
 /** Array-index keys come first in any object, whatever the order they were added in; `__proto__` sets the prototype. */
 export function isOrderedKey (key: string): boolean {
@@ -229,7 +229,7 @@ export function fail (): never {
  * an integer: a bigint as its digits (a number only in the safe range), any
  * other value truncated (Math.trunc), throwing when that is not finite.
  */
-function integerOf (value: unknown): number {
+export function integerOf (value: unknown): number {
   if (typeof value === 'bigint') {
     if (value <= 9007199254740991n && value >= -9007199254740991n) return Number(value)
     return fail()
@@ -241,7 +241,7 @@ function integerOf (value: unknown): number {
 }
 
 /** fast-json-stringify writes `Number(value)`, null for an infinity, and throws on NaN. */
-function numberOf (value: unknown): number {
+export function numberOf (value: unknown): number {
   if (typeof value === 'symbol') return fail()
   const number = Number(value)
   if (Number.isNaN(number)) return fail()

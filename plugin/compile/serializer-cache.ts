@@ -4,6 +4,7 @@ import type { ExpansionPlan } from '../plan/plan.js'
 import type { JsonSchema } from '../resource-graph.js'
 import { compileCheckedProjection } from './checked-projection.js'
 import { compileDataCheck } from './data-check.js'
+import { genericWriter } from './generic-writer.js'
 import { cannotProject, compileProjection } from './projection.js'
 import { responseSchema } from './response-schema.js'
 
@@ -154,25 +155,51 @@ export interface CacheStats {
   /** Compiled serializers held now (at most `cacheSize`). */
   size: number
   hits: number
+  /** Requests of a combination not held: compiled, or past `maxCompilesPerSecond` written by the generic writer. */
   misses: number
   compiles: number
 }
 
 /**
- * One compiled serializer per canonical plan key, in a bounded LRU. Requests that mean the same thing share an entry.
+ * One compiled serializer per canonical plan key, in a bounded LRU. Requests
+ * that mean the same thing share an entry. Compiles are bounded in time by a
+ * token bucket (`maxCompilesPerSecond`, as many held at most): past it, a
+ * combination not held is written by the generic writer (generic-writer.ts,
+ * the same bytes, nothing compiled) and counted as a miss, so a client
+ * sending ever new combinations cannot make the process compile without end.
+ * A combination whose schema the generic writer does not cover, or a body it
+ * cannot reproduce, is compiled even then.
  */
 export class SerializerCache {
   private readonly entries: LruMap<CompiledSerializer>
   private hits = 0
   private misses = 0
   private compiles = 0
+  private tokens: number
+  private filledAt: number
 
-  constructor (size: number) {
+  constructor (
+    size: number,
+    private readonly compileRate: number = Infinity,
+    private readonly now: () => number = performance.now.bind(performance)
+  ) {
     this.entries = new LruMap<CompiledSerializer>(size)
+    this.tokens = compileRate
+    this.filledAt = now()
   }
 
   get (plan: ExpansionPlan): Stringify {
-    return this.compiled(plan).stringify
+    const cached = this.entries.get(plan.key)
+    if (cached !== undefined) {
+      this.hits++
+      return cached.stringify
+    }
+    this.misses++
+    if (!this.mayCompile()) {
+      const generic = genericWriter(plan, () => this.compile(plan).stringify)
+      if (generic !== undefined) return generic
+    }
+    return this.compile(plan).stringify
   }
 
   /** The combination's serializer with the mechanism that writes its bodies (for `explain`). */
@@ -183,10 +210,27 @@ export class SerializerCache {
       return cached
     }
     this.misses++
+    return this.compile(plan)
+  }
+
+  private compile (plan: ExpansionPlan): CompiledSerializer {
+    const held = this.entries.get(plan.key)
+    if (held !== undefined) return held
     this.compiles++
     const compiled = compileSerializer(plan)
     this.entries.set(plan.key, compiled)
     return compiled
+  }
+
+  /** Takes a token of the bucket, refilled at `compileRate` a second up to `compileRate`; false when there is none. */
+  private mayCompile (): boolean {
+    if (this.compileRate === Infinity) return true
+    const now = this.now()
+    this.tokens = Math.min(this.compileRate, this.tokens + (now - this.filledAt) * this.compileRate / 1000)
+    this.filledAt = now
+    if (this.tokens < 1) return false
+    this.tokens--
+    return true
   }
 
   /** The generated source of the writer (the data check runs before it), for `explain`. */

@@ -5,7 +5,7 @@ import type { Visibility } from '../plan/plan.js'
 import type { JsonSchema, RelationEdge, ResourceNode } from '../resource-graph.js'
 import type { LoadContext } from './load-context.js'
 import { tableOf, type AnySelect, type Row } from './selection.js'
-import { isSqlite, type ScopeParts } from './statement-templates.js'
+import { isSqlite, padKeys, type ScopeParts } from './statement-templates.js'
 
 /** The operators a declared filter may allow. */
 export const filterOperators = ['eq', 'ne', 'lt', 'lte', 'gt', 'gte', 'in', 'null', 'contains'] as const
@@ -405,7 +405,9 @@ export function readTyped (type: ValueType, raw: string, written: string): unkno
 function filterCondition (
   requested: RequestedFilter, root: ResourceNode, context: LoadContext, values: unknown[]
 ): [Condition, string | null] {
-  const { filter, operator, value } = requested
+  const { filter, operator } = requested
+  // An `in` list is padded as relation keys are (padKeys): lists of any length make a handful of statement texts.
+  const value = operator === 'in' ? padKeys(requested.value as unknown[]) : requested.value
   // `in` binds as many values as it has; `null` binds none, its value is in the text.
   let shape: string | null = `${filter.path}[${operator}]${operator === 'in' ? (value as unknown[]).length : operator === 'null' ? String(value) : ''}`
   // Values in statement order: each hop's scope first, then the filter's own.

@@ -86,3 +86,36 @@ t.test('many distinct combinations never exceed cacheSize', async (t) => {
   }
   t.same(app.expand.cacheStats(), { size: 3, hits: 0, misses: requests, compiles: requests })
 })
+
+t.test('maxCompilesPerSecond: past the bound a combination not held is written without compiling, counted as a miss', async (t) => {
+  const { SerializerCache } = await import('../../plugin/compile/serializer-cache.js')
+  const { ExpandEngine } = await import('../../plugin/engine.js')
+  const { ResourceGraph } = await import('../../plugin/resource-graph.js')
+  const { resolveOptions } = await import('../../plugin/options.js')
+  const { gadgetResources, Gadget } = await import('../fixtures/gadgets.js')
+  const engine = new ExpandEngine(new ResourceGraph(gadgetResources), resolveOptions({}))
+  const target = engine.target(Gadget, {}, 'a gadget')
+  const plans = ['id', 'title', 'id,title', 'note', 'id,note'].map((fields) => engine.planFor(target, { fields }))
+  let now = 0
+  const cache = new SerializerCache(10, 2, () => now)
+  const gadget = { id: 1, title: 'lamp', note: 'bright' }
+  const bodies = plans.map((plan) => cache.get(plan)(gadget))
+  t.same(bodies, ['{"id":1}', '{"title":"lamp"}', '{"id":1,"title":"lamp"}', '{"note":"bright"}', '{"id":1,"note":"bright"}'])
+  t.same(cache.stats(), { size: 2, hits: 0, misses: 5, compiles: 2 }, 'a burst of 2, then three written by the generic writer')
+  t.equal(cache.get(plans[0]!)(gadget), '{"id":1}')
+  t.same(cache.stats(), { size: 2, hits: 1, misses: 5, compiles: 2 }, 'a held combination is a hit as before')
+  now += 499
+  cache.get(plans[2]!)(gadget)
+  t.same(cache.stats(), { size: 2, hits: 1, misses: 6, compiles: 2 }, 'under a token after 499 ms')
+  now += 2
+  t.equal(cache.get(plans[2]!)(gadget), '{"id":1,"title":"lamp"}')
+  t.same(cache.stats(), { size: 3, hits: 1, misses: 7, compiles: 3 }, 'one token after 500 ms at 2 a second: compiled')
+  now += 60_000
+  for (const plan of plans.slice(3)) cache.get(plan)
+  cache.get(plans[1]!)
+  t.same(cache.stats(), { size: 5, hits: 2, misses: 9, compiles: 5 }, 'the bucket holds 2 at most: a minute later, 2 compiles')
+  t.throws(() => cache.get(engine.planFor(target, { fields: 'id,title,note' }))({ id: 1, title: 2 }),
+    { code: 'FST_EXPAND_INVALID_DATA', message: "Data for Gadget does not fit the response: 'title' is an integer, expected a string" },
+    'data that does not fit: the 500 of the compiled serializer')
+  t.same(cache.stats(), { size: 5, hits: 2, misses: 10, compiles: 5 })
+})

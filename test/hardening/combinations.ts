@@ -63,9 +63,13 @@ export function combination (index: number): Combination {
   }
 }
 
-export async function buildWideApp (cacheSize: number): Promise<FastifyInstance> {
+/**
+ * `maxCompilesPerSecond` is unbounded by default here: what is measured is
+ * the cache when every new combination compiles.
+ */
+export async function buildWideApp (cacheSize: number, maxCompilesPerSecond = Number.MAX_SAFE_INTEGER): Promise<FastifyInstance> {
   const app = Fastify()
-  await app.register(expandPlugin, { resources: [Wide], cacheSize })
+  await app.register(expandPlugin, { resources: [Wide], cacheSize, maxCompilesPerSecond })
   app.get('/wide', { expandable: { resource: Wide } }, async (request) => (
     isExpanded(request, 'next') ? { ...wideRecord, next: { ...wideRecord } } : { ...wideRecord }
   ))

@@ -18,6 +18,80 @@ t.test('options are checked', async (t) => {
   t.throws(() => namePreparedStatements(pool, { max: 1 } as never), { code: 'FST_EXPAND_INVALID_OPTION', message: "namePreparedStatements: unknown option 'max'" })
 })
 
+/**
+ * A pool of one client standing for pg's: it records what it is sent and,
+ * like pg, what its connection has parsed; `parse` decides what a named
+ * statement does (parsed now, still pending, or refused) and `refuse` fails
+ * statements whose text starts with it.
+ */
+function fakePool (options: { pgRecord?: boolean } = {}) {
+  const calls: string[] = []
+  const connection = { parsedStatements: {} as Record<string, string>, submittedNamedStatements: {} as Record<string, string> }
+  const control = { parse: 'now' as 'now' | 'pending' | 'refused', refuse: undefined as string | undefined }
+  const client = {
+    ...(options.pgRecord === false ? {} : { connection }),
+    query: async (first: string | { name: string; text: string }) => {
+      const text = typeof first === 'string' ? first : first.text
+      calls.push(typeof first === 'string' ? first : `${first.name}: ${first.text}`)
+      if (control.refuse !== undefined && text.startsWith(control.refuse)) throw new Error('refused')
+      if (typeof first !== 'string' && connection.parsedStatements[first.name] === undefined) {
+        if (control.parse === 'now') connection.parsedStatements[first.name] = text
+        if (control.parse === 'pending') connection.submittedNamedStatements[first.name] = text
+      }
+      return { rows: [] }
+    },
+    release: () => {},
+  }
+  const pool = { connect: async () => client, end: async () => {} } as unknown as pg.Pool
+  return { pool, calls, connection, control }
+}
+
+t.test('dropped names, with a client standing for pg\'s', async (t) => {
+  t.test('a client that keeps no record of its prepared statements (not pg\'s) runs every text unnamed', async (t) => {
+    const { pool, calls } = fakePool({ pgRecord: false })
+    const client = await namePreparedStatements(pool).connect()
+    for (let run = 0; run < 3; run++) await client.query('select 1', [])
+    t.same(calls, ['select 1', 'select 1', 'select 1'])
+  })
+
+  t.test('a name still being prepared is deallocated once it is parsed; one that failed to prepare is forgotten', async (t) => {
+    const { pool, calls, connection, control } = fakePool()
+    const client = await namePreparedStatements(pool, { maxStatements: 1 }).connect()
+    const twice = async (text: string) => { await client.query(text, []); await client.query(text, []) }
+    control.parse = 'pending'
+    await twice('select 1')
+    const [first] = Object.keys(connection.submittedNamedStatements)
+    control.parse = 'refused'
+    await twice('select 2')
+    control.parse = 'now'
+    calls.length = 0
+    await client.query('select 3', [])
+    t.same(calls, ['select 3'], 'select 1 is still pending: nothing to deallocate yet; select 2 never parsed')
+    connection.parsedStatements[first!] = 'select 1'
+    delete connection.submittedNamedStatements[first!]
+    await client.query('select 4', [])
+    t.same(calls.slice(1), [`deallocate "${first}"`, 'select 4'], 'parsed now: deallocated before the next statement')
+    t.equal(connection.parsedStatements[first!], undefined, 'and forgotten by the client')
+  })
+
+  t.test('a refused DEALLOCATE (an aborted transaction, say) is sent again before a later statement', async (t) => {
+    const { pool, calls, control } = fakePool()
+    const client = await namePreparedStatements(pool, { maxStatements: 1 }).connect()
+    await client.query('select 1', [])
+    await client.query('select 1', [])
+    await client.query('select 2', [])
+    control.refuse = 'deallocate'
+    calls.length = 0
+    await client.query('select 2', [])
+    control.refuse = undefined
+    await client.query('select 2', [])
+    t.equal(calls.filter((call) => call.startsWith('deallocate')).length, 2, 'refused, then sent again')
+    calls.length = 0
+    await client.query('select 2', [])
+    t.equal(calls.filter((call) => call.startsWith('deallocate')).length, 0, 'and not after it went through')
+  })
+})
+
 const postgres = dialects().find((dialect) => dialect.name === 'postgres')
 
 t.test('on PostgreSQL', { skip: postgres === undefined ? 'PostgreSQL not configured' : false }, async (t) => {
@@ -87,16 +161,76 @@ t.test('on PostgreSQL', { skip: postgres === undefined ? 'PostgreSQL not configu
     t.equal(new Set(sent.map((statement) => statement.name)).size, 5, 'one name per text')
   })
 
-  t.test('at most maxStatements texts are named; later ones run unnamed', async (t) => {
-    const db = new Kysely<any>({ dialect: new PostgresDialect({ pool: namePreparedStatements(watched(pool(2)), { maxStatements: 2 }) }) })
+  /** The prepared statements of the connection `db` runs on (a pool of one): each look is a text of its own, never named. */
+  let looks = 0
+  const preparedOn = async (db: Kysely<any>): Promise<string[]> =>
+    (await sql.raw<{ name: string }>(`select name from pg_prepared_statements order by name /* ${looks++} */`).execute(db)).rows.map((row) => row.name)
+  const namesOf = (text: string) =>
+    sent.filter((statement) => statement.text === text && statement.name !== undefined).map((statement) => statement.name!)
+
+  t.test('at most maxStatements names are held: a new text takes the least recently used one\'s, deallocated first', async (t) => {
+    const db = new Kysely<any>({ dialect: new PostgresDialect({ pool: namePreparedStatements(watched(pool(1)), { maxStatements: 2 }) }) })
     t.teardown(() => db.destroy())
-    const app = await appOver(db)
-    t.teardown(() => app.close())
-    for (let round = 0; round < 3; round++) t.equal((await app.inject({ url })).body, expected)
+    const run = async (text: string) => (await sql.raw(text).execute(db)).rows
     sent.length = 0
-    await app.inject({ url })
-    t.equal(sent.filter((statement) => statement.name !== undefined).length, 2)
-    t.equal(sent.filter((statement) => statement.name === undefined).length, 3)
+    for (const text of ['select 1 as a', 'select 1 as a', 'select 2 as b', 'select 2 as b', 'select 1 as a']) await run(text)
+    const [a] = namesOf('select 1 as a')
+    const [b] = namesOf('select 2 as b')
+    t.same(await preparedOn(db), [a, b].sort(), 'two named, each prepared once')
+    sent.length = 0
+    t.same(await run('select 3 as c'), [{ c: 3 }])
+    t.same(await run('select 3 as c'), [{ c: 3 }], 'named the second time')
+    const [c] = namesOf('select 3 as c')
+    t.ok(c !== undefined && c !== a && c !== b, 'a name of its own')
+    t.same(sent.map((statement) => statement.name === undefined ? statement.text : 'named'), ['select 3 as c', `deallocate "${b}"`, 'named'],
+      'b, the least recently used, deallocated on the connection before c is prepared')
+    t.same(await preparedOn(db), [a, c].sort())
+    sent.length = 0
+    t.same(await run('select 2 as b'), [{ b: 2 }], 'b runs unnamed again, as a text seen once')
+    t.same(sent.map((statement) => statement.name), [undefined])
+  })
+
+  t.test('600 texts: the newest is still named, and a connection never holds more than maxStatements', async (t) => {
+    const db = new Kysely<any>({ dialect: new PostgresDialect({ pool: namePreparedStatements(watched(pool(1))) }) })
+    t.teardown(() => db.destroy())
+    let most = 0
+    const wrong: number[] = []
+    for (let text = 0; text < 600; text++) {
+      for (let run = 0; run < 2; run++) if ((await sql.raw<{ n: number }>(`select ${text} as n`).execute(db)).rows[0]?.n !== text) wrong.push(text)
+      if (text % 50 === 49) most = Math.max(most, (await preparedOn(db)).length)
+    }
+    t.same(wrong, [], 'each text answers its own row')
+    t.equal(most, 256, 'the default bound, reached and never passed')
+    sent.length = 0
+    await sql.raw('select 600 as n').execute(db)
+    await sql.raw('select 600 as n').execute(db)
+    t.equal(namesOf('select 600 as n').length, 1, 'a new text is still named')
+    const prepared = await preparedOn(db)
+    t.equal(prepared.length, 256)
+    t.ok(prepared.includes(namesOf('select 600 as n')[0]!))
+  })
+
+  t.test('a dropped name is deallocated on the connection that prepared it, and only there', async (t) => {
+    const named = namePreparedStatements(watched(pool(2)), { maxStatements: 1 })
+    t.teardown(() => named.end())
+    const first = await named.connect()
+    const second = await named.connect()
+    t.teardown(() => { first.release(); second.release() })
+    const prepared = async (client: typeof first) =>
+      (await client.query<{ name: string }>(`select name from pg_prepared_statements /* ${looks++} */`, [])).rows.map((row) => row.name)
+    sent.length = 0
+    await first.query('select 1 as a', [])
+    await first.query('select 1 as a', [])
+    const [a] = namesOf('select 1 as a')
+    t.same(await prepared(first), [a])
+    await second.query('select 2 as b', [])
+    await second.query('select 2 as b', [])
+    const [b] = namesOf('select 2 as b')
+    t.same(await prepared(second), [b], 'b named on the second connection, dropping a')
+    t.same(sent.filter((statement) => statement.text.startsWith('deallocate')), [], 'the second connection never prepared a')
+    t.same(await prepared(first), [], 'the first connection deallocates a before its next statement')
+    t.same(sent.filter((statement) => statement.text.startsWith('deallocate')).map((statement) => statement.text), [`deallocate "${a}"`])
+    t.same(await prepared(second), [b])
   })
 
   t.test('two wrappers over one pool give their texts names of their own', async (t) => {

@@ -54,3 +54,9 @@ t.test("an expandable route's querystring schema must be an object schema", asyn
     await app.close()
   }
 })
+
+t.test('maxCompilesPerSecond is a positive integer, checked at registration', async (t) => {
+  for (const value of [0, -1, 1.5, '100', Infinity]) {
+    t.same(await refusal({ resources, maxCompilesPerSecond: value }), invalidOption('maxCompilesPerSecond must be a positive integer'), String(value))
+  }
+})

@@ -1,0 +1,259 @@
+import type { ExpansionPlan, LevelPlan } from '../plan/plan.js'
+import type { JsonSchema } from '../resource-graph.js'
+import { fail as refuse, isIntegerText, isNumberText, kind, typesOf } from './data-check.js'
+import {
+  cannotProject, covered, dateTimeOf, extraOf, fail, integerOf, isOrderedKey, numberOf, primitiveTypes,
+} from './projection.js'
+import { responseSchema } from './response-schema.js'
+import type { Stringify } from './serializer-cache.js'
+
+/**
+ * A combination's bodies written without compiling anything: the data check
+ * (data-check.ts) and the projection (projection.ts) read as they are
+ * generated, walking the plan and the response schema for each body, then
+ * `JSON.stringify`. The same bytes as the compiled serializer, and the same
+ * 500 `FST_EXPAND_INVALID_DATA` with the same message for data that does not
+ * fit (test/compile/generic-writer.test.ts); slower per body, with nothing to
+ * build first. The serializer cache writes with it past its compile rate.
+ *
+ * `undefined` for a response schema the projection does not cover (a union
+ * or a type list in a field's schema, say): only fast-json-stringify's code
+ * writes those. A body it cannot reproduce (`cannotProject`: a bigint past
+ * 2^53, a Date in a `date` field, a `toJSON`) goes to `fallback`.
+ */
+export function genericWriter (plan: ExpansionPlan, fallback: () => Stringify): Stringify | undefined {
+  const schema = responseSchema(plan)
+  if (!rootCovered(schema)) return undefined
+  return (data) => {
+    checkData(plan, data)
+    let projected: unknown
+    try {
+      projected = projectRoot(schema, data)
+    } catch (error) {
+      if (error !== cannotProject) throw error
+      return fallback()(data)
+    }
+    return JSON.stringify(projected)
+  }
+}
+
+// The data check, as compileDataCheck generates it.
+
+function checkData (plan: ExpansionPlan, data: unknown): void {
+  const resource = plan.target.node.qualifiedName
+  if (!plan.target.list) {
+    const problem = checkLevel(plan.root, '', data)
+    if (problem !== undefined) refuse(resource, -1, problem)
+    return
+  }
+  const envelope = plan.target.envelope
+  if (envelope !== undefined && (typeof data !== 'object' || data === null || Array.isArray(data))) {
+    refuse(resource, -1, `the payload is ${kind(data)}, expected an object holding '${envelope}'`)
+  }
+  const list = envelope === undefined ? data : (data as Record<string, unknown>)[envelope]
+  if (!Array.isArray(list)) {
+    refuse(resource, -1, `${envelope === undefined ? 'the list is ' : `the list '${envelope}' is `}${kind(list)}, expected an array`)
+  }
+  for (let index = 0; index < list.length; index++) {
+    const problem = checkLevel(plan.root, '', list[index])
+    if (problem !== undefined) refuse(resource, index, problem)
+  }
+}
+
+function checkLevel (level: LevelPlan, path: string, row: unknown): string | undefined {
+  if (typeof row !== 'object' || row === null || Array.isArray(row)) {
+    return `${path === '' ? 'the item' : `'${path.slice(0, -1)}'`} is ${kind(row)}, expected an object`
+  }
+  for (const field of level.fields) {
+    const at = path + field.name
+    const value = (row as Record<string, unknown>)[field.name]
+    if (field.kind === 'expanded') {
+      if (field.relation.many) {
+        if (!Array.isArray(value)) return `'${at}' is ${kind(value)}, expected an array of ${field.level.node.name}`
+        for (const item of value) {
+          const problem = checkLevel(field.level, `${at}.`, item)
+          if (problem !== undefined) return problem
+        }
+      } else if (value !== null) {
+        if (value === undefined) return `'${at}' is missing`
+        const problem = checkLevel(field.level, `${at}.`, value)
+        if (problem !== undefined) return problem
+      }
+      continue
+    }
+    if (value === undefined) {
+      if (level.node.optionalFields.has(field.name)) continue
+      return `'${at}' is missing`
+    }
+    const problem = checkValue(level.node.fieldSchemas.get(field.name)!, at, value)
+    if (problem !== undefined) return problem
+  }
+  return undefined
+}
+
+const dateFormats = new Set(['date-time', 'date', 'time'])
+
+/**
+ * valueCheck's statements, run. Only schemas the projection covers reach
+ * here: one type, with or without null (a type list of more, or no type, has
+ * no generic writer).
+ */
+function checkValue (schema: JsonSchema, at: string, value: unknown): string | undefined {
+  const types = typesOf(schema)
+  if (!types.some((type) => acceptedBy[type]!(value, schema))) {
+    return `'${at}' is ${kind(value)}, expected ${types.map((type) => typeNames[type]).join(' or ')}`
+  }
+  if (types.includes('object') && typeof value === 'object' && value !== null && !Array.isArray(value)) {
+    const properties = schema.properties as Record<string, JsonSchema> | undefined
+    if (properties !== undefined && Object.keys(properties).length > 0) return checkObject(schema, `${at}.`, value as Record<string, unknown>)
+  }
+  if (types.includes('array') && Array.isArray(value)) {
+    const items = schema.items as JsonSchema
+    for (const item of value) {
+      const problem = checkValue(items, `${at}[]`, item)
+      if (problem !== undefined) return problem
+    }
+  }
+  return undefined
+}
+
+function checkObject (schema: JsonSchema, path: string, object: Record<string, unknown>): string | undefined {
+  const required = new Set(Array.isArray(schema.required) ? schema.required as string[] : [])
+  for (const [property, propertySchema] of Object.entries(schema.properties as Record<string, JsonSchema>)) {
+    const value = object[property]
+    if (value === undefined) {
+      if (required.has(property)) return `'${path + property}' is missing`
+      continue
+    }
+    const problem = checkValue(propertySchema, path + property, value)
+    if (problem !== undefined) return problem
+  }
+  return undefined
+}
+
+const acceptedBy: Record<string, ((value: unknown, schema: JsonSchema) => boolean) | undefined> = {
+  string: (value, schema) => typeof value === 'string' ||
+    (dateFormats.has(schema.format as string) && value instanceof Date && !Number.isNaN(value.getTime())),
+  integer: (value) => typeof value === 'number' ? Number.isInteger(value) : typeof value === 'bigint' || isIntegerText(value),
+  number: (value) => typeof value === 'number'
+    ? Number.isFinite(value)
+    : isNumberText(value) || (typeof value === 'bigint' && value <= 9007199254740991n && value >= -9007199254740991n),
+  boolean: (value) => typeof value === 'boolean' || value === 0 || value === 1,
+  null: (value) => value === null,
+  object: (value) => typeof value === 'object' && value !== null && !Array.isArray(value) && !(value instanceof Date),
+  array: (value) => Array.isArray(value),
+}
+
+const typeNames: Record<string, string> = {
+  string: 'a string',
+  integer: 'an integer',
+  number: 'a number',
+  boolean: 'a boolean',
+  null: 'null',
+  object: 'an object',
+  array: 'an array',
+}
+
+// The projection, as compileProjection generates it.
+
+/** Whether compileProjection would write a projection for `schema` (rootFunction's conditions). */
+function rootCovered (schema: JsonSchema): boolean {
+  if (schema.type === 'object' && schema.additionalProperties === true) {
+    if (!covered(schema, ['properties', 'additionalProperties']) || schema.nullable === true) return false
+    const properties = schema.properties as Record<string, JsonSchema> | undefined
+    if (properties === undefined) return false
+    const keys = Object.keys(properties)
+    return keys.length === 1 && isOrderedKey(keys[0]!) && valueCovered(properties[keys[0]!]!)
+  }
+  return (schema.type === 'object' || schema.type === 'array') && valueCovered(schema)
+}
+
+function valueCovered (schema: JsonSchema): boolean {
+  const type = schema.type
+  if (typeof type !== 'string') return false
+  if (type === 'object') {
+    if (!covered(schema, ['properties', 'required']) || schema.additionalProperties !== undefined) return false
+    const properties = schema.properties as Record<string, JsonSchema> | undefined
+    if (properties === undefined || typeof properties !== 'object') return false
+    const keys = Object.keys(properties)
+    if (keys.length === 0 || !keys.every(isOrderedKey)) return false
+    const required = Array.isArray(schema.required) ? schema.required as string[] : []
+    return required.every((key) => keys.includes(key)) && keys.every((key) => valueCovered(properties[key]!))
+  }
+  if (type === 'array') {
+    if (!covered(schema, ['items'])) return false
+    const items = schema.items as JsonSchema | undefined
+    return items !== undefined && typeof items === 'object' && !Array.isArray(items) && valueCovered(items)
+  }
+  if (!primitiveTypes.has(type)) return false
+  return covered(schema, type === 'string' ? ['format'] : []) && schema.format !== 'unsafe'
+}
+
+function projectRoot (schema: JsonSchema, data: unknown): unknown {
+  if (schema.type !== 'object' || schema.additionalProperties !== true) return projectValue(schema, data)
+  if (!isPlainObject(data)) fail()
+  const object = data as Record<string, unknown>
+  const properties = schema.properties as Record<string, JsonSchema>
+  const key = Object.keys(properties)[0]!
+  const list = object[key]
+  const projected: Record<string, unknown> = { [key]: list === undefined ? undefined : projectValue(properties[key]!, list) }
+  for (const name of Object.keys(object)) {
+    if (name === key) continue
+    const value = object[name]
+    if (value === undefined || typeof value === 'function' || typeof value === 'symbol') continue
+    projected[name] = extraOf(name, value)
+  }
+  return projected
+}
+
+/** valueExpression's value, for a value that is not undefined (or a required property, which fails on it). */
+function projectValue (schema: JsonSchema, value: unknown): unknown {
+  if (schema.nullable === true && value === null) return null
+  switch (schema.type) {
+    case 'object': return projectObject(schema, value)
+    case 'array': {
+      if (!Array.isArray(value) || (value as { toJSON?: unknown }).toJSON !== undefined) return fail()
+      const items = schema.items as JsonSchema
+      const projected: unknown[] = []
+      for (let index = 0; index < value.length; index++) projected.push(projectValue(items, value[index]))
+      return projected
+    }
+    case 'string':
+      if (typeof value === 'string') return value
+      return schema.format === 'date-time' ? dateTimeOf(value) : fail()
+    case 'integer':
+      return typeof value === 'number' && Number.isInteger(value) ? value : integerOf(value)
+    case 'number':
+      return typeof value === 'number' && !Number.isNaN(value) ? value : numberOf(value)
+    default:
+      // A boolean, by truthiness as fast-json-stringify writes it.
+      return value === true || value === false ? value : !!value
+  }
+}
+
+function projectObject (schema: JsonSchema, value: unknown): Record<string, unknown> {
+  if (!isPlainObject(value)) fail()
+  const object = value as Record<string, unknown>
+  const properties = schema.properties as Record<string, JsonSchema>
+  const required = new Set(Array.isArray(schema.required) ? schema.required as string[] : [])
+  const keys = Object.keys(properties)
+  const projected: Record<string, unknown> = {}
+  for (const key of [...keys.filter((key) => required.has(key)), ...keys.filter((key) => !required.has(key))]) {
+    const property = object[key]
+    if (property === undefined) {
+      if (!required.has(key)) {
+        projected[key] = undefined
+        continue
+      }
+      if (properties[key]!.type === 'boolean') fail()
+    }
+    projected[key] = projectValue(properties[key]!, property)
+  }
+  return projected
+}
+
+/** What objectSource and envelopeSource copy: an object, not an array, without `toJSON`. */
+function isPlainObject (value: unknown): boolean {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false
+  return typeof (value as { toJSON?: unknown }).toJSON !== 'function'
+}
