@@ -23,7 +23,7 @@ const Member = defineResource({
   table: 'members',
   schema: Type.Object({ id: Type.Integer(), name: Type.String(), salary: Type.Integer(), team: Type.Integer() }),
   fields: ['id', 'name', 'salary', 'team'],
-  columns: { team: 'team_id' },
+  expandable: { team: ['Team', { column: 'team_id' }] },
   // x-role admin: everything; user: no salary; anonymous: the name alone (not even the key).
   fieldsFor: (request) => {
     const role = request.headers['x-role']
@@ -128,6 +128,16 @@ for (const dialect of dialects()) {
         '{"data":[{"id":1},{"id":2}],"limit":20,"offset":0,"total":2}')
       t.equal((await get(app, database, '/teams/1?expand=roster&fields=roster', 'anonymous')).text,
         '{"roster":[{"name":"Ann"},{"name":"Bob"},{"name":"Cid"},{"name":"Dee"}]}', 'expanded: the fields it may see, in key order')
+    })
+
+    t.test('a cursor holds the hidden key, but nothing of it shows', async (t) => {
+      const first = await get(app, database, '/members?sort=name', 'anonymous')
+      t.same(first.body.data, [{ name: 'Ann' }, { name: 'Bob' }])
+      const text = Buffer.from(first.body.next as string, 'base64url').toString('latin1')
+      t.notOk(text.includes('Bob'), 'not the sort value')
+      t.notOk(text.includes('["Bob",2]'), 'not the key')
+      const second = await get(app, database, `/members?sort=name&after=${encodeURIComponent(first.body.next)}`, 'anonymous')
+      t.same(second.body.data, [{ name: 'Cid' }, { name: 'Dee' }])
     })
   })
 
