@@ -16,14 +16,15 @@ export interface DemoAppSettings {
    */
   draining?: () => boolean
   /**
-   * The key list routes sign their cursors with. The default is a fixed demo
-   * key, so the README's cursors are reproducible; a real deployment passes its
-   * own secret (demo/server.ts reads CURSOR_SECRET), shared by every instance.
+   * The key list routes encrypt their cursors with. The default is a fixed,
+   * published key, so that the README's cursors are reproducible in the
+   * tests; demo/server.ts always passes one (CURSOR_SECRET, or a random key
+   * of the process), as a real deployment must.
    */
   cursorSecret?: string
 }
 
-/** The demo's cursor key when none is given: public, so for the demo only. */
+/** The cursor key of the README's examples and the tests when none is given: published, so never served. */
 export const demoCursorSecret = 'fastify-expand demo cursor key (not a secret)'
 
 /** Where the interactive documentation is served (`/docs/json` holds the OpenAPI document). */

@@ -81,7 +81,7 @@ its own \`expand\`. The latest visits:`,
     path: '/visits?sort=-date&limit=2&fields=id,date,reason,vet.name',
   },
   {
-    text: 'The next page: `next` passed back as `after`, with the same sort and filters (the cursor is signed with the demo\'s `cursorSecret`; `npm start` takes yours from `CURSOR_SECRET`):',
+    text: 'The next page: `next` passed back as `after`, with the same sort and filters (the cursor is encrypted with the published key of demo/app.ts; `npm start` uses `CURSOR_SECRET`, or a random key it warns about):',
     path: (previous) => `/visits?sort=-date&limit=2&fields=id,date,reason,vet.name&after=${(previous as { next: string }).next}`,
   },
   {

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto'
 import { buildApp, docsPath } from './app.js'
 import { connect } from './database.js'
 import { countRows, seedIfEmpty } from './seed.js'
@@ -12,6 +13,8 @@ import { countRows, seedIfEmpty } from './seed.js'
  *   DRAIN_MS      on SIGTERM/SIGINT, how long /health answers 503 'draining' while new
  *                 connections are still served, default 1000 (see shutdown below)
  *   SHUTDOWN_TIMEOUT_MS  how long in-flight requests may take after that, default 10000
+ *   CURSOR_SECRET the key of /visits' cursors (16 characters at least), shared by every
+ *                 instance; unset: a random key per process (logged as a warning)
  */
 const port = Number(process.env.PORT ?? 3000)
 const host = process.env.HOST ?? '127.0.0.1'
@@ -29,14 +32,21 @@ for (const [name, value] of [['DRAIN_MS', drainMs], ['SHUTDOWN_TIMEOUT_MS', shut
   }
 }
 
+// Without CURSOR_SECRET, a key of this process alone: never a published one, which would let anyone make cursors.
+const givenCursorSecret = process.env.CURSOR_SECRET
+const cursorSecret = givenCursorSecret === undefined || givenCursorSecret === '' ? randomBytes(32).toString('base64url') : givenCursorSecret
 const db = connect({ databaseUrl: process.env.DATABASE_URL, sqliteFile: process.env.SQLITE_FILE })
 let draining = false
 const app = await buildApp({
   db,
   logger: { level: process.env.LOG_LEVEL ?? 'info' },
   draining: () => draining,
-  cursorSecret: process.env.CURSOR_SECRET,
+  cursorSecret,
 })
+if (cursorSecret !== givenCursorSecret) {
+  app.log.warn('CURSOR_SECRET is not set: cursors are encrypted with a random key made at startup, so they will not survive a restart ' +
+    'and other instances refuse them; set CURSOR_SECRET (16 characters at least) to share one')
+}
 // Before the server listens (and says so), so that a signal sent as soon as it is up is never the default exit.
 process.on('SIGINT', () => { void shutdown('SIGINT') })
 process.on('SIGTERM', () => { void shutdown('SIGTERM') })

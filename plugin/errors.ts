@@ -151,6 +151,9 @@ export const messages = {
 
   // load/list-query.ts: the filter and sort options of routes(), after the route's context.
   shortCursorSecret: 'cursorSecret must be a string or a Buffer of at least 16 characters (bytes)',
+  badCursorBinding: 'cursorBinding must be a function of the request returning a string',
+  cursorBindingWithOffset: 'cursorBinding applies to cursor pages only',
+  cursorBindingNotString: (type: string) => `fastify-expand: cursorBinding must return a string, not ${type}`,
   filterOptionNotObject: 'filter must be an object of field: operators',
   filterNotToOne: (at: string, segment: string, resource: string) =>
     `${at}: '${segment}' is not a to-one relation of ${resource} to a table (filters go through to-one relations only)`,

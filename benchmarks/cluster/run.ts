@@ -20,6 +20,7 @@
  * seconds of PostgreSQL being back; each instance's RSS under RSS_LIMIT_MB.
  * Writes benchmarks/cluster-results.md.
  */
+import { randomBytes } from 'node:crypto'
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
 import { chownSync, createWriteStream, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { connect as connectTcp } from 'node:net'
@@ -234,6 +235,7 @@ function startPostgres (): void {
 }
 
 const instances: Array<{ child: ChildProcess, pids: number[] }> = []
+const clusterCursorSecret = process.env.CURSOR_SECRET ?? randomBytes(32).toString('base64url')
 
 async function startInstance (index: number): Promise<number> {
   const env: NodeJS.ProcessEnv = {
@@ -243,6 +245,8 @@ async function startInstance (index: number): Promise<number> {
     DATABASE_URL: `postgres://postgres@127.0.0.1:${ports.bouncer}/postgres`,
     DRAIN_MS: String(drainMs),
     LOG_LEVEL: 'warn',
+    // One key for every instance, as behind any balancer: a cursor of one instance pages on another.
+    CURSOR_SECRET: clusterCursorSecret,
   }
   const child = start(`instance${index + 1}`, process.execPath, ['--import', 'tsx', join(repository, 'demo/server.ts')], { cwd: repository, env })
   const entry = instances[index] ?? { child, pids: [] }

@@ -203,7 +203,7 @@ async function loadIdArrays (load: Load, owner: ResourceNode, field: IdField, ro
   const { relation } = field
   const { keys, groups } = groupByParent(rows, owner)
   for (const chunk of chunks([...groups.keys()])) {
-    const found = await rowsOf(load, field, chunk, (context, field, keys) => relationIdsQuery(context, field.relation, keys))
+    const found = await rowsOf(load, field, chunk, (context, field, keys) => relationIdsQuery(context, field, keys))
     for (const row of found) groups.get(keyOf(row[parentKey]))?.push(row.id)
   }
   rows.forEach((row, index) => { row[relation.field] = groups.get(keys[index]) })

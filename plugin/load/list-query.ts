@@ -1,4 +1,4 @@
-import { createHash, createHmac, timingSafeEqual } from 'node:crypto'
+import { createCipheriv, createDecipheriv, createHmac } from 'node:crypto'
 import { sql, type Expression, type ExpressionBuilder, type SqlBool } from 'kysely'
 import { BadCursorError, BadFilterError, BadSortError, ForbiddenError, messages } from '../errors.js'
 import type { Visibility } from '../plan/plan.js'
@@ -65,15 +65,48 @@ export interface RequestedSort {
   readonly descending: boolean
 }
 
-/** What the list route reads from a request's query string besides limit, offset and expansions. */
+/** A `filter[...]` parameter as written: read against the route's filters once the caller is known. */
+export interface WrittenFilter {
+  readonly path: string
+  /** The operator as written: '' for `filter[path]=value` (eq). */
+  readonly operator: string
+  readonly raw: string
+  /** The parameter's name, for messages: `filter[born][gte]`. */
+  readonly written: string
+}
+
+/**
+ * What the route's validator reads of a query string besides limit, offset
+ * and expansions: its form only. Names, operators, values and the cursor
+ * are read by `resolve`, for the caller, so that a field `fieldsFor` hides
+ * answers the same 403 whatever is written with it.
+ */
 export interface ListRequest {
+  readonly filters: readonly WrittenFilter[]
+  readonly sort: ReadonlyArray<{ readonly name: string; readonly descending: boolean }>
+  readonly after: string | undefined
+}
+
+/** A request's filters and sort as they apply to its caller, and the keyset values of its `after` cursor. */
+export interface ResolvedList {
   readonly filters: readonly RequestedFilter[]
-  /** The sort keys asked for, without the primary key that always ends them. */
+  /** The sort keys asked for (and visible), without the primary key that always ends them. */
   readonly sort: readonly RequestedSort[]
   /** Keyset values of the row an `after` cursor points past; undefined: the first page. */
   readonly after: readonly unknown[] | undefined
-  /** Canonical text of the filters and sort: a cursor is bound to it. */
-  readonly key: string
+  /** Canonical text of what a cursor of this list is bound to: route, caller, filters (typed), sort keys. */
+  readonly binding: string
+}
+
+/** Who asks, for the parts of `resolve` that depend on it. */
+export interface ListCaller {
+  readonly visibility: Visibility
+  /** onInvalidExpand 'ignore': filters and sort keys on hidden fields are dropped instead of a 403. */
+  readonly ignoreHidden: boolean
+  /** `GET` and the route's full URL (with every prefix it was registered under). */
+  readonly route: string
+  /** The `cursorBinding` option's answer for the request, if the route has one. */
+  readonly identity: string | undefined
 }
 
 export interface ListQueryOptions {
@@ -95,25 +128,34 @@ const maxValueLength = 1000
 /** The longest `contains` value by default: a substring search costs the text's length times the value's. */
 export const defaultContainsMaxLength = 32
 const maxCursorLength = 4000
+/** AES-256-GCM: a 96-bit nonce and a 128-bit tag around the encrypted keyset values. */
+const nonceLength = 12
+const tagLength = 16
+/** Leads every cursor binding: a cursor of another format is refused rather than misread. */
+const cursorVersion = 'fastify-expand cursor 2'
+
+const noRequest: ListRequest = Object.freeze({ filters: [], sort: [], after: undefined })
 
 // Request query objects the route's validator has read, with what it read.
 const readRequests = new WeakMap<object, ListRequest>()
 
 /**
  * The list route's filters, sort keys and cursors, checked at startup:
- * `read` turns a request's query string into a ListRequest (or a 400),
- * `where`/`orderBy`/`keyset` write it into the route's statements.
+ * `read` takes a request's query string apart (or a 400), `resolve` reads
+ * it for the caller, `where`/`orderBy`/`keyset` write it into the route's statements.
  */
 export class ListQuery {
   readonly filters: ReadonlyMap<string, FilterField>
   readonly sortFields: ReadonlyMap<string, SortField>
   readonly primaryKey: SortField
-  private readonly secret: Buffer
+  /** Cursors are encrypted and authenticated (AES-256-GCM) with this key, derived from the cursor secret. */
+  private readonly cipherKey: Buffer
+  /** Cursor nonces are derived from what they hold with this key (see `cursorAfter`). */
+  private readonly nonceKey: Buffer
 
   constructor (
     readonly node: ResourceNode,
     options: ListQueryOptions,
-    private readonly routeKey: string,
     defaultSecret: Buffer,
     fail: (message: string) => never
   ) {
@@ -125,41 +167,35 @@ export class ListQuery {
       !(Buffer.isBuffer(options.cursorSecret) && options.cursorSecret.length >= 16)) {
       fail(messages.shortCursorSecret)
     }
-    this.secret = options.cursorSecret === undefined ? defaultSecret : Buffer.from(options.cursorSecret)
+    const secret = options.cursorSecret === undefined ? defaultSecret : Buffer.from(options.cursorSecret)
+    this.cipherKey = createHmac('sha256', secret).update('fastify-expand cursor key').digest()
+    this.nonceKey = createHmac('sha256', secret).update('fastify-expand cursor nonce').digest()
   }
 
   /** The ListRequest the route's validator read from this query object. */
   requestOf (query: unknown): ListRequest {
-    return readRequests.get(query as object) ?? { filters: [], sort: [], after: undefined, key: '' }
+    return readRequests.get(query as object) ?? noRequest
   }
 
   /**
-   * Reads `filter[...]`, `sort` and `after` from a parsed query string
+   * Takes `filter[...]`, `sort` and `after` apart from a parsed query string
    * (keys as written: `filter[born][gte]`, or nested objects from a parser
-   * that builds them). Throws the 400 of what does not fit.
+   * that builds them). Only their form is checked here (the 400 of what is
+   * not a filter, a repeated or too long parameter): what they name is read
+   * by `resolve`, once the caller is known.
    */
   read (query: Record<string, unknown>, cursors: boolean): ListRequest {
-    const filters: RequestedFilter[] = []
-    const keys: string[] = []
+    const filters: WrittenFilter[] = []
     const seen = new Set<string>()
     const add = (path: string, operator: string, raw: unknown) => {
       const written = `${filterParam}[${path}]${operator === '' ? '' : `[${operator}]`}`
       if (typeof raw !== 'string') throw new BadFilterError(messages.filterNotOnce(written))
       if (raw.length > maxValueLength) throw new BadFilterError(messages.tooLong(written, raw.length, maxValueLength))
-      const filter = this.filters.get(path)
-      if (filter === undefined) {
-        throw new BadFilterError(messages.unknownFilter(this.node.name, path, [...this.filters.keys()]))
-      }
-      const op = (operator === '' ? 'eq' : operator) as FilterOperator
-      if (!filter.operators.includes(op)) {
-        throw new BadFilterError(messages.badFilterOperator(this.node.name, path, operator, filter.operators))
-      }
-      const id = `${path}[${op}]`
+      const id = `${path}[${operator === '' ? 'eq' : operator}]`
       if (seen.has(id)) throw new BadFilterError(messages.filterRepeated(written))
       seen.add(id)
       if (seen.size > maxFilters) throw new BadFilterError(messages.tooManyFilters(maxFilters))
-      filters.push({ filter, operator: op, value: readFilterValue(filter, op, raw, written) })
-      keys.push(`${id}=${raw}`)
+      filters.push({ path, operator, raw, written })
     }
     for (const [name, value] of Object.entries(query)) {
       if (name === filterParam) {
@@ -171,13 +207,11 @@ export class ListQuery {
       if (match === null) throw new BadFilterError(messages.notAFilter(name))
       add(match[1]!, match[2] ?? '', value)
     }
-    const sort = this.readSort(query[sortParam])
-    keys.sort()
-    const key = `${keys.join('&')}|${sort.map(({ field, descending }) => (descending ? '-' : '') + field.name).join(',')}`
-    const request: ListRequest = { filters, sort, after: undefined, key }
+    const sort = readSortText(query[sortParam])
     const after = query[afterParam]
-    if (!cursors || after === undefined) return request
-    return { ...request, after: this.readCursor(after, request) }
+    if (!cursors || after === undefined) return { filters, sort, after: undefined }
+    if (typeof after !== 'string' || after.length > maxCursorLength) throw new BadCursorError(messages.badCursor(afterParam))
+    return { filters, sort, after }
   }
 
   /** The query object the validator hands to the route, with what was read from it. */
@@ -185,18 +219,56 @@ export class ListQuery {
     readRequests.set(query, request)
   }
 
-  private readSort (raw: unknown): RequestedSort[] {
-    if (raw === undefined) return []
-    if (typeof raw !== 'string') throw new BadSortError(messages.sortNotOnce(sortParam))
+  /**
+   * The request's filters, sort keys and cursor as they apply to `caller`.
+   * A filter or sort key on a field `fieldsFor` hides from the caller is a
+   * 403 whatever its operator or value (dropped under `onInvalidExpand:
+   * 'ignore'`), checked before either is read; a name the route does not
+   * take is a 400 whose message lists only what the caller may use. The
+   * cursor must have been made by this route for the same effective filters
+   * and sort (and identity, with `cursorBinding`), else 400.
+   */
+  resolve (request: ListRequest, caller: ListCaller): ResolvedList {
+    const hidden = (node: ResourceNode, field: string) => {
+      const visible = caller.visibility.visible(node)
+      return visible !== undefined && !visible.has(field)
+    }
+    const hiddenFilter = (filter: FilterField) => {
+      let node = this.node
+      for (const hop of filter.hops) {
+        if (hidden(node, hop.field)) return true
+        node = hop.target
+      }
+      return hidden(node, filter.field)
+    }
+    const filters: RequestedFilter[] = []
+    for (const { path, operator, raw, written } of request.filters) {
+      const filter = this.filters.get(path)
+      if (filter === undefined) {
+        const usable = [...this.filters.values()].filter((filter) => !hiddenFilter(filter)).map((filter) => filter.path)
+        throw new BadFilterError(messages.unknownFilter(this.node.name, path, usable))
+      }
+      if (hiddenFilter(filter)) {
+        if (caller.ignoreHidden) continue
+        throw new ForbiddenError(messages.hiddenFilter(path))
+      }
+      const op = (operator === '' ? 'eq' : operator) as FilterOperator
+      if (!filter.operators.includes(op)) {
+        throw new BadFilterError(messages.badFilterOperator(this.node.name, path, operator, filter.operators))
+      }
+      filters.push({ filter, operator: op, value: readFilterValue(filter, op, raw, written) })
+    }
     const sort: RequestedSort[] = []
     const names = new Set<string>()
-    for (const item of raw.split(',')) {
-      if (item === '') continue
-      const descending = item.startsWith('-')
-      const name = descending ? item.slice(1) : item
+    for (const { name, descending } of request.sort) {
       const field = this.sortFields.get(name)
       if (field === undefined) {
-        throw new BadSortError(messages.unknownSort(this.node.name, name, [...this.sortFields.keys()]))
+        const usable = [...this.sortFields.keys()].filter((name) => !hidden(this.node, name))
+        throw new BadSortError(messages.unknownSort(this.node.name, name, usable))
+      }
+      if (hidden(this.node, name)) {
+        if (caller.ignoreHidden) continue
+        throw new ForbiddenError(messages.hiddenSort(name))
       }
       if (names.has(name)) throw new BadSortError(messages.sortRepeated(sortParam, name))
       names.add(name)
@@ -204,41 +276,30 @@ export class ListQuery {
       // The primary key is unique: keys after it could never order anything.
       if (field.column === this.primaryKey.column) break
     }
-    return sort
-  }
-
-  /** The sort keys of a request, the primary key (ascending) last unless it is already there. */
-  keysOf (request: ListRequest): RequestedSort[] {
-    const keys = [...request.sort]
-    if (!keys.some(({ field }) => field.column === this.primaryKey.column)) keys.push({ field: this.primaryKey, descending: false })
-    return keys
+    const binding = this.bindingOf(caller, filters, sort)
+    const after = request.after === undefined ? undefined : this.readCursor(request.after, this.keysOf({ sort }), binding)
+    return { filters, sort, after, binding }
   }
 
   /**
-   * The 403 of a filter or sort key naming a field that `fieldsFor` hides
-   * from this request; under `onInvalidExpand: 'ignore'` those are dropped.
+   * What a cursor is bound to, as JSON (never a join of raw text, which two
+   * different requests could share): the resource, the route's method and
+   * full URL, the caller's identity when the route binds cursors to it, each
+   * filter as (path, operator, value read by its type) in a canonical order,
+   * and the sort keys.
    */
-  visibleTo (request: ListRequest, visibility: Visibility, ignore: boolean): ListRequest {
-    const hidden = (node: ResourceNode, field: string) => {
-      const visible = visibility.visible(node)
-      return visible !== undefined && !visible.has(field)
-    }
-    const filters = request.filters.filter(({ filter }) => {
-      let node = this.node
-      for (const hop of filter.hops) {
-        if (hidden(node, hop.field)) return this.forbid(ignore, messages.hiddenFilter(filter.path))
-        node = hop.target
-      }
-      return !hidden(node, filter.field) || this.forbid(ignore, messages.hiddenFilter(filter.path))
-    })
-    const sort = request.sort.filter(({ field }) => !hidden(this.node, field.name) || this.forbid(ignore, messages.hiddenSort(field.name)))
-    if (filters.length === request.filters.length && sort.length === request.sort.length) return request
-    return { ...request, filters, sort }
+  private bindingOf (caller: ListCaller, filters: readonly RequestedFilter[], sort: readonly RequestedSort[]): string {
+    const filterTuples = filters.map(({ filter, operator, value }) => [filter.path, operator, value] as const)
+      .sort((a, b) => (a[0] === b[0] ? (a[1] < b[1] ? -1 : 1) : a[0] < b[0] ? -1 : 1))
+    const sortTuples = this.keysOf({ sort }).map(({ field, descending }) => [field.name, descending])
+    return JSON.stringify([cursorVersion, this.node.qualifiedName, caller.route, caller.identity ?? null, filterTuples, sortTuples])
   }
 
-  private forbid (ignore: boolean, message: string): false {
-    if (ignore) return false
-    throw new ForbiddenError(message)
+  /** The sort keys of a request, the primary key (ascending) last unless it is already there. */
+  keysOf (list: Pick<ResolvedList, 'sort'>): RequestedSort[] {
+    const keys = [...list.sort]
+    if (!keys.some(({ field }) => field.column === this.primaryKey.column)) keys.push({ field: this.primaryKey, descending: false })
+    return keys
   }
 
   /**
@@ -248,10 +309,10 @@ export class ListQuery {
    * conditions' text up to values, or null when a related scope cannot be
    * told apart by shape (the statement is then not kept as a template).
    */
-  conditions (request: ListRequest, context: LoadContext, values: unknown[]): { conditions: Condition[]; shape: string | null } {
+  conditions (list: ResolvedList, context: LoadContext, values: unknown[]): { conditions: Condition[]; shape: string | null } {
     let shape: string | null = ''
     const conditions: Condition[] = []
-    for (const requested of request.filters) {
+    for (const requested of list.filters) {
       const [condition, part] = filterCondition(requested, this.node, context, values)
       conditions.push(condition)
       shape = shape === null || part === null ? null : `${shape}&${part}`
@@ -295,42 +356,80 @@ export class ListQuery {
     return query.select((eb) => keys.map(({ field }, index) => eb.ref(field.column).as(`${cursorColumn}${index}`))) as Q
   }
 
-  /** The cursor pointing past `row` (which holds the selected key columns; they are removed). */
-  cursorAfter (row: Row, keys: readonly RequestedSort[], request: ListRequest): string {
-    const values = keys.map((_key, index) => cursorValue(row[`${cursorColumn}${index}`]))
-    const payload = Buffer.from(JSON.stringify({ k: keyHash(request.key), v: values })).toString('base64url')
-    return `${payload}.${this.sign(payload)}`
+  /**
+   * The cursor pointing past `row` (which holds the selected key columns):
+   * the key values encrypted with AES-256-GCM, the binding as associated
+   * data, so that a cursor shows nothing of them (a hidden sort value, a
+   * hidden primary key) and answers only the list it was made for. The
+   * nonce is derived from the binding and the values (as AES-GCM-SIV does):
+   * the same position of the same list gives the same cursor, and two
+   * different ones never share a nonce.
+   */
+  cursorAfter (row: Row, keys: readonly RequestedSort[], list: ResolvedList): string {
+    const values = Buffer.from(JSON.stringify(keys.map((_key, index) => cursorValue(row[`${cursorColumn}${index}`]))))
+    const nonce = createHmac('sha256', this.nonceKey).update(list.binding).update('\u0000').update(values).digest().subarray(0, nonceLength)
+    const cipher = createCipheriv('aes-256-gcm', this.cipherKey, nonce, { authTagLength: tagLength })
+    cipher.setAAD(Buffer.from(list.binding))
+    const encrypted = Buffer.concat([cipher.update(values), cipher.final()])
+    return Buffer.concat([nonce, encrypted, cipher.getAuthTag()]).toString('base64url')
   }
 
-  private sign (payload: string): string {
-    return createHmac('sha256', this.secret).update(`${this.routeKey}\n${payload}`).digest('base64url')
-  }
-
-  private readCursor (raw: unknown, request: ListRequest): unknown[] {
+  /** The keyset values of a cursor made by `cursorAfter` for this binding, each of its key's type; else 400. */
+  private readCursor (raw: string, keys: readonly RequestedSort[], binding: string): unknown[] {
     const bad = () => new BadCursorError(messages.badCursor(afterParam))
-    if (typeof raw !== 'string' || raw.length > maxCursorLength) throw bad()
-    const [payload, signature, ...rest] = raw.split('.')
-    if (payload === undefined || signature === undefined || rest.length > 0) throw bad()
-    const expected = Buffer.from(this.sign(payload))
-    const given = Buffer.from(signature)
-    if (given.length !== expected.length || !timingSafeEqual(given, expected)) throw bad()
-    let decoded: { k?: unknown; v?: unknown }
+    if (!/^[A-Za-z0-9_-]+$/.test(raw)) throw bad()
+    const bytes = Buffer.from(raw, 'base64url')
+    if (bytes.length <= nonceLength + tagLength) throw bad()
+    let values: unknown
     try {
-      decoded = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as { k?: unknown; v?: unknown }
+      const decipher = createDecipheriv('aes-256-gcm', this.cipherKey, bytes.subarray(0, nonceLength), { authTagLength: tagLength })
+      decipher.setAAD(Buffer.from(binding))
+      decipher.setAuthTag(bytes.subarray(bytes.length - tagLength))
+      const text = Buffer.concat([decipher.update(bytes.subarray(nonceLength, bytes.length - tagLength)), decipher.final()])
+      values = JSON.parse(text.toString('utf8'))
     } catch {
       throw bad()
     }
-    if (decoded.k !== keyHash(request.key) || !Array.isArray(decoded.v) || decoded.v.length !== this.keysOf(request).length) throw bad()
-    return decoded.v
+    if (!Array.isArray(values) || values.length !== keys.length) throw bad()
+    keys.forEach(({ field }, index) => { if (!isCursorValue(field.type, values[index])) throw bad() })
+    return values
   }
+}
+
+/**
+ * Whether a value read from a cursor is one `cursorValue` makes for a key
+ * of this type, so that nothing else is ever bound: an integer (a safe
+ * number, or the decimal text a driver gives for int8), a finite number,
+ * 1 or 0 for a boolean, a string (a date or date-time where the format says).
+ */
+function isCursorValue (type: ValueType, value: unknown): boolean {
+  switch (type.kind) {
+    case 'integer':
+      return Number.isSafeInteger(value) || (typeof value === 'string' && /^-?[0-9]{1,20}$/.test(value))
+    case 'number':
+      // pg gives numeric columns as text.
+      return (typeof value === 'number' && Number.isFinite(value)) ||
+        (typeof value === 'string' && numberText.test(value) && Number.isFinite(Number(value)))
+    case 'boolean':
+      return value === 0 || value === 1
+    case 'string':
+      if (typeof value !== 'string') return false
+      return (type.format !== 'date' && type.format !== 'date-time') || !Number.isNaN(Date.parse(value))
+  }
+}
+
+/** The `sort` parameter taken apart: names, each maybe `-`; empty items skipped. */
+function readSortText (raw: unknown): ListRequest['sort'] {
+  if (raw === undefined) return []
+  if (typeof raw !== 'string') throw new BadSortError(messages.sortNotOnce(sortParam))
+  return raw.split(',').filter((item) => item !== '').map((item) => {
+    const descending = item.startsWith('-')
+    return { name: descending ? item.slice(1) : item, descending }
+  })
 }
 
 /** Prefix of the cursor columns the cursor route selects beside the plan's. */
 export const cursorColumn = '__expand_key_'
-
-function keyHash (key: string): string {
-  return createHash('sha256').update(key).digest('base64url').slice(0, 22)
-}
 
 /** A key value as a cursor keeps it, bound back as the column stores it. */
 function cursorValue (value: unknown): unknown {

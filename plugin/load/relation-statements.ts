@@ -1,8 +1,12 @@
 import { sql } from 'kysely'
 import type { LevelPlan, PlannedField } from '../plan/plan.js'
-import type { RelationEdge, RelationKind, RelationLink } from '../resource-graph.js'
+import type { RelationKind, RelationLink } from '../resource-graph.js'
 import type { LoadContext } from './load-context.js'
 import { foreignKeyOf, keyColumn, selectLevel, selectionOf, tableOf, type AnySelect } from './selection.js'
+
+type ExpandedField = Extract<PlannedField, { kind: 'expanded' }>
+/** A planned relation field: expanded, or shown as ids. */
+type RelationField = Extract<PlannedField, { kind: 'id' | 'expanded' }>
 
 /** Column of loaded child rows holding the parent key they belong to; removed once they are grouped. */
 export const parentKey = '__expand_parent'
@@ -17,45 +21,47 @@ const rowNumber = '__expand_row'
  */
 interface KindStatements<K extends RelationKind> {
   /** The related rows of the level, each to-many row tagged with its parent key. */
-  rows(
-    context: LoadContext, link: Extract<RelationLink, { kind: K }>, relation: RelationEdge, level: LevelPlan, keys: readonly unknown[]
-  ): AnySelect
-  /** To-many kinds: the related ids alone, tagged with their parent key (`id`, parent). */
-  ids?(context: LoadContext, link: Extract<RelationLink, { kind: K }>, relation: RelationEdge, keys: readonly unknown[]): AnySelect
+  rows(context: LoadContext, link: Extract<RelationLink, { kind: K }>, field: ExpandedField, keys: readonly unknown[]): AnySelect
+  /** To-many kinds: the related ids alone, tagged with their parent key (`id`, parent), in the field's order. */
+  ids?(context: LoadContext, link: Extract<RelationLink, { kind: K }>, field: RelationField, keys: readonly unknown[]): AnySelect
 }
 
 const statements: { [K in RelationKind]: KindStatements<K> } = {
   'to-one': {
-    rows: (context, _link, relation, level, keys) =>
+    rows: (context, _link, { relation, level }, keys) =>
       selectLevel(context.db, level, context.scope(relation.target)).where(keyColumn(level.node), 'in', keys),
   },
   'to-many': {
-    rows (context, link, relation, level, keys) {
+    rows (context, link, field, keys) {
+      const { relation, level } = field
       const parentColumn = `${tableOf(relation.target)}.${foreignKeyOf(relation, link.foreignKey)}`
       const rows = selectLevel(context.db, level, context.scope(relation.target)).select(`${parentColumn} as ${parentKey}`).where(parentColumn, 'in', keys)
-      return orderedByParent(context, rows, relation, parentColumn, keyColumn(relation.target), rowColumns(level))
+      return orderedByParent(context, rows, field, parentColumn, keyColumn(relation.target), rowColumns(level))
     },
-    ids (context, link, relation, keys) {
+    ids (context, link, field, keys) {
+      const { relation } = field
       const parentColumn = `${tableOf(relation.target)}.${foreignKeyOf(relation, link.foreignKey)}`
       const relatedKey = keyColumn(relation.target)
       const scope = context.scope(relation.target)
       // The scope is the first condition of every statement: statement templates expect its values first.
       const from = context.db.selectFrom(tableOf(relation.target)).select([`${relatedKey} as id`, `${parentColumn} as ${parentKey}`])
       const ids = (scope === undefined ? from : from.where(scope)).where(parentColumn, 'in', keys)
-      return orderedByParent(context, ids, relation, parentColumn, relatedKey, idColumns)
+      return orderedByParent(context, ids, field, parentColumn, relatedKey, idColumns)
     },
   },
   'many-to-many': {
-    rows (context, { through }, relation, level, keys) {
+    rows (context, { through }, field, keys) {
+      const { relation, level } = field
       const parentColumn = `${through.table}.${through.from}`
       const relatedKey = `${through.table}.${through.to}`
       const rows = selectLevel(context.db, level, context.scope(relation.target))
         .innerJoin(through.table, relatedKey, keyColumn(level.node))
         .select(`${parentColumn} as ${parentKey}`)
         .where(parentColumn, 'in', keys)
-      return orderedByParent(context, rows, relation, parentColumn, relatedKey, rowColumns(level))
+      return orderedByParent(context, rows, field, parentColumn, relatedKey, rowColumns(level))
     },
-    ids (context, { through }, relation, keys) {
+    ids (context, { through }, field, keys) {
+      const { relation } = field
       // Always joined to the related table: an id exists for the request only where its row does, so the
       // related table's scope and the database's row-level security decide, as they do for expanded rows.
       const parentColumn = `${through.table}.${through.from}`
@@ -64,7 +70,7 @@ const statements: { [K in RelationKind]: KindStatements<K> } = {
       const ids = context.db.selectFrom(through.table).select([`${relatedKey} as id`, `${parentColumn} as ${parentKey}`])
         .innerJoin(tableOf(relation.target), keyColumn(relation.target), relatedKey)
       const scoped = scope === undefined ? ids : ids.where(scope)
-      return orderedByParent(context, scoped.where(parentColumn, 'in', keys), relation, parentColumn, relatedKey, idColumns)
+      return orderedByParent(context, scoped.where(parentColumn, 'in', keys), field, parentColumn, relatedKey, idColumns)
     },
   },
 }
@@ -75,19 +81,19 @@ export function relationRowsQuery (
 ): AnySelect {
   const { link } = field.relation
   switch (link.kind) {
-    case 'to-one': return statements['to-one'].rows(context, link, field.relation, field.level, keys)
-    case 'to-many': return statements['to-many'].rows(context, link, field.relation, field.level, keys)
-    case 'many-to-many': return statements['many-to-many'].rows(context, link, field.relation, field.level, keys)
+    case 'to-one': return statements['to-one'].rows(context, link, field, keys)
+    case 'to-many': return statements['to-many'].rows(context, link, field, keys)
+    case 'many-to-many': return statements['many-to-many'].rows(context, link, field, keys)
   }
 }
 
 /** The statement loading a to-many relation's ids for these parent keys. */
-export function relationIdsQuery (context: LoadContext, relation: RelationEdge, keys: readonly unknown[]): AnySelect {
-  const { link } = relation
+export function relationIdsQuery (context: LoadContext, field: RelationField, keys: readonly unknown[]): AnySelect {
+  const { link } = field.relation
   switch (link.kind) {
     case 'to-one': throw new TypeError('a to-one relation shows the id its row holds: no statement')
-    case 'to-many': return statements['to-many'].ids!(context, link, relation, keys)
-    case 'many-to-many': return statements['many-to-many'].ids!(context, link, relation, keys)
+    case 'to-many': return statements['to-many'].ids!(context, link, field, keys)
+    case 'many-to-many': return statements['many-to-many'].ids!(context, link, field, keys)
   }
 }
 
@@ -114,13 +120,13 @@ const idColumns = ['id', parentKey]
 function orderedByParent (
   context: LoadContext,
   query: AnySelect,
-  relation: RelationEdge,
+  field: RelationField,
   parentColumn: string,
   relatedKey: string,
   columns: readonly string[]
 ): AnySelect {
-  const order = relationOrder(relation, relatedKey)
-  const { limit } = relation.keys
+  const order = relationOrder(field, relatedKey)
+  const { limit } = field.relation.keys
   if (limit === undefined) {
     let ordered = query.orderBy(parentColumn)
     for (const [column, direction] of order) ordered = direction === 'desc' ? ordered.orderBy(column, 'desc') : ordered.orderBy(column)
@@ -138,9 +144,12 @@ function orderedByParent (
     .orderBy(sql.id(numberedRows, rowNumber)) as AnySelect
 }
 
-/** A to-many relation's order within one parent: its orderBy column if any, then the related key, ascending. */
-function relationOrder (relation: RelationEdge, relatedKey: string): Array<[column: string, direction: 'asc' | 'desc']> {
-  const { orderBy } = relation.keys
+/**
+ * A to-many relation's order within one parent: the planned field's orderBy
+ * column if any (the relation's, unless the request may not see that field),
+ * then the related key, ascending.
+ */
+function relationOrder ({ relation, orderBy }: RelationField, relatedKey: string): Array<[column: string, direction: 'asc' | 'desc']> {
   if (orderBy === undefined) return [[relatedKey, 'asc']]
   return [[`${tableOf(relation.target)}.${orderBy.replace(/^-/, '')}`, orderBy.startsWith('-') ? 'desc' : 'asc'], [relatedKey, 'asc']]
 }
@@ -155,7 +164,7 @@ export function plannedStatements (context: LoadContext, level: LevelPlan, path 
     if (field.kind === 'value' || (field.kind === 'id' && field.relation.link.kind === 'to-one')) continue
     const at = path === '' ? field.name : `${path}.${field.name}`
     if (field.kind === 'id') {
-      planned.push({ path: at, sql: relationIdsQuery(context, field.relation, [0]).compile().sql })
+      planned.push({ path: at, sql: relationIdsQuery(context, field, [0]).compile().sql })
       continue
     }
     planned.push({ path: at, sql: relationRowsQuery(context, field, [0]).compile().sql }, ...plannedStatements(context, field.level, at))

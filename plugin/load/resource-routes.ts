@@ -34,11 +34,20 @@ export interface ResourceRoutesOptions {
   /** Offset pages: `false` leaves `total` (and its COUNT statement) out. Default true. */
   total?: boolean
   /**
-   * The key cursors are signed with (HMAC-SHA256), at least 16 characters.
+   * The key cursors are encrypted and authenticated with (AES-256-GCM, under
+   * keys derived from it), at least 16 characters.
    * Default: a random key made when the plugin is registered, so cursors do
    * not outlive the process: instances behind a load balancer need a shared one.
    */
   cursorSecret?: string | Buffer
+  /**
+   * Cursor pages: binds each cursor to the caller. Given the request, returns
+   * a string that identifies the caller (a user or tenant id, as your
+   * authentication decided it); a cursor made for one identity is 400
+   * `FST_EXPAND_BAD_CURSOR` for any other. Without it a cursor is bound to
+   * the route, the filters and the sort only.
+   */
+  cursorBinding?: (request: FastifyRequest) => string
   /**
    * Route options given to both routes: hooks (`onRequest`, `preHandler`, ...),
    * `config`, `constraints`, and documentation in `schema` (`tags`,
@@ -80,7 +89,8 @@ export interface CursorPage<T = Row> {
 }
 
 const routesOptionKeys = new Set([
-  'permitListExpands', 'pageSize', 'maxPageSize', 'filter', 'sort', 'pagination', 'total', 'cursorSecret', 'route', 'defaultExpand',
+  'permitListExpands', 'pageSize', 'maxPageSize', 'filter', 'sort', 'pagination', 'total', 'cursorSecret', 'cursorBinding', 'route',
+  'defaultExpand',
 ])
 const routeHookKeys = [
   'onRequest', 'preParsing', 'preValidation', 'preHandler', 'preSerialization',
@@ -153,7 +163,10 @@ export function registerResourceRoutes (
   if (typeof withTotal !== 'boolean') fail(messages.badTotal)
   if (pagination === 'cursor' && options.total !== undefined) fail(messages.totalWithCursor)
   const cursors = pagination === 'cursor'
-  const listQuery = new ListQuery(node, options, `${node.qualifiedName} ${prefix}`, loading.cursorSecret, fail)
+  const listQuery = new ListQuery(node, options, loading.cursorSecret, fail)
+  const cursorBinding = options.cursorBinding
+  if (cursorBinding !== undefined && typeof cursorBinding !== 'function') fail(messages.badCursorBinding)
+  if (cursorBinding !== undefined && !cursors) fail(messages.cursorBindingWithOffset)
   const shared = sharedRouteOptions(options.route, fail)
   const ignoreHidden = engine.options.onInvalidExpand === 'ignore'
 
@@ -220,7 +233,13 @@ export function registerResourceRoutes (
       return pageOf(rows, total)
     }
 
-    const list = listQuery.visibleTo(requested, engine.visibilityFor(request), ignoreHidden)
+    const list = listQuery.resolve(requested, {
+      visibility: engine.visibilityFor(request),
+      ignoreHidden,
+      // The full URL (with the prefixes of every plugin it is registered in): two mounts of one list never share cursors.
+      route: `GET ${request.routeOptions.url ?? prefix}`,
+      identity: cursors ? identityOf(request, cursorBinding) : undefined,
+    })
     const keys = listQuery.keysOf(list)
     const values: unknown[] = []
     const { conditions, shape } = listQuery.conditions(list, loadContext, values)
@@ -319,6 +338,14 @@ export function registerResourceRoutes (
     await loadRows(loadContext, plan.root, [row])
     return row
   })
+}
+
+/** The `cursorBinding` option's answer for a request: a string, else the route's misconfiguration (500). */
+function identityOf (request: FastifyRequest, cursorBinding: ResourceRoutesOptions['cursorBinding']): string | undefined {
+  if (cursorBinding === undefined) return undefined
+  const identity = cursorBinding(request)
+  if (typeof identity !== 'string') throw new InvalidOptionError(messages.cursorBindingNotString(typeof identity))
+  return identity
 }
 
 /**

@@ -4,8 +4,22 @@ import type { RelationEdge, ResourceNode } from '../resource-graph.js'
 /** One field of the response, decided for one combination of expand/fields/omit. */
 export type PlannedField =
   | { readonly kind: 'value'; readonly name: string }
-  | { readonly kind: 'id'; readonly name: string; readonly relation: RelationEdge }
-  | { readonly kind: 'expanded'; readonly name: string; readonly relation: RelationEdge; readonly level: LevelPlan }
+  | { readonly kind: 'id'; readonly name: string; readonly relation: RelationEdge; readonly orderBy: string | undefined }
+  | {
+    readonly kind: 'expanded'
+    readonly name: string
+    readonly relation: RelationEdge
+    readonly level: LevelPlan
+    readonly orderBy: string | undefined
+  }
+
+/*
+ * `orderBy` of a to-many relation field: the relation's `orderBy` when the
+ * request may see the field it orders by, else undefined (the related key
+ * orders the rows): an order by a field `fieldsFor` hides would tell its
+ * values' ranking. Plans are made per visibility, so each caller's order is
+ * its plan's, and so are the statements kept for that plan's fields.
+ */
 
 /**
  * What one request may see of each resource: the answers of the resources'

@@ -12,7 +12,7 @@ import { registerExpansion } from '../expansion-plan.js'
 import type { ResolvedOptions } from '../options.js'
 import type { Expansion } from '../request-helpers.js'
 import { emptyPathNode, parsePaths, toPathTree, withPaths, type PathNode, type RawExpansionQuery } from '../parse/query.js'
-import { clientFieldNames, type ResourceNode } from '../resource-graph.js'
+import { clientFieldNames, type RelationEdge, type ResourceNode } from '../resource-graph.js'
 import { fullVisibility, planKey, type ExpansionPlan, type LevelPlan, type PlannedField, type PlanTarget, type Visibility } from './plan.js'
 
 /** Definition-level expansions (nested fields, relation `expand`) deeper than this can only be a cycle. */
@@ -106,14 +106,17 @@ class Planner {
     for (const name of candidates) {
       if (selected !== undefined && !selected.has(name)) continue
       if (omitTree?.children.get(name)?.leaf === true) continue
-      shown.add(name)
-      if (emit) this.included.add(prefix + name)
       const relation = node.relations.get(name)
       const wanted = requested.get(name)
+      // A to-many id array is made of the related primary keys: absent when this request may not see them.
+      const idsHidden = relation !== undefined && relation.many && this.hides(relation.target, relation.target.primaryKey)
+      if (idsHidden && wanted === undefined) continue
+      shown.add(name)
+      if (emit) this.included.add(prefix + name)
       if (relation === undefined) {
         fields.push({ kind: 'value', name })
       } else if (wanted === undefined) {
-        fields.push({ kind: 'id', name, relation })
+        fields.push({ kind: 'id', name, relation, orderBy: this.orderOf(relation) })
       } else {
         if (emit) this.expanded.add(prefix + name)
         if (wanted.query !== undefined) this.countExpansion()
@@ -131,7 +134,7 @@ class Planner {
           emit,
           wanted.query === undefined ? definitionDepth + 1 : 0
         )
-        fields.push({ kind: 'expanded', name, relation, level })
+        fields.push({ kind: 'expanded', name, relation, level, orderBy: this.orderOf(relation) })
       }
     }
     // fields/omit take precedence over expand, but every requested path is still validated.
@@ -220,6 +223,31 @@ class Planner {
       add(name, 'query', below)
     }
     return requested
+  }
+
+  /** Whether `fieldsFor` hides `field` of `node` from this request. */
+  private hides (node: ResourceNode, field: string): boolean {
+    const visible = this.visibility.visible(node)
+    return visible !== undefined && !visible.has(field)
+  }
+
+  /**
+   * The relation's `orderBy` for this request: dropped when the column it
+   * names is a field of the related resource that this request may not see.
+   * A column that is no field (a position kept for ordering) is the
+   * definition's own order and stays.
+   */
+  private orderOf (relation: RelationEdge): string | undefined {
+    const { orderBy } = relation.keys
+    if (orderBy === undefined) return undefined
+    const column = orderBy.replace(/^-/, '')
+    const target = relation.target
+    for (const field of target.fieldSchemas.keys()) {
+      const link = target.relations.get(field)?.link
+      const fieldColumn = link === undefined ? target.column(field) : link.kind === 'to-one' ? link.column : undefined
+      if (fieldColumn === column && this.hides(target, field)) return undefined
+    }
+    return orderBy
   }
 
   private permits (path: string): boolean {

@@ -209,6 +209,8 @@ class ReferencePlanner {
       if (omit?.children.get(name)?.leaf === true) continue
       const relation = definition.relations[name]
       const below = requested.get(name)
+      // A to-many id array is made of the target's primary keys: absent unless expanded when they are hidden.
+      if (relation?.many === true && below === undefined && !visibleFields(this.caller, relation.target).has('id')) continue
       if (relation === undefined) planned.push({ kind: 'value', name })
       else if (below === undefined) planned.push({ kind: 'id', name, relation })
       else {

@@ -359,13 +359,19 @@ for (const dialect of dialects()) {
       const first = await get(app, database, '/feed?fields=id&sort=name&filter[species][in]=cat,dog')
       const next = first.body.next as string
       const bad = badRequest('FST_EXPAND_BAD_CURSOR', "'after' is not a cursor of this list for this sort and these filters: ask again from the first page")
-      const [payload, signature] = next.split('.')
-      const decoded = JSON.parse(Buffer.from(payload!, 'base64url').toString()) as { k: string; v: unknown[] }
-      const forged = Buffer.from(JSON.stringify({ ...decoded, v: ['A', 1] })).toString('base64url')
+      // The cursor is nonce, encrypted values and tag (AES-256-GCM): any byte changed fails the tag.
+      const bytes = Buffer.from(next, 'base64url')
+      const flipped = (at: number) => {
+        const copy = Buffer.from(bytes)
+        copy[at] = copy[at]! ^ 1
+        return copy.toString('base64url')
+      }
       const cases: Array<[string, string]> = [
-        ['altered payload', `/feed?sort=name&filter[species][in]=cat,dog&after=${forged}.${signature}`],
-        ['altered signature', `/feed?sort=name&filter[species][in]=cat,dog&after=${payload}.${signature!.slice(0, -2)}AA`],
-        ['no signature', `/feed?sort=name&filter[species][in]=cat,dog&after=${payload}`],
+        ['altered nonce', `/feed?sort=name&filter[species][in]=cat,dog&after=${flipped(0)}`],
+        ['altered values', `/feed?sort=name&filter[species][in]=cat,dog&after=${flipped(13)}`],
+        ['altered tag', `/feed?sort=name&filter[species][in]=cat,dog&after=${flipped(bytes.length - 1)}`],
+        ['truncated', `/feed?sort=name&filter[species][in]=cat,dog&after=${bytes.subarray(0, 28).toString('base64url')}`],
+        ['not base64url', `/feed?sort=name&filter[species][in]=cat,dog&after=${encodeURIComponent(next + '.')}`],
         ['another sort', `/feed?sort=-name&filter[species][in]=cat,dog&after=${encodeURIComponent(next)}`],
         ['no sort', `/feed?filter[species][in]=cat,dog&after=${encodeURIComponent(next)}`],
         ['other filters', `/feed?sort=name&filter[species][in]=cat&after=${encodeURIComponent(next)}`],

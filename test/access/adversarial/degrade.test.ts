@@ -44,13 +44,14 @@ for (const dialect of dialects()) {
 
     t.test('three values bind as four, the last repeated; the rows are those of the three', async (t) => {
       database.reset()
-      const reply = await app.inject({ url: '/animals?fields=id&filter[id][in]=5,2,9&filter[species]=cat' })
+      // A full page (limit=1), so that its COUNT runs too.
+      const reply = await app.inject({ url: '/animals?fields=id&filter[id][in]=5,2,9&filter[species]=cat&limit=1' })
       t.equal(reply.statusCode, 200)
-      t.same(reply.json(), { data: [{ id: 9 }], limit: 200, offset: 0, total: 1 })
+      t.same(reply.json(), { data: [{ id: 9 }], limit: 1, offset: 0, total: 1 })
       const page = database.statements.findIndex((statement) => statement.includes('limit'))
       const count = 1 - page
       t.equal(plain(database.statements[page]!), 'select "animals"."id" as "id" from "animals" where "animals"."id" in (?, ?, ?, ?) and "animals"."species" = ? order by "animals"."id" asc limit ? offset ?')
-      t.same(database.parameters[page], [5, 2, 9, 9, 'cat', 200, 0])
+      t.same(database.parameters[page], [5, 2, 9, 9, 'cat', 1, 0])
       t.equal(plain(database.statements[count]!), 'select count(*) as "total" from "animals" where "animals"."id" in (?, ?, ?, ?) and "animals"."species" = ?')
       t.same(database.parameters[count], [5, 2, 9, 9, 'cat'])
     })
@@ -67,7 +68,7 @@ for (const dialect of dialects()) {
       t.same(database.parameters.find((parameters) => parameters.length === 3), [7, 200, 0])
     })
 
-    t.test('600 lists of 1 to 100 values make 8 page texts and 8 count texts, each answer its own rows', async (t) => {
+    t.test('600 lists of 1 to 100 values make 8 page texts, each answer its own rows', async (t) => {
       database.reset()
       for (let request = 0; request < 600; request++) {
         const length = (request * 37) % 100 + 1
@@ -81,7 +82,7 @@ for (const dialect of dialects()) {
         }
       }
       const texts = new Set(database.statements)
-      t.equal(texts.size, 16, '8 buckets (1, 2, 4, ..., 128) of a page and of a count')
+      t.equal(texts.size, 8, '8 buckets (1, 2, 4, ..., 128) of the page (shorter than its limit, each tells its total: no count)')
     })
   })
 }
