@@ -127,7 +127,7 @@ const filterArbitrary = fc.constantFrom(...Object.keys(operators)).chain((field)
   fc.constantFrom(...valuesOf[field]!),
   fc.constantFrom(...containsValues),
   fc.subarray([...valuesOf[field]!], { minLength: 1, maxLength: 3 }),
-  fc.constantFrom('true', 'false'),
+  fc.constantFrom('true', 'false')
 ).map(([field, operator, value, contained, several, flag]) => {
   const written = operator === 'eq' ? `filter[${field}]` : `filter[${field}][${operator}]`
   const raw = operator === 'contains' ? contained : operator === 'in' ? several.join(',') : operator === 'null' ? flag : value
