@@ -13,49 +13,54 @@ const rowNumber = '__expand_row'
 /**
  * The statements of one relation kind, for all parents at once (`IN` over
  * their keys). Every statement that reads a resource's table carries the
- * request's scope on it, so a row outside the scope is never loaded.
+ * request's scope on it, so a row outside the scope is never loaded. Each
+ * ends with `limit <bound>`, a parameter after the keys: the rows the object
+ * budget lets it read (see `ObjectBudget.rowBound`).
  */
 interface KindStatements<K extends RelationKind> {
   /** The related rows of the level, each to-many row tagged with its parent key. */
   rows(
-    context: LoadContext, link: Extract<RelationLink, { kind: K }>, relation: RelationEdge, level: LevelPlan, keys: readonly unknown[]
+    context: LoadContext, link: Extract<RelationLink, { kind: K }>, relation: RelationEdge, level: LevelPlan,
+    keys: readonly unknown[], bound: number
   ): AnySelect
   /** To-many kinds: the related ids alone, tagged with their parent key (`id`, parent). */
-  ids?(context: LoadContext, link: Extract<RelationLink, { kind: K }>, relation: RelationEdge, keys: readonly unknown[]): AnySelect
+  ids?(
+    context: LoadContext, link: Extract<RelationLink, { kind: K }>, relation: RelationEdge, keys: readonly unknown[], bound: number
+  ): AnySelect
 }
 
 const statements: { [K in RelationKind]: KindStatements<K> } = {
   'to-one': {
-    rows: (context, _link, relation, level, keys) =>
-      selectLevel(context.db, level, context.scope(relation.target)).where(keyColumn(level.node), 'in', keys),
+    rows: (context, _link, relation, level, keys, bound) =>
+      selectLevel(context.db, level, context.scope(relation.target)).where(keyColumn(level.node), 'in', keys).limit(bound),
   },
   'to-many': {
-    rows (context, link, relation, level, keys) {
+    rows (context, link, relation, level, keys, bound) {
       const parentColumn = `${tableOf(relation.target)}.${foreignKeyOf(relation, link.foreignKey)}`
       const rows = selectLevel(context.db, level, context.scope(relation.target)).select(`${parentColumn} as ${parentKey}`).where(parentColumn, 'in', keys)
-      return orderedByParent(context, rows, relation, parentColumn, keyColumn(relation.target), rowColumns(level))
+      return orderedByParent(context, rows, relation, parentColumn, keyColumn(relation.target), rowColumns(level)).limit(bound)
     },
-    ids (context, link, relation, keys) {
+    ids (context, link, relation, keys, bound) {
       const parentColumn = `${tableOf(relation.target)}.${foreignKeyOf(relation, link.foreignKey)}`
       const relatedKey = keyColumn(relation.target)
       const scope = context.scope(relation.target)
       // The scope is the first condition of every statement: statement templates expect its values first.
       const from = context.db.selectFrom(tableOf(relation.target)).select([`${relatedKey} as id`, `${parentColumn} as ${parentKey}`])
       const ids = (scope === undefined ? from : from.where(scope)).where(parentColumn, 'in', keys)
-      return orderedByParent(context, ids, relation, parentColumn, relatedKey, idColumns)
+      return orderedByParent(context, ids, relation, parentColumn, relatedKey, idColumns).limit(bound)
     },
   },
   'many-to-many': {
-    rows (context, { through }, relation, level, keys) {
+    rows (context, { through }, relation, level, keys, bound) {
       const parentColumn = `${through.table}.${through.from}`
       const relatedKey = `${through.table}.${through.to}`
       const rows = selectLevel(context.db, level, context.scope(relation.target))
         .innerJoin(through.table, relatedKey, keyColumn(level.node))
         .select(`${parentColumn} as ${parentKey}`)
         .where(parentColumn, 'in', keys)
-      return orderedByParent(context, rows, relation, parentColumn, relatedKey, rowColumns(level))
+      return orderedByParent(context, rows, relation, parentColumn, relatedKey, rowColumns(level)).limit(bound)
     },
-    ids (context, { through }, relation, keys) {
+    ids (context, { through }, relation, keys, bound) {
       // The join table alone, unless the related rows decide: their order, or the request's scope on them.
       const parentColumn = `${through.table}.${through.from}`
       const relatedKey = `${through.table}.${through.to}`
@@ -63,30 +68,33 @@ const statements: { [K in RelationKind]: KindStatements<K> } = {
       let ids = context.db.selectFrom(through.table).select([`${relatedKey} as id`, `${parentColumn} as ${parentKey}`])
       if (scope !== undefined) ids = ids.innerJoin(tableOf(relation.target), keyColumn(relation.target), relatedKey).where(scope)
       else if (relation.keys.orderBy !== undefined) ids = ids.leftJoin(tableOf(relation.target), keyColumn(relation.target), relatedKey)
-      return orderedByParent(context, ids.where(parentColumn, 'in', keys), relation, parentColumn, relatedKey, idColumns)
+      return orderedByParent(context, ids.where(parentColumn, 'in', keys), relation, parentColumn, relatedKey, idColumns).limit(bound)
     },
   },
 }
 
-/** The statement loading the rows of an expanded relation for these parent (to-many) or related (to-one) keys. */
+/**
+ * The statement loading the rows of an expanded relation for these parent
+ * (to-many) or related (to-one) keys, `bound` rows at most.
+ */
 export function relationRowsQuery (
-  context: LoadContext, field: Extract<PlannedField, { kind: 'expanded' }>, keys: readonly unknown[]
+  context: LoadContext, field: Extract<PlannedField, { kind: 'expanded' }>, keys: readonly unknown[], bound: number
 ): AnySelect {
   const { link } = field.relation
   switch (link.kind) {
-    case 'to-one': return statements['to-one'].rows(context, link, field.relation, field.level, keys)
-    case 'to-many': return statements['to-many'].rows(context, link, field.relation, field.level, keys)
-    case 'many-to-many': return statements['many-to-many'].rows(context, link, field.relation, field.level, keys)
+    case 'to-one': return statements['to-one'].rows(context, link, field.relation, field.level, keys, bound)
+    case 'to-many': return statements['to-many'].rows(context, link, field.relation, field.level, keys, bound)
+    case 'many-to-many': return statements['many-to-many'].rows(context, link, field.relation, field.level, keys, bound)
   }
 }
 
-/** The statement loading a to-many relation's ids for these parent keys. */
-export function relationIdsQuery (context: LoadContext, relation: RelationEdge, keys: readonly unknown[]): AnySelect {
+/** The statement loading a to-many relation's ids for these parent keys, `bound` rows at most. */
+export function relationIdsQuery (context: LoadContext, relation: RelationEdge, keys: readonly unknown[], bound: number): AnySelect {
   const { link } = relation
   switch (link.kind) {
     case 'to-one': throw new TypeError('a to-one relation shows the id its row holds: no statement')
-    case 'to-many': return statements['to-many'].ids!(context, link, relation, keys)
-    case 'many-to-many': return statements['many-to-many'].ids!(context, link, relation, keys)
+    case 'to-many': return statements['to-many'].ids!(context, link, relation, keys, bound)
+    case 'many-to-many': return statements['many-to-many'].ids!(context, link, relation, keys, bound)
   }
 }
 
@@ -154,10 +162,11 @@ export function plannedStatements (context: LoadContext, level: LevelPlan, path 
     if (field.kind === 'value' || (field.kind === 'id' && field.relation.link.kind === 'to-one')) continue
     const at = path === '' ? field.name : `${path}.${field.name}`
     if (field.kind === 'id') {
-      planned.push({ path: at, sql: relationIdsQuery(context, field.relation, [0]).compile().sql })
+      planned.push({ path: at, sql: relationIdsQuery(context, field.relation, [0], context.budget.rowBound).compile().sql })
       continue
     }
-    planned.push({ path: at, sql: relationRowsQuery(context, field, [0]).compile().sql }, ...plannedStatements(context, field.level, at))
+    const sql = relationRowsQuery(context, field, [0], context.budget.rowBound).compile().sql
+    planned.push({ path: at, sql }, ...plannedStatements(context, field.level, at))
   }
   return planned
 }

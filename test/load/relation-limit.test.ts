@@ -100,23 +100,27 @@ for (const dialect of dialects()) {
           'select "comments"."id" as "id", "comments"."post_id" as "__expand_parent", ' +
           'row_number() over(partition by "comments"."post_id" order by "comments"."rank" desc, "comments"."id") as "__expand_row" ' +
           `from "comments" where "comments"."post_id" in (${keys})) as "__expand_numbered" ` +
-          'where "__expand_numbered"."__expand_row" <= 2 order by "__expand_numbered"."__expand_parent", "__expand_numbered"."__expand_row"',
+          'where "__expand_numbered"."__expand_row" <= 2 order by "__expand_numbered"."__expand_parent", "__expand_numbered"."__expand_row" ' +
+          `limit ${p(5)}`,
         'select "__expand_numbered"."id" as "id", "__expand_numbered"."__expand_parent" as "__expand_parent" from (' +
           'select "comments"."id" as "id", "comments"."post_id" as "__expand_parent", ' +
           'row_number() over(partition by "comments"."post_id" order by "comments"."id") as "__expand_row" ' +
           `from "comments" where "comments"."post_id" in (${keys})) as "__expand_numbered" ` +
-          'where "__expand_numbered"."__expand_row" <= 3 order by "__expand_numbered"."__expand_parent", "__expand_numbered"."__expand_row"',
+          'where "__expand_numbered"."__expand_row" <= 3 order by "__expand_numbered"."__expand_parent", "__expand_numbered"."__expand_row" ' +
+          `limit ${p(5)}`,
         'select "__expand_numbered"."id" as "id", "__expand_numbered"."__expand_parent" as "__expand_parent" from (' +
           'select "post_tags"."tag_id" as "id", "post_tags"."post_id" as "__expand_parent", ' +
           'row_number() over(partition by "post_tags"."post_id" order by "tags"."rank", "post_tags"."tag_id") as "__expand_row" ' +
           'from "post_tags" left join "tags" on "tags"."id" = "post_tags"."tag_id" ' +
           `where "post_tags"."post_id" in (${keys})) as "__expand_numbered" ` +
-          'where "__expand_numbered"."__expand_row" <= 3 order by "__expand_numbered"."__expand_parent", "__expand_numbered"."__expand_row"',
+          'where "__expand_numbered"."__expand_row" <= 3 order by "__expand_numbered"."__expand_parent", "__expand_numbered"."__expand_row" ' +
+          `limit ${p(5)}`,
         'select "__expand_numbered"."id" as "id", "__expand_numbered"."__expand_parent" as "__expand_parent" from (' +
           'select "post_tags"."tag_id" as "id", "post_tags"."post_id" as "__expand_parent", ' +
           'row_number() over(partition by "post_tags"."post_id" order by "post_tags"."tag_id") as "__expand_row" ' +
           `from "post_tags" where "post_tags"."post_id" in (${keys})) as "__expand_numbered" ` +
-          'where "__expand_numbered"."__expand_row" <= 2 order by "__expand_numbered"."__expand_parent", "__expand_numbered"."__expand_row"',
+          'where "__expand_numbered"."__expand_row" <= 2 order by "__expand_numbered"."__expand_parent", "__expand_numbered"."__expand_row" ' +
+          `limit ${p(5)}`,
       ]))
     })
 
@@ -139,14 +143,16 @@ for (const dialect of dialects()) {
         'select "comments"."id" as "id", "comments"."body" as "body", "comments"."post_id" as "__expand_parent", ' +
         'row_number() over(partition by "comments"."post_id" order by "comments"."rank" desc, "comments"."id") as "__expand_row" ' +
         `from "comments" where "comments"."post_id" in (${p(1)}, ${p(2)}, ${p(3)}, ${p(4)})) as "__expand_numbered" ` +
-        'where "__expand_numbered"."__expand_row" <= 2 order by "__expand_numbered"."__expand_parent", "__expand_numbered"."__expand_row"'])
+        'where "__expand_numbered"."__expand_row" <= 2 order by "__expand_numbered"."__expand_parent", "__expand_numbered"."__expand_row" ' +
+          `limit ${p(5)}`])
       t.same(relationStatement(statements, 4, '"tags"."rank"'), [
         'select "__expand_numbered"."id" as "id", "__expand_numbered"."label" as "label", "__expand_numbered"."__expand_parent" as "__expand_parent" from (' +
         'select "tags"."id" as "id", "tags"."label" as "label", "post_tags"."post_id" as "__expand_parent", ' +
         'row_number() over(partition by "post_tags"."post_id" order by "tags"."rank", "post_tags"."tag_id") as "__expand_row" ' +
         'from "tags" inner join "post_tags" on "post_tags"."tag_id" = "tags"."id" ' +
         `where "post_tags"."post_id" in (${p(1)}, ${p(2)}, ${p(3)}, ${p(4)})) as "__expand_numbered" ` +
-        'where "__expand_numbered"."__expand_row" <= 3 order by "__expand_numbered"."__expand_parent", "__expand_numbered"."__expand_row"'])
+        'where "__expand_numbered"."__expand_row" <= 3 order by "__expand_numbered"."__expand_parent", "__expand_numbered"."__expand_row" ' +
+          `limit ${p(5)}`])
       const detail = await get('/posts/1?expand=top_comments&fields=id,top_comments')
       t.same(detail.body, { id: 1, top_comments: [comment(4, 'four'), comment(1, 'one')] }, 'a detail route: the same rows')
       t.equal(detail.statements.length, 2)
@@ -163,7 +169,8 @@ for (const dialect of dialects()) {
         'select "comments"."id" as "id", "comments"."post_id" as "__expand_parent", ' +
         'row_number() over(partition by "comments"."post_id" order by "comments"."rank" desc, "comments"."id") as "__expand_row" ' +
         `from "comments" where "comments"."hidden" = ${p(1)} and "comments"."post_id" in (${p(2)})) as "__expand_numbered" ` +
-        'where "__expand_numbered"."__expand_row" <= 2 order by "__expand_numbered"."__expand_parent", "__expand_numbered"."__expand_row"',
+        'where "__expand_numbered"."__expand_row" <= 2 order by "__expand_numbered"."__expand_parent", "__expand_numbered"."__expand_row" ' +
+          `limit ${p(3)}`,
       ], 'the scope inside the subquery')
       t.same(ids.statements.filter((statement) => statement.includes('"tags"."rank"')), [
         'select "__expand_numbered"."id" as "id", "__expand_numbered"."__expand_parent" as "__expand_parent" from (' +
@@ -171,7 +178,8 @@ for (const dialect of dialects()) {
         'row_number() over(partition by "post_tags"."post_id" order by "tags"."rank", "post_tags"."tag_id") as "__expand_row" ' +
         'from "post_tags" inner join "tags" on "tags"."id" = "post_tags"."tag_id" ' +
         `where "tags"."hidden" = ${p(1)} and "post_tags"."post_id" in (${p(2)})) as "__expand_numbered" ` +
-        'where "__expand_numbered"."__expand_row" <= 3 order by "__expand_numbered"."__expand_parent", "__expand_numbered"."__expand_row"',
+        'where "__expand_numbered"."__expand_row" <= 3 order by "__expand_numbered"."__expand_parent", "__expand_numbered"."__expand_row" ' +
+          `limit ${p(3)}`,
       ])
       const expanded = await get('/posts?expand=top_comments,top_tags&fields=id,top_comments,top_tags', visibleOnly)
       t.same(expanded.body.data, [
