@@ -3,7 +3,7 @@ import { InvalidDataError, messages } from '../errors.js'
 import type { LevelPlan, PlannedField } from '../plan/plan.js'
 import type { RelationEdge, ResourceNode } from '../resource-graph.js'
 import type { LoadContext } from './load-context.js'
-import { parentKey, relationIdsQuery, relationRowsQuery } from './relation-statements.js'
+import { parentKey, readsPerParent, relationIdsQuery, relationRowsQuery } from './relation-statements.js'
 import { selectedRow, type AnyKysely, type Row } from './selection.js'
 import { executorOf } from './statement-templates.js'
 
@@ -245,7 +245,8 @@ async function rowsOf<F extends ExpandedField | IdField> (
   context.ensureClientWaits()
   const build = (keys: readonly unknown[], bound: number) => query(context, field, keys, bound)
   const scope = context.scopeParts(field.relation.target)
-  const rows = await context.templates.rowsByKeys(context.db, field, keys, context.budget.rowBound, build, scope)
+  const rows = await context.templates.rowsByKeys(
+    context.db, field, keys, context.budget.rowBound, build, scope, readsPerParent(context, field.relation))
   context.budget.charge(rows.length)
   return rows
 }

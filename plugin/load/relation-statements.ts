@@ -1,8 +1,9 @@
-import { sql } from 'kysely'
+import { SqliteAdapter, sql, type Expression, type SqlBool } from 'kysely'
 import type { LevelPlan, PlannedField } from '../plan/plan.js'
 import type { RelationEdge, RelationKind, RelationLink } from '../resource-graph.js'
 import type { LoadContext } from './load-context.js'
-import { foreignKeyOf, keyColumn, selectLevel, selectionOf, tableOf, type AnySelect } from './selection.js'
+import { foreignKeyOf, keyColumn, selectLevel, selectLevelColumns, selectionOf, tableOf, type AnySelect } from './selection.js'
+import { executorOf } from './statement-templates.js'
 
 /** Column of loaded child rows holding the parent key they belong to; removed once they are grouped. */
 export const parentKey = '__expand_parent'
@@ -37,12 +38,25 @@ const statements: { [K in RelationKind]: KindStatements<K> } = {
   'to-many': {
     rows (context, link, relation, level, keys, bound) {
       const parentColumn = `${tableOf(relation.target)}.${foreignKeyOf(relation, link.foreignKey)}`
+      if (readsPerParent(context, relation)) {
+        return firstRowsPerParent(context, relation, keys, bound, {
+          table: tableOf(relation.target),
+          parentColumn,
+          relatedKey: keyColumn(relation.target),
+          select: (query) => selectLevelColumns(query, level),
+        })
+      }
       const rows = selectLevel(context.db, level, context.scope(relation.target)).select(`${parentColumn} as ${parentKey}`).where(parentColumn, 'in', keys)
       return orderedByParent(context, rows, relation, parentColumn, keyColumn(relation.target), rowColumns(level)).limit(bound)
     },
     ids (context, link, relation, keys, bound) {
       const parentColumn = `${tableOf(relation.target)}.${foreignKeyOf(relation, link.foreignKey)}`
       const relatedKey = keyColumn(relation.target)
+      if (readsPerParent(context, relation)) {
+        return firstRowsPerParent(context, relation, keys, bound, {
+          table: tableOf(relation.target), parentColumn, relatedKey, select: (query) => query.select(`${relatedKey} as id`),
+        })
+      }
       const scope = context.scope(relation.target)
       // The scope is the first condition of every statement: statement templates expect its values first.
       const from = context.db.selectFrom(tableOf(relation.target)).select([`${relatedKey} as id`, `${parentColumn} as ${parentKey}`])
@@ -54,6 +68,15 @@ const statements: { [K in RelationKind]: KindStatements<K> } = {
     rows (context, { through }, relation, level, keys, bound) {
       const parentColumn = `${through.table}.${through.from}`
       const relatedKey = `${through.table}.${through.to}`
+      if (readsPerParent(context, relation)) {
+        return firstRowsPerParent(context, relation, keys, bound, {
+          table: tableOf(relation.target),
+          join: (query) => query.innerJoin(through.table, relatedKey, keyColumn(level.node)),
+          parentColumn,
+          relatedKey,
+          select: (query) => selectLevelColumns(query, level),
+        })
+      }
       const rows = selectLevel(context.db, level, context.scope(relation.target))
         .innerJoin(through.table, relatedKey, keyColumn(level.node))
         .select(`${parentColumn} as ${parentKey}`)
@@ -64,6 +87,16 @@ const statements: { [K in RelationKind]: KindStatements<K> } = {
       // The join table alone, unless the related rows decide: their order, or the request's scope on them.
       const parentColumn = `${through.table}.${through.from}`
       const relatedKey = `${through.table}.${through.to}`
+      if (readsPerParent(context, relation)) {
+        // The related table joined for the request's scope or its order, as below.
+        const related = [tableOf(relation.target), keyColumn(relation.target), relatedKey] as const
+        const join = context.scope(relation.target) !== undefined
+          ? (query: AnySelect) => query.innerJoin(...related)
+          : relation.keys.orderBy !== undefined ? (query: AnySelect) => query.leftJoin(...related) : undefined
+        return firstRowsPerParent(context, relation, keys, bound, {
+          table: through.table, join, parentColumn, relatedKey, select: (query) => query.select(`${relatedKey} as id`),
+        })
+      }
       const scope = context.scope(relation.target)
       let ids = context.db.selectFrom(through.table).select([`${relatedKey} as id`, `${parentColumn} as ${parentKey}`])
       if (scope !== undefined) ids = ids.innerJoin(tableOf(relation.target), keyColumn(relation.target), relatedKey).where(scope)
@@ -143,6 +176,62 @@ function orderedByParent (
     .where(sql.id(numberedRows, rowNumber), '<=', sql.lit(limit))
     .orderBy(sql.id(numberedRows, parentKey))
     .orderBy(sql.id(numberedRows, rowNumber)) as AnySelect
+}
+
+/**
+ * Whether a relation's statement reads each parent's first rows from an index
+ * instead of numbering every child: a relation with `limit` on SQLite, where a
+ * correlated subquery with LIMIT runs once per parent (see `firstRowsPerParent`).
+ */
+export function readsPerParent (context: LoadContext, relation: RelationEdge): boolean {
+  return relation.keys.limit !== undefined && executorOf(context.db)?.adapter instanceof SqliteAdapter
+}
+
+/** The tables a relation's statement reads, as `firstRowsPerParent` writes them twice. */
+interface RelationSource {
+  /** The first table read, and the joins after it. */
+  readonly table: string
+  readonly join?: ((query: AnySelect) => AnySelect) | undefined
+  readonly parentColumn: string
+  readonly relatedKey: string
+  /** The columns selected besides the parent key. */
+  readonly select: (query: AnySelect) => AnySelect
+}
+
+/** The distinct parent keys of a statement reading each parent's first rows, and its column. */
+const parentKeys = '__expand_keys'
+const parentKeyColumn = `${parentKeys}.key`
+
+/**
+ * A relation with `limit` on SQLite: for each parent key (a table of the
+ * distinct keys, read first: `cross join` keeps SQLite from reordering it),
+ * the related rows whose key is among the first `limit` of that parent, in
+ * the relation's order and under the request's scope, found by a correlated
+ * subquery with LIMIT. With an index on the parent column (and the order's
+ * columns), each parent's rows are read from the index up to the limit, where
+ * `row_number()` numbers every child of every parent first. The keys are the
+ * statement's first parameters, then the scope's values (in the subquery),
+ * then the bound (see `keysBeforeScope`).
+ */
+function firstRowsPerParent (
+  context: LoadContext, relation: RelationEdge, keys: readonly unknown[], bound: number, source: RelationSource
+): AnySelect {
+  const { table, join = (query: AnySelect) => query, parentColumn, relatedKey, select } = source
+  const order = relationOrder(relation, relatedKey)
+  const scope: Expression<SqlBool> | undefined = context.scope(relation.target)
+  const scoped = join(context.db.selectFrom(table) as AnySelect)
+  let first = (scope === undefined ? scoped : scoped.where(scope))
+    .select(relatedKey)
+    .where(parentColumn, '=', sql.ref(parentKeyColumn))
+  for (const [column, direction] of order) first = direction === 'desc' ? first.orderBy(column, 'desc') : first.orderBy(column)
+  const distinctKeys = sql`(select distinct "column1" as "key" from (values ${sql.join(keys.map((key) => sql`(${key})`))}))`
+  let rows = select(join(context.db.with(parentKeys, () => distinctKeys as never).selectFrom(parentKeys).crossJoin(table) as AnySelect))
+    .select(sql.ref(parentKeyColumn).as(parentKey))
+    .where(parentColumn, '=', sql.ref(parentKeyColumn))
+    .where(relatedKey, 'in', first.limit(sql.lit(relation.keys.limit!)))
+    .orderBy(parentKeyColumn)
+  for (const [column, direction] of order) rows = direction === 'desc' ? rows.orderBy(column, 'desc') : rows.orderBy(column)
+  return rows.limit(bound)
 }
 
 /** A to-many relation's order within one parent: its orderBy column if any, then the related key, ascending. */

@@ -33,7 +33,8 @@ export class StatementTemplates {
    * Rows of the statement `build` makes for the keys of an `IN` list, where
    * their order and repeats do not matter, and `bound`, the most rows it
    * returns (its `limit`, a parameter after the keys). `scope`: the request's
-   * condition that the statement carries, if any (see `scopeParts`).
+   * condition that the statement carries, if any (see `scopeParts`), whose
+   * values come first, or after the keys with `keysBeforeScope`.
    */
   async rowsByKeys (
     db: AnyKysely,
@@ -41,11 +42,14 @@ export class StatementTemplates {
     keys: readonly unknown[],
     bound: number,
     build: (keys: readonly unknown[], bound: number) => Compilable<unknown>,
-    scope?: ScopeParts
+    scope?: ScopeParts,
+    keysBeforeScope = false
   ): Promise<Row[]> {
     if (keys.length > largestTemplateKeys) return await run(db, build(keys, bound).compile())
     const padded = padKeys(keys)
-    return await this.compiledRows(db, site, 'keys', [...padded, bound], padded.length, () => build(padded, bound), scope)
+    const keyCount = keysBeforeScope ? -padded.length : padded.length
+    const purpose = keysBeforeScope ? 'keys first' : 'keys'
+    return await this.compiledRows(db, site, purpose, [...padded, bound], keyCount, () => build(padded, bound), scope)
   }
 
   /**
@@ -67,7 +71,11 @@ export class StatementTemplates {
     return await this.compiledRows(db, site, purpose, values, valuesAreKeys ? values.length : 0, () => build(values), scope)
   }
 
-  /** `rows`, where the first `keyCount` values are the keys of an IN list (interchangeable, may repeat). */
+  /**
+   * `rows`, where the first `keyCount` values are the keys of an IN list
+   * (interchangeable, may repeat); a negative count: the first -keyCount
+   * values are such keys, and the statement has them before the scope's values.
+   */
   private async compiledRows (
     db: AnyKysely,
     site: object,
@@ -79,7 +87,9 @@ export class StatementTemplates {
   ): Promise<Row[]> {
     if (!reusesStatements(db) || scope?.key === null) return await run(db, build().compile())
     const variant = `${this.siteId(site)}/${purpose}/${values.length}${scope === undefined ? '' : `/${scope.key}`}`
-    const parameters = scope === undefined || scope.values.length === 0 ? values : [...scope.values, ...values]
+    const parameters = scope === undefined || scope.values.length === 0
+      ? values
+      : keyCount < 0 ? [...values.slice(0, -keyCount), ...scope.values, ...values.slice(-keyCount)] : [...scope.values, ...values]
     const template = this.templates.get(variant)
     if (template) return await run(db, { ...template, queryId: createQueryId(), parameters })
     const compiled = build().compile()
@@ -87,7 +97,7 @@ export class StatementTemplates {
       if (!sameValues(compiled.parameters, parameters)) this.templates.set(variant, null)
       // Equal values in several positions would not tell which parameter is which:
       // keep the template of a later run. Repeated keys of an IN list are interchangeable.
-      else if (distinctPositions(values, keyCount, scope?.values ?? [])) this.templates.set(variant, compiled)
+      else if (distinctPositions(values, Math.abs(keyCount), scope?.values ?? [])) this.templates.set(variant, compiled)
     }
     return await run(db, compiled)
   }
