@@ -3,7 +3,7 @@ import { InvalidDataError, messages } from '../errors.js'
 import type { LevelPlan, PlannedField } from '../plan/plan.js'
 import type { RelationEdge, ResourceNode } from '../resource-graph.js'
 import type { LoadContext } from './load-context.js'
-import { parentKey, relationIdsQuery, relationRowsQuery } from './relation-statements.js'
+import { parentKey, readsPerParent, relationIdsQuery, relationRowsQuery } from './relation-statements.js'
 import { selectedRow, type AnyKysely, type Row } from './selection.js'
 import { executorOf } from './statement-templates.js'
 
@@ -21,7 +21,10 @@ type IdField = Extract<PlannedField, { kind: 'id' }>
  * arrays), one statement per relation path at every depth: the rows of a
  * path are loaded for all parents at once (`WHERE key IN (...)`), never per row.
  * The rows given are the caller's (a page, a handler's query): the object
- * budget counts what loading adds. The relations of a level do not depend on
+ * budget counts what loading adds, expanded rows and the ids of id arrays,
+ * each as often as it is written. No statement reads more rows than the
+ * budget has left plus one (see `rowsOf`), and a relation over it throws
+ * before any statement of the next level runs. The relations of a level do not depend on
  * each other: where the database can run several statements at once (see
  * `runsConcurrently`) they are loaded concurrently, each path still one
  * statement after its parent's.
@@ -75,7 +78,7 @@ async function loadLevel (load: Load, level: LevelPlan, rows: Row[], weights: nu
         break
       case 'to-many':
       case 'many-to-many':
-        if (field.kind === 'id') pending.push(() => loadIdArrays(load, level.node, field, rows))
+        if (field.kind === 'id') pending.push(() => loadIdArrays(load, level.node, field, rows, weights))
         else pending.push(() => loadToMany(load, level.node, field, rows, weights))
         break
       default:
@@ -141,8 +144,11 @@ async function loadToOne (load: Load, field: ExpandedField, rows: Row[], weights
   }
   // Each related row with the sum of its parents' weights, one per key.
   const related = new Map<unknown, { row: Row; weight: number }>()
+  let read = 0
   for (const chunk of chunks([...distinct.values()])) {
-    for (const child of await rowsOf(load, field, chunk, relationRowsQuery)) {
+    const found = await rowsOf(load, field, chunk, relationRowsQuery)
+    read += found.length
+    for (const child of found) {
       related.set(keyOf(child[target.primaryKey]), { row: child, weight: 0 })
     }
   }
@@ -163,7 +169,7 @@ async function loadToOne (load: Load, field: ExpandedField, rows: Row[], weights
     found.weight += weight
     written += weight
   }
-  load.context.budget.charge(written)
+  chargeWritten(load, written, read)
   await loadLevel(load, level, met.map((entry) => entry.row), met.map((entry) => entry.weight))
 }
 
@@ -172,8 +178,11 @@ async function loadToMany (load: Load, owner: ResourceNode, field: ExpandedField
   const { keys, groups } = groupByParent(rows, owner)
   // Each child without its parent key: the level's own columns, as a to-one row of the level has them.
   const withoutParent = selectedRow(level)
+  let read = 0
   for (const chunk of chunks([...groups.keys()])) {
-    for (const child of await rowsOf(load, field, chunk, relationRowsQuery)) {
+    const found = await rowsOf(load, field, chunk, relationRowsQuery)
+    read += found.length
+    for (const child of found) {
       groups.get(keyOf(child[parentKey]))?.push(withoutParent(child))
     }
   }
@@ -195,35 +204,61 @@ async function loadToMany (load: Load, owner: ResourceNode, field: ExpandedField
     }
     written += weight * group.length
   }
-  load.context.budget.charge(written)
+  chargeWritten(load, written, read)
   await loadLevel(load, level, children, childWeights)
 }
 
-async function loadIdArrays (load: Load, owner: ResourceNode, field: IdField, rows: Row[]): Promise<void> {
+/** Each id of an array is one object, written as often as its row is: charged as an expanded row would be. */
+async function loadIdArrays (load: Load, owner: ResourceNode, field: IdField, rows: Row[], weights: number[]): Promise<void> {
   const { relation } = field
   const { keys, groups } = groupByParent(rows, owner)
+  let read = 0
   for (const chunk of chunks([...groups.keys()])) {
-    const found = await rowsOf(load, field, chunk, (context, field, keys) => relationIdsQuery(context, field, keys))
+    const found = await rowsOf(load, field, chunk, (context, field, keys, bound) => relationIdsQuery(context, field, keys, bound))
+    read += found.length
     for (const row of found) groups.get(keyOf(row[parentKey]))?.push(row.id)
   }
-  rows.forEach((row, index) => { row[relation.field] = groups.get(keys[index]) })
+  let written = 0
+  for (let index = 0; index < rows.length; index++) {
+    const ids = groups.get(keys[index])!
+    rows[index]![relation.field] = ids
+    written += weights[index]! * ids.length
+  }
+  chargeWritten(load, written, read)
 }
 
 /**
  * Runs the statement of a planned field for some keys: compiled once and
- * reused, per shape of the request's scope on the related table when it has one.
+ * reused, per shape of the request's scope on the related table when it has
+ * one. It reads one row more than the budget has left at most, and charges
+ * each row it read once (every row is written at least once): a relation
+ * over the budget throws as soon as its statement shows it.
  */
 async function rowsOf<F extends ExpandedField | IdField> (
   load: Load,
   field: F,
   keys: readonly unknown[],
-  query: (context: LoadContext, field: F, keys: readonly unknown[]) => ReturnType<typeof relationRowsQuery>
+  query: (context: LoadContext, field: F, keys: readonly unknown[], bound: number) => ReturnType<typeof relationRowsQuery>
 ): Promise<Row[]> {
   if (load.stopped) throw stoppedByOther
   const { context } = load
   context.ensureClientWaits()
-  return await context.templates.rowsByKeys(
-    context.db, field, keys, (keys) => query(context, field, keys), context.scopeParts(field.relation.target))
+  const build = (keys: readonly unknown[], bound: number) => query(context, field, keys, bound)
+  const scope = context.scopeParts(field.relation.target)
+  const rows = await context.templates.rowsByKeys(
+    context.db, field, keys, context.budget.rowBound, build, scope, readsPerParent(context, field.relation))
+  context.budget.charge(rows.length)
+  return rows
+}
+
+/**
+ * Charges what a relation writes beyond the rows its statements read (and
+ * `rowsOf` charged): rows shared by several parents, or written under a
+ * parent written several times. A row no parent took (a key the database
+ * matched and the loader does not) stays charged, as read.
+ */
+function chargeWritten (load: Load, written: number, read: number): void {
+  if (written > read) load.context.budget.charge(written - read)
 }
 
 /** Each row's key (in the rows' order) and an empty group per distinct key. */

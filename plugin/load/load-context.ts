@@ -66,11 +66,26 @@ export function createLoadContext (
  * Bounds the objects loading adds to one response. Each row carries a
  * weight: how many times it will be written (a person shared by 50 pets is
  * written 50 times, and so is everything below it), so to-many levels that
- * multiply are caught before their rows are even fetched further down.
+ * multiply are caught before their rows are even fetched further down. An id
+ * of an id array is one object, as an expanded row is.
+ *
+ * Every row a relation's statement returns is written at least once, so a
+ * statement never needs more than `rowBound` rows: one past what is left,
+ * enough to tell that the level is over the budget.
  */
 export class ObjectBudget {
   private used = 0
   constructor (readonly limit: number) {}
+
+  /** The objects loading may still add. */
+  get remaining (): number {
+    return Math.max(0, this.limit - this.used)
+  }
+
+  /** The most rows a statement of the next relation reads (its `limit`). */
+  get rowBound (): number {
+    return this.remaining + 1
+  }
 
   charge (objects: number): void {
     this.used += objects

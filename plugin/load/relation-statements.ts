@@ -1,8 +1,9 @@
-import { sql } from 'kysely'
+import { SqliteAdapter, sql, type Expression, type SqlBool } from 'kysely'
 import type { LevelPlan, PlannedField } from '../plan/plan.js'
-import type { RelationKind, RelationLink } from '../resource-graph.js'
+import type { RelationEdge, RelationKind, RelationLink } from '../resource-graph.js'
 import type { LoadContext } from './load-context.js'
-import { foreignKeyOf, keyColumn, selectLevel, selectionOf, tableOf, type AnySelect } from './selection.js'
+import { foreignKeyOf, keyColumn, selectLevel, selectLevelColumns, selectionOf, tableOf, type AnySelect } from './selection.js'
+import { executorOf } from './statement-templates.js'
 
 type ExpandedField = Extract<PlannedField, { kind: 'expanded' }>
 /** A planned relation field: expanded, or shown as ids. */
@@ -17,83 +18,120 @@ const rowNumber = '__expand_row'
 /**
  * The statements of one relation kind, for all parents at once (`IN` over
  * their keys). Every statement that reads a resource's table carries the
- * request's scope on it, so a row outside the scope is never loaded.
+ * request's scope on it, so a row outside the scope is never loaded. Each
+ * ends with `limit <bound>`, a parameter after the keys: the rows the object
+ * budget lets it read (see `ObjectBudget.rowBound`).
  */
 interface KindStatements<K extends RelationKind> {
   /** The related rows of the level, each to-many row tagged with its parent key. */
-  rows(context: LoadContext, link: Extract<RelationLink, { kind: K }>, field: ExpandedField, keys: readonly unknown[]): AnySelect
+  rows(
+    context: LoadContext, link: Extract<RelationLink, { kind: K }>, field: ExpandedField, keys: readonly unknown[], bound: number
+  ): AnySelect
   /** To-many kinds: the related ids alone, tagged with their parent key (`id`, parent), in the field's order. */
-  ids?(context: LoadContext, link: Extract<RelationLink, { kind: K }>, field: RelationField, keys: readonly unknown[]): AnySelect
+  ids?(
+    context: LoadContext, link: Extract<RelationLink, { kind: K }>, field: RelationField, keys: readonly unknown[], bound: number
+  ): AnySelect
 }
 
 const statements: { [K in RelationKind]: KindStatements<K> } = {
   'to-one': {
-    rows: (context, _link, { relation, level }, keys) =>
-      selectLevel(context.db, level, context.scope(relation.target)).where(keyColumn(level.node), 'in', keys),
+    rows: (context, _link, { relation, level }, keys, bound) =>
+      selectLevel(context.db, level, context.scope(relation.target)).where(keyColumn(level.node), 'in', keys).limit(bound),
   },
   'to-many': {
-    rows (context, link, field, keys) {
+    rows (context, link, field, keys, bound) {
       const { relation, level } = field
       const parentColumn = `${tableOf(relation.target)}.${foreignKeyOf(relation, link.foreignKey)}`
+      if (readsPerParent(context, relation)) {
+        return firstRowsPerParent(context, field, keys, bound, {
+          table: tableOf(relation.target),
+          parentColumn,
+          relatedKey: keyColumn(relation.target),
+          select: (query) => selectLevelColumns(query, level),
+        })
+      }
       const rows = selectLevel(context.db, level, context.scope(relation.target)).select(`${parentColumn} as ${parentKey}`).where(parentColumn, 'in', keys)
-      return orderedByParent(context, rows, field, parentColumn, keyColumn(relation.target), rowColumns(level))
+      return orderedByParent(context, rows, field, parentColumn, keyColumn(relation.target), rowColumns(level)).limit(bound)
     },
-    ids (context, link, field, keys) {
+    ids (context, link, field, keys, bound) {
       const { relation } = field
       const parentColumn = `${tableOf(relation.target)}.${foreignKeyOf(relation, link.foreignKey)}`
       const relatedKey = keyColumn(relation.target)
+      if (readsPerParent(context, relation)) {
+        return firstRowsPerParent(context, field, keys, bound, {
+          table: tableOf(relation.target), parentColumn, relatedKey, select: (query) => query.select(`${relatedKey} as id`),
+        })
+      }
       const scope = context.scope(relation.target)
       // The scope is the first condition of every statement: statement templates expect its values first.
       const from = context.db.selectFrom(tableOf(relation.target)).select([`${relatedKey} as id`, `${parentColumn} as ${parentKey}`])
       const ids = (scope === undefined ? from : from.where(scope)).where(parentColumn, 'in', keys)
-      return orderedByParent(context, ids, field, parentColumn, relatedKey, idColumns)
+      return orderedByParent(context, ids, field, parentColumn, relatedKey, idColumns).limit(bound)
     },
   },
   'many-to-many': {
-    rows (context, { through }, field, keys) {
+    rows (context, { through }, field, keys, bound) {
       const { relation, level } = field
       const parentColumn = `${through.table}.${through.from}`
       const relatedKey = `${through.table}.${through.to}`
+      if (readsPerParent(context, relation)) {
+        return firstRowsPerParent(context, field, keys, bound, {
+          table: tableOf(relation.target),
+          join: (query) => query.innerJoin(through.table, relatedKey, keyColumn(level.node)),
+          parentColumn,
+          relatedKey,
+          select: (query) => selectLevelColumns(query, level),
+        })
+      }
       const rows = selectLevel(context.db, level, context.scope(relation.target))
         .innerJoin(through.table, relatedKey, keyColumn(level.node))
         .select(`${parentColumn} as ${parentKey}`)
         .where(parentColumn, 'in', keys)
-      return orderedByParent(context, rows, field, parentColumn, relatedKey, rowColumns(level))
+      return orderedByParent(context, rows, field, parentColumn, relatedKey, rowColumns(level)).limit(bound)
     },
-    ids (context, { through }, field, keys) {
+    ids (context, { through }, field, keys, bound) {
       const { relation } = field
       // Always joined to the related table: an id exists for the request only where its row does, so the
       // related table's scope and the database's row-level security decide, as they do for expanded rows.
       const parentColumn = `${through.table}.${through.from}`
       const relatedKey = `${through.table}.${through.to}`
+      if (readsPerParent(context, relation)) {
+        const join = (query: AnySelect) => query.innerJoin(tableOf(relation.target), keyColumn(relation.target), relatedKey)
+        return firstRowsPerParent(context, field, keys, bound, {
+          table: through.table, join, parentColumn, relatedKey, select: (query) => query.select(`${relatedKey} as id`),
+        })
+      }
       const scope = context.scope(relation.target)
       const ids = context.db.selectFrom(through.table).select([`${relatedKey} as id`, `${parentColumn} as ${parentKey}`])
         .innerJoin(tableOf(relation.target), keyColumn(relation.target), relatedKey)
       const scoped = scope === undefined ? ids : ids.where(scope)
-      return orderedByParent(context, scoped.where(parentColumn, 'in', keys), field, parentColumn, relatedKey, idColumns)
+      return orderedByParent(context, scoped.where(parentColumn, 'in', keys), field, parentColumn, relatedKey, idColumns).limit(bound)
     },
   },
 }
 
-/** The statement loading the rows of an expanded relation for these parent (to-many) or related (to-one) keys. */
+/**
+ * The statement loading the rows of an expanded relation for these parent
+ * (to-many) or related (to-one) keys, `bound` rows at most.
+ */
 export function relationRowsQuery (
-  context: LoadContext, field: Extract<PlannedField, { kind: 'expanded' }>, keys: readonly unknown[]
+  context: LoadContext, field: Extract<PlannedField, { kind: 'expanded' }>, keys: readonly unknown[], bound: number
 ): AnySelect {
   const { link } = field.relation
   switch (link.kind) {
-    case 'to-one': return statements['to-one'].rows(context, link, field, keys)
-    case 'to-many': return statements['to-many'].rows(context, link, field, keys)
-    case 'many-to-many': return statements['many-to-many'].rows(context, link, field, keys)
+    case 'to-one': return statements['to-one'].rows(context, link, field, keys, bound)
+    case 'to-many': return statements['to-many'].rows(context, link, field, keys, bound)
+    case 'many-to-many': return statements['many-to-many'].rows(context, link, field, keys, bound)
   }
 }
 
-/** The statement loading a to-many relation's ids for these parent keys. */
-export function relationIdsQuery (context: LoadContext, field: RelationField, keys: readonly unknown[]): AnySelect {
+/** The statement loading a to-many relation's ids for these parent keys, `bound` rows at most. */
+export function relationIdsQuery (context: LoadContext, field: RelationField, keys: readonly unknown[], bound: number): AnySelect {
   const { link } = field.relation
   switch (link.kind) {
     case 'to-one': throw new TypeError('a to-one relation shows the id its row holds: no statement')
-    case 'to-many': return statements['to-many'].ids!(context, link, field, keys)
-    case 'many-to-many': return statements['many-to-many'].ids!(context, link, field, keys)
+    case 'to-many': return statements['to-many'].ids!(context, link, field, keys, bound)
+    case 'many-to-many': return statements['many-to-many'].ids!(context, link, field, keys, bound)
   }
 }
 
@@ -145,6 +183,63 @@ function orderedByParent (
 }
 
 /**
+ * Whether a relation's statement reads each parent's first rows from an index
+ * instead of numbering every child: a relation with `limit` on SQLite, where a
+ * correlated subquery with LIMIT runs once per parent (see `firstRowsPerParent`).
+ */
+export function readsPerParent (context: LoadContext, relation: RelationEdge): boolean {
+  return relation.keys.limit !== undefined && executorOf(context.db)?.adapter instanceof SqliteAdapter
+}
+
+/** The tables a relation's statement reads, as `firstRowsPerParent` writes them twice. */
+interface RelationSource {
+  /** The first table read, and the joins after it. */
+  readonly table: string
+  readonly join?: ((query: AnySelect) => AnySelect) | undefined
+  readonly parentColumn: string
+  readonly relatedKey: string
+  /** The columns selected besides the parent key. */
+  readonly select: (query: AnySelect) => AnySelect
+}
+
+/** The distinct parent keys of a statement reading each parent's first rows, and its column. */
+const parentKeys = '__expand_keys'
+const parentKeyColumn = `${parentKeys}.key`
+
+/**
+ * A relation with `limit` on SQLite: for each parent key (a table of the
+ * distinct keys, read first: `cross join` keeps SQLite from reordering it),
+ * the related rows whose key is among the first `limit` of that parent, in
+ * the relation's order and under the request's scope, found by a correlated
+ * subquery with LIMIT. With an index on the parent column (and the order's
+ * columns), each parent's rows are read from the index up to the limit, where
+ * `row_number()` numbers every child of every parent first. The keys are the
+ * statement's first parameters, then the scope's values (in the subquery),
+ * then the bound (see `keysBeforeScope`).
+ */
+function firstRowsPerParent (
+  context: LoadContext, field: RelationField, keys: readonly unknown[], bound: number, source: RelationSource
+): AnySelect {
+  const { relation } = field
+  const { table, join = (query: AnySelect) => query, parentColumn, relatedKey, select } = source
+  const order = relationOrder(field, relatedKey)
+  const scope: Expression<SqlBool> | undefined = context.scope(relation.target)
+  const scoped = join(context.db.selectFrom(table) as AnySelect)
+  let first = (scope === undefined ? scoped : scoped.where(scope))
+    .select(relatedKey)
+    .where(parentColumn, '=', sql.ref(parentKeyColumn))
+  for (const [column, direction] of order) first = direction === 'desc' ? first.orderBy(column, 'desc') : first.orderBy(column)
+  const distinctKeys = sql`(select distinct "column1" as "key" from (values ${sql.join(keys.map((key) => sql`(${key})`))}))`
+  let rows = select(join(context.db.with(parentKeys, () => distinctKeys as never).selectFrom(parentKeys).crossJoin(table) as AnySelect))
+    .select(sql.ref(parentKeyColumn).as(parentKey))
+    .where(parentColumn, '=', sql.ref(parentKeyColumn))
+    .where(relatedKey, 'in', first.limit(sql.lit(relation.keys.limit!)))
+    .orderBy(parentKeyColumn)
+  for (const [column, direction] of order) rows = direction === 'desc' ? rows.orderBy(column, 'desc') : rows.orderBy(column)
+  return rows.limit(bound)
+}
+
+/**
  * A to-many relation's order within one parent: the planned field's orderBy
  * column if any (the relation's, unless the request may not see that field),
  * then the related key, ascending.
@@ -164,10 +259,11 @@ export function plannedStatements (context: LoadContext, level: LevelPlan, path 
     if (field.kind === 'value' || (field.kind === 'id' && field.relation.link.kind === 'to-one')) continue
     const at = path === '' ? field.name : `${path}.${field.name}`
     if (field.kind === 'id') {
-      planned.push({ path: at, sql: relationIdsQuery(context, field, [0]).compile().sql })
+      planned.push({ path: at, sql: relationIdsQuery(context, field, [0], context.budget.rowBound).compile().sql })
       continue
     }
-    planned.push({ path: at, sql: relationRowsQuery(context, field, [0]).compile().sql }, ...plannedStatements(context, field.level, at))
+    const sql = relationRowsQuery(context, field, [0], context.budget.rowBound).compile().sql
+    planned.push({ path: at, sql }, ...plannedStatements(context, field.level, at))
   }
   return planned
 }

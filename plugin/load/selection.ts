@@ -49,9 +49,14 @@ export function selectedRow (level: LevelPlan): (row: Row) => Row {
 
 /** The level's columns from its table, restricted to the rows `scope` lets the request see. */
 export function selectLevel (db: AnyKysely, level: LevelPlan, scope: Expression<SqlBool> | undefined): AnySelect {
-  const table = tableOf(level.node)
-  const query = db.selectFrom(table).select((eb) => selectionOf(level).map(([column, field]) => eb.ref(`${table}.${column}`).as(field)))
+  const query = selectLevelColumns(db.selectFrom(tableOf(level.node)), level)
   return scope === undefined ? query : query.where(scope)
+}
+
+/** `query` selecting the level's columns from its table, which the query reads. */
+export function selectLevelColumns (query: AnySelect, level: LevelPlan): AnySelect {
+  const table = tableOf(level.node)
+  return query.select((eb) => selectionOf(level).map(([column, field]) => eb.ref(`${table}.${column}`).as(field)))
 }
 
 /** A resource's primary key column, qualified by its table. */

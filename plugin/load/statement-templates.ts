@@ -31,18 +31,25 @@ export class StatementTemplates {
 
   /**
    * Rows of the statement `build` makes for the keys of an `IN` list, where
-   * their order and repeats do not matter. `scope`: the request's condition
-   * that the statement carries, if any (see `scopeParts`).
+   * their order and repeats do not matter, and `bound`, the most rows it
+   * returns (its `limit`, a parameter after the keys). `scope`: the request's
+   * condition that the statement carries, if any (see `scopeParts`), whose
+   * values come first, or after the keys with `keysBeforeScope`.
    */
   async rowsByKeys (
     db: AnyKysely,
     site: object,
     keys: readonly unknown[],
-    build: (keys: readonly unknown[]) => Compilable<unknown>,
-    scope?: ScopeParts
+    bound: number,
+    build: (keys: readonly unknown[], bound: number) => Compilable<unknown>,
+    scope?: ScopeParts,
+    keysBeforeScope = false
   ): Promise<Row[]> {
-    if (keys.length > largestTemplateKeys) return await run(db, build(keys).compile())
-    return await this.rows(db, site, 'keys', padKeys(keys), build, true, scope)
+    if (keys.length > largestTemplateKeys) return await run(db, build(keys, bound).compile())
+    const padded = padKeys(keys)
+    const keyCount = keysBeforeScope ? -padded.length : padded.length
+    const purpose = keysBeforeScope ? 'keys first' : 'keys'
+    return await this.compiledRows(db, site, purpose, [...padded, bound], keyCount, () => build(padded, bound), scope)
   }
 
   /**
@@ -61,17 +68,36 @@ export class StatementTemplates {
     valuesAreKeys = false,
     scope?: ScopeParts
   ): Promise<Row[]> {
-    if (!reusesStatements(db) || scope?.key === null) return await run(db, build(values).compile())
+    return await this.compiledRows(db, site, purpose, values, valuesAreKeys ? values.length : 0, () => build(values), scope)
+  }
+
+  /**
+   * `rows`, where the first `keyCount` values are the keys of an IN list
+   * (interchangeable, may repeat); a negative count: the first -keyCount
+   * values are such keys, and the statement has them before the scope's values.
+   */
+  private async compiledRows (
+    db: AnyKysely,
+    site: object,
+    purpose: string,
+    values: readonly unknown[],
+    keyCount: number,
+    build: () => Compilable<unknown>,
+    scope: ScopeParts | undefined
+  ): Promise<Row[]> {
+    if (!reusesStatements(db) || scope?.key === null) return await run(db, build().compile())
     const variant = `${this.siteId(site)}/${purpose}/${values.length}${scope === undefined ? '' : `/${scope.key}`}`
-    const parameters = scope === undefined || scope.values.length === 0 ? values : [...scope.values, ...values]
+    const parameters = scope === undefined || scope.values.length === 0
+      ? values
+      : keyCount < 0 ? [...values.slice(0, -keyCount), ...scope.values, ...values.slice(-keyCount)] : [...scope.values, ...values]
     const template = this.templates.get(variant)
     if (template) return await run(db, { ...template, queryId: createQueryId(), parameters })
-    const compiled = build(values).compile()
+    const compiled = build().compile()
     if (template === undefined) {
       if (!sameValues(compiled.parameters, parameters)) this.templates.set(variant, null)
       // Equal values in several positions would not tell which parameter is which:
       // keep the template of a later run. Repeated keys of an IN list are interchangeable.
-      else if (distinctPositions(values, valuesAreKeys, scope?.values ?? [])) this.templates.set(variant, compiled)
+      else if (distinctPositions(values, Math.abs(keyCount), scope?.values ?? [])) this.templates.set(variant, compiled)
     }
     return await run(db, compiled)
   }
@@ -238,12 +264,21 @@ function shapeOf (value: unknown, walk: ShapeWalk): string {
   return shape + '}'
 }
 
-/** Whether each value of a sample stands in a position of its own (the keys of an IN list may repeat among themselves). */
-function distinctPositions (values: readonly unknown[], valuesAreKeys: boolean, scopeValues: readonly unknown[]): boolean {
-  const scopeSet = new Set(scopeValues)
-  if (scopeSet.size !== scopeValues.length) return false
-  for (const value of values) if (scopeSet.has(value)) return false
-  return valuesAreKeys || new Set(values).size === values.length
+/**
+ * Whether each value of a sample stands in a position of its own: the first
+ * `keyCount` values, the keys of an IN list, may repeat among themselves.
+ */
+function distinctPositions (values: readonly unknown[], keyCount: number, scopeValues: readonly unknown[]): boolean {
+  const seen = new Set(scopeValues)
+  if (seen.size !== scopeValues.length) return false
+  const keys = new Set(values.slice(0, keyCount))
+  for (const key of keys) if (seen.has(key)) return false
+  for (const key of keys) seen.add(key)
+  for (let index = keyCount; index < values.length; index++) {
+    if (seen.has(values[index])) return false
+    seen.add(values[index])
+  }
+  return true
 }
 
 /** `keys` with the last repeated up to the next power of two. */

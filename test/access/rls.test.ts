@@ -150,7 +150,8 @@ t.test('row-level security through a per-request transaction', { skip: postgres 
       total: 2,
     })
     checkNoTenantCondition(t, tenant2.statements)
-    const shape = (statements: string[]) => statements.map((statement) => statement.replace(/in \([^)]*\)/g, 'in (…)'))
+    // The keys' count moves the placeholders after them (the bound of `limit`) too.
+    const shape = (statements: string[]) => statements.map((statement) => statement.replace(/in \([^)]*\)/g, 'in (…)').replace(/limit \$\d+/g, 'limit $n'))
     t.same(shape(tenant2.statements), shape(tenant1.statements), 'the same SQL for both callers, but for the number of keys')
   })
 

@@ -50,7 +50,7 @@ for (const dialect of dialects()) {
         `select ${petColumns} from "pets" where "pets"."id" = ${p(1)}`,
         'select "pet_toys"."toy_id" as "id", "pet_toys"."pet_id" as "__expand_parent" from "pet_toys" ' +
           'inner join "toys" on "toys"."id" = "pet_toys"."toy_id" ' +
-          `where "pet_toys"."pet_id" in (${p(1)}) order by "pet_toys"."pet_id", "pet_toys"."toy_id"`,
+          `where "pet_toys"."pet_id" in (${p(1)}) order by "pet_toys"."pet_id", "pet_toys"."toy_id" limit ${p(2)}`,
       ], 'many-to-many ids: the join table joined to the related table (its rows decide which ids exist), in the join column\'s order')
     })
 
@@ -67,12 +67,12 @@ for (const dialect of dialects()) {
       t.equal(statements.length, 5, 'root, owner, owner.employer, sold_from, toys')
       t.same(inComparableOrder(dialect, statements), inComparableOrder(dialect, [
         `select ${petColumns} from "pets" where "pets"."id" = ${p(1)}`,
-        `select ${personColumns} from "people" where "people"."id" in (${p(1)})`,
-        `select "companies"."id" as "id", "companies"."name" as "name", "companies"."public" as "public" from "companies" where "companies"."id" in (${p(1)})`,
-        `select "pet_stores"."id" as "id", "pet_stores"."name" as "name" from "pet_stores" where "pet_stores"."id" in (${p(1)})`,
+        `select ${personColumns} from "people" where "people"."id" in (${p(1)}) limit ${p(2)}`,
+        `select "companies"."id" as "id", "companies"."name" as "name", "companies"."public" as "public" from "companies" where "companies"."id" in (${p(1)}) limit ${p(2)}`,
+        `select "pet_stores"."id" as "id", "pet_stores"."name" as "name" from "pet_stores" where "pet_stores"."id" in (${p(1)}) limit ${p(2)}`,
         'select "toys"."id" as "id", "toys"."name" as "name", "pet_toys"."pet_id" as "__expand_parent" from "toys" ' +
           'inner join "pet_toys" on "pet_toys"."toy_id" = "toys"."id" ' +
-          `where "pet_toys"."pet_id" in (${p(1)}) order by "pet_toys"."pet_id", "pet_toys"."toy_id"`,
+          `where "pet_toys"."pet_id" in (${p(1)}) order by "pet_toys"."pet_id", "pet_toys"."toy_id" limit ${p(2)}`,
       ]), 'to-one by key (options narrow the columns), nested to-one by the keys of the level above, many-to-many through the join table')
     })
 
@@ -96,7 +96,7 @@ for (const dialect of dialects()) {
       t.same(expanded.statements, [
         `select ${personColumns} from "people" where "people"."id" = ${p(1)}`,
         'select "pets"."id" as "id", "pets"."name" as "name", "pets"."owner_id" as "__expand_parent" from "pets" ' +
-          `where "pets"."owner_id" in (${p(1)}) order by "pets"."owner_id", "pets"."id"`,
+          `where "pets"."owner_id" in (${p(1)}) order by "pets"."owner_id", "pets"."id" limit ${p(2)}`,
       ], 'to-many by the foreign key, only the fields of the relation\'s options')
     })
 
@@ -106,10 +106,10 @@ for (const dialect of dialects()) {
       t.same(inComparableOrder(dialect, statements), inComparableOrder(dialect, [
         `select "pets"."id" as "id", "pets"."owner_id" as "owner" from "pets" order by "pets"."id" limit ${p(1)} offset ${p(2)}`,
         'select count(*) as "total" from "pets"',
-        `select ${personColumns} from "people" where "people"."id" in (${p(1)}, ${p(2)})`,
+        `select ${personColumns} from "people" where "people"."id" in (${p(1)}, ${p(2)}) limit ${p(3)}`,
         'select "toys"."id" as "id", "toys"."name" as "name", "pet_toys"."pet_id" as "__expand_parent" from "toys" ' +
           'inner join "pet_toys" on "pet_toys"."toy_id" = "toys"."id" ' +
-          `where "pet_toys"."pet_id" in (${p(1)}, ${p(2)}, ${p(3)}, ${p(4)}) order by "pet_toys"."pet_id", "pet_toys"."toy_id"`,
+          `where "pet_toys"."pet_id" in (${p(1)}, ${p(2)}, ${p(3)}, ${p(4)}) order by "pet_toys"."pet_id", "pet_toys"."toy_id" limit ${p(5)}`,
       ]), 'owners 1, 1, 2 asked for once each; three pets padded to four keys')
     })
 
@@ -225,7 +225,7 @@ for (const dialect of dialects()) {
     t.equal(new Set(ids).size, 26, 'consecutive pages, no pet twice')
     // The pets of each page are padded to 8 keys, the last repeated: one SQL text for all four pages.
     t.equal(toysTexts.size, 1, 'one text for the toys of 5, 6, 7 and 8 pets')
-    t.equal([...toysTexts][0]!.match(/\?|\$\d+/g)?.length, 8, 'with eight placeholders')
+    t.equal([...toysTexts][0]!.match(/\?|\$\d+/g)?.length, 9, 'with nine placeholders: eight keys and the bound')
   })
 }
 
@@ -239,8 +239,8 @@ t.test('maxObjects bounds the objects loading adds to a response, counting share
   t.teardown(() => app.close())
 
   // The page's own rows are not counted: 4 owners (Fred written twice); with their employers (3 non-null), 7.
-  t.equal((await app.inject('/pets?expand=owner')).statusCode, 200)
-  const tooLarge = await app.inject('/pets?expand=owner.employer')
+  t.equal((await app.inject('/pets?expand=owner&fields=id,owner')).statusCode, 200)
+  const tooLarge = await app.inject('/pets?expand=owner.employer&fields=id,owner')
   t.equal(tooLarge.statusCode, 400)
   t.same(tooLarge.json(), {
     statusCode: 400,
@@ -248,11 +248,14 @@ t.test('maxObjects bounds the objects loading adds to a response, counting share
     error: 'Bad Request',
     message: 'The expanded relations would hold more than 6 objects: expand fewer relations or ask for a smaller page',
   })
+  // Each id of an id array is one object, as an expanded row is: the pets' 4 toy ids and 4 owners, 8.
+  t.equal((await app.inject('/pets?expand=owner')).statusCode, 400, '4 toy ids + 4 owners = 8')
   // Fred's 2 pets + their owner Fred twice = 4; one level more, his 2 pets twice: 8.
   t.equal((await app.inject('/people/1?expand=pets.owner')).statusCode, 200)
   t.equal((await app.inject('/people/1?expand=pets.owner.pets')).statusCode, 400, '2 + 2 + 4 = 8')
   t.equal((await app.inject('/people?expand=pets.owner')).statusCode, 400, '4 pets + 4 owners = 8')
-  t.equal((await app.inject('/pets?limit=3&expand=owner.employer')).statusCode, 200, '3 owners + 3 employers = 6')
-  // Many rows given, nothing expanded: nothing loaded, nothing counted.
-  t.equal((await app.inject('/pets?limit=100')).statusCode, 200)
+  t.equal((await app.inject('/pets?limit=3&expand=owner.employer&fields=id,owner')).statusCode, 200, '3 owners + 3 employers = 6')
+  t.equal((await app.inject('/pets?limit=3&expand=owner.employer')).statusCode, 400, 'and the 3 toy ids of pets 1 to 3: 9')
+  // Many rows given, nothing expanded: only their toy ids are counted.
+  t.equal((await app.inject('/pets?limit=100')).statusCode, 200, '4 toy ids')
 })

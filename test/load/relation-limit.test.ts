@@ -7,7 +7,8 @@ import { dialects, type TestDatabase } from '../fixtures/dialects.js'
 import { createPosts, through } from '../fixtures/posts.js'
 
 // Relation option `limit`: the first rows of each parent in the relation's order,
-// expanded and as ids, in one statement per relation path (row_number() per parent).
+// expanded and as ids, in one statement per relation path (row_number() per parent
+// on PostgreSQL, a correlated subquery with LIMIT per parent on SQLite).
 // The request's scope applies before the rows are numbered: a hidden row takes no place.
 const hiddenToRequest = (request: { headers: Record<string, unknown> }) => request.headers['x-visible-only'] !== undefined
 const Comment = defineResource({
@@ -62,6 +63,59 @@ async function build (database: TestDatabase): Promise<FastifyInstance> {
   return app
 }
 
+/** What a statement of a relation with `limit` is made of, as the tests below name it. */
+interface Limited {
+  /** Selected columns: source column and name. */
+  columns: Array<[string, string]>
+  from: string
+  parent: string
+  related: string
+  order: string
+  limit: number
+  /** The request's scope on the related table, if any. */
+  scope?: string
+  keys: number
+}
+
+/**
+ * The SQL of a relation with `limit`: on PostgreSQL, every child numbered per
+ * parent by row_number() and the first `limit` kept; on SQLite, each distinct
+ * parent key's first `limit` related keys found by a correlated subquery with
+ * LIMIT (read from an index, without numbering every child). Both end with the
+ * object budget's bound.
+ */
+function limitedStatement (dialect: string, { columns, from, parent, related, order, limit, scope, keys }: Limited): string {
+  const p = (index: number) => (dialect === 'postgres' ? `$${index}` : '?')
+  const first = scope === undefined ? 1 : 2
+  const keyList = Array.from({ length: keys }, (_, index) => p(first + index))
+  const bound = p(first + keys)
+  const scoped = (condition: string) => (scope === undefined ? condition : `${scope} and ${condition}`)
+  if (dialect === 'postgres') {
+    return `select ${columns.map(([, name]) => `"__expand_numbered"."${name}" as "${name}", `).join('')}"__expand_numbered"."__expand_parent" as "__expand_parent" from (` +
+      `select ${columns.map(([column, name]) => `${column} as "${name}", `).join('')}${parent} as "__expand_parent", ` +
+      `row_number() over(partition by ${parent} order by ${order}) as "__expand_row" ` +
+      `from ${from} where ${scoped(`${parent} in (${keyList.join(', ')})`)}) as "__expand_numbered" ` +
+      `where "__expand_numbered"."__expand_row" <= ${limit} order by "__expand_numbered"."__expand_parent", "__expand_numbered"."__expand_row" limit ${bound}`
+  }
+  return `with "__expand_keys" as (select distinct "column1" as "key" from (values ${keyList.map((key) => `(${key})`).join(', ')})) ` +
+    `select ${columns.map(([column, name]) => `${column} as "${name}", `).join('')}"__expand_keys"."key" as "__expand_parent" ` +
+    `from "__expand_keys" cross join ${from} where ${parent} = "__expand_keys"."key" and ${related} in (` +
+    `select ${related} from ${from} where ${scoped(`${parent} = "__expand_keys"."key"`)} order by ${order} limit ${limit}) ` +
+    `order by "__expand_keys"."key", ${order} limit ${bound}`
+}
+
+const commentsFrom = { from: '"comments"', parent: '"comments"."post_id"', related: '"comments"."id"' }
+const tagIdsFrom = { parent: '"post_tags"."post_id"', related: '"post_tags"."tag_id"' }
+const commentIds = { ...commentsFrom, columns: [['"comments"."id"', 'id']] as Array<[string, string]> }
+const tagIds = { ...tagIdsFrom, columns: [['"post_tags"."tag_id"', 'id']] as Array<[string, string]> }
+const tagRows = {
+  ...tagIdsFrom,
+  from: '"tags" inner join "post_tags" on "post_tags"."tag_id" = "tags"."id"',
+  columns: [['"tags"."id"', 'id'], ['"tags"."label"', 'label']] as Array<[string, string]>,
+}
+const topComments = { order: '"comments"."rank" desc, "comments"."id"', limit: 2 }
+const topTags = { order: '"tags"."rank", "post_tags"."tag_id"', limit: 3 }
+
 const comment = (id: number, body: string) => ({ id, body })
 const tag = (id: number, label: string) => ({ id, label })
 
@@ -94,30 +148,11 @@ for (const dialect of dialects()) {
       ], 'rank descending (ties by key), by key, rank ascending (ties by key), by key; fewer rows than the limit; none')
       t.equal(statements.length, 5, 'the page (three rows: it tells its total, no count) and one statement per relation')
       // Three parents: their keys padded to four by repeating the last (statement templates).
-      const keys = `${p(1)}, ${p(2)}, ${p(3)}, ${p(4)}`
       t.same(levelOrder(statements.slice(1)), levelOrder([
-        'select "__expand_numbered"."id" as "id", "__expand_numbered"."__expand_parent" as "__expand_parent" from (' +
-          'select "comments"."id" as "id", "comments"."post_id" as "__expand_parent", ' +
-          'row_number() over(partition by "comments"."post_id" order by "comments"."rank" desc, "comments"."id") as "__expand_row" ' +
-          `from "comments" where "comments"."post_id" in (${keys})) as "__expand_numbered" ` +
-          'where "__expand_numbered"."__expand_row" <= 2 order by "__expand_numbered"."__expand_parent", "__expand_numbered"."__expand_row"',
-        'select "__expand_numbered"."id" as "id", "__expand_numbered"."__expand_parent" as "__expand_parent" from (' +
-          'select "comments"."id" as "id", "comments"."post_id" as "__expand_parent", ' +
-          'row_number() over(partition by "comments"."post_id" order by "comments"."id") as "__expand_row" ' +
-          `from "comments" where "comments"."post_id" in (${keys})) as "__expand_numbered" ` +
-          'where "__expand_numbered"."__expand_row" <= 3 order by "__expand_numbered"."__expand_parent", "__expand_numbered"."__expand_row"',
-        'select "__expand_numbered"."id" as "id", "__expand_numbered"."__expand_parent" as "__expand_parent" from (' +
-          'select "post_tags"."tag_id" as "id", "post_tags"."post_id" as "__expand_parent", ' +
-          'row_number() over(partition by "post_tags"."post_id" order by "tags"."rank", "post_tags"."tag_id") as "__expand_row" ' +
-          'from "post_tags" inner join "tags" on "tags"."id" = "post_tags"."tag_id" ' +
-          `where "post_tags"."post_id" in (${keys})) as "__expand_numbered" ` +
-          'where "__expand_numbered"."__expand_row" <= 3 order by "__expand_numbered"."__expand_parent", "__expand_numbered"."__expand_row"',
-        'select "__expand_numbered"."id" as "id", "__expand_numbered"."__expand_parent" as "__expand_parent" from (' +
-          'select "post_tags"."tag_id" as "id", "post_tags"."post_id" as "__expand_parent", ' +
-          'row_number() over(partition by "post_tags"."post_id" order by "post_tags"."tag_id") as "__expand_row" ' +
-          'from "post_tags" inner join "tags" on "tags"."id" = "post_tags"."tag_id" ' +
-          `where "post_tags"."post_id" in (${keys})) as "__expand_numbered" ` +
-          'where "__expand_numbered"."__expand_row" <= 2 order by "__expand_numbered"."__expand_parent", "__expand_numbered"."__expand_row"',
+        limitedStatement(dialect.name, { ...commentIds, ...topComments, keys: 4 }),
+        limitedStatement(dialect.name, { ...commentIds, order: '"comments"."id"', limit: 3, keys: 4 }),
+        limitedStatement(dialect.name, { ...tagIds, from: '"post_tags" inner join "tags" on "tags"."id" = "post_tags"."tag_id"', ...topTags, keys: 4 }),
+        limitedStatement(dialect.name, { ...tagIds, from: '"post_tags" inner join "tags" on "tags"."id" = "post_tags"."tag_id"', order: '"post_tags"."tag_id"', limit: 2, keys: 4 }),
       ]))
     })
 
@@ -136,18 +171,8 @@ for (const dialect of dialects()) {
       ])
       t.equal(statements.length, 5, 'the page (three rows: it tells its total, no count) and one statement per relation')
       t.same(relationStatement(statements, 1, '"comments"."rank" desc'), [
-        'select "__expand_numbered"."id" as "id", "__expand_numbered"."body" as "body", "__expand_numbered"."__expand_parent" as "__expand_parent" from (' +
-        'select "comments"."id" as "id", "comments"."body" as "body", "comments"."post_id" as "__expand_parent", ' +
-        'row_number() over(partition by "comments"."post_id" order by "comments"."rank" desc, "comments"."id") as "__expand_row" ' +
-        `from "comments" where "comments"."post_id" in (${p(1)}, ${p(2)}, ${p(3)}, ${p(4)})) as "__expand_numbered" ` +
-        'where "__expand_numbered"."__expand_row" <= 2 order by "__expand_numbered"."__expand_parent", "__expand_numbered"."__expand_row"'])
-      t.same(relationStatement(statements, 3, '"tags"."rank"'), [
-        'select "__expand_numbered"."id" as "id", "__expand_numbered"."label" as "label", "__expand_numbered"."__expand_parent" as "__expand_parent" from (' +
-        'select "tags"."id" as "id", "tags"."label" as "label", "post_tags"."post_id" as "__expand_parent", ' +
-        'row_number() over(partition by "post_tags"."post_id" order by "tags"."rank", "post_tags"."tag_id") as "__expand_row" ' +
-        'from "tags" inner join "post_tags" on "post_tags"."tag_id" = "tags"."id" ' +
-        `where "post_tags"."post_id" in (${p(1)}, ${p(2)}, ${p(3)}, ${p(4)})) as "__expand_numbered" ` +
-        'where "__expand_numbered"."__expand_row" <= 3 order by "__expand_numbered"."__expand_parent", "__expand_numbered"."__expand_row"'])
+        limitedStatement(dialect.name, { ...commentIds, columns: [...commentIds.columns, ['"comments"."body"', 'body']], ...topComments, keys: 4 })])
+      t.same(relationStatement(statements, 3, '"tags"."rank"'), [limitedStatement(dialect.name, { ...tagRows, ...topTags, keys: 4 })])
       const detail = await get('/posts/1?expand=top_comments&fields=id,top_comments')
       t.same(detail.body, { id: 1, top_comments: [comment(4, 'four'), comment(1, 'one')] }, 'a detail route: the same rows')
       t.equal(detail.statements.length, 2)
@@ -160,19 +185,12 @@ for (const dialect of dialects()) {
         'the hidden comment 4 and tag 40 leave their places to the next rows')
       t.equal(ids.statements.length, 5)
       t.same(ids.statements.filter((statement) => statement.includes('"comments"."rank"')), [
-        'select "__expand_numbered"."id" as "id", "__expand_numbered"."__expand_parent" as "__expand_parent" from (' +
-        'select "comments"."id" as "id", "comments"."post_id" as "__expand_parent", ' +
-        'row_number() over(partition by "comments"."post_id" order by "comments"."rank" desc, "comments"."id") as "__expand_row" ' +
-        `from "comments" where "comments"."hidden" = ${p(1)} and "comments"."post_id" in (${p(2)})) as "__expand_numbered" ` +
-        'where "__expand_numbered"."__expand_row" <= 2 order by "__expand_numbered"."__expand_parent", "__expand_numbered"."__expand_row"',
+        limitedStatement(dialect.name, { ...commentIds, ...topComments, scope: `"comments"."hidden" = ${p(1)}`, keys: 1 }),
       ], 'the scope inside the subquery')
       t.same(ids.statements.filter((statement) => statement.includes('"tags"."rank"')), [
-        'select "__expand_numbered"."id" as "id", "__expand_numbered"."__expand_parent" as "__expand_parent" from (' +
-        'select "post_tags"."tag_id" as "id", "post_tags"."post_id" as "__expand_parent", ' +
-        'row_number() over(partition by "post_tags"."post_id" order by "tags"."rank", "post_tags"."tag_id") as "__expand_row" ' +
-        'from "post_tags" inner join "tags" on "tags"."id" = "post_tags"."tag_id" ' +
-        `where "tags"."hidden" = ${p(1)} and "post_tags"."post_id" in (${p(2)})) as "__expand_numbered" ` +
-        'where "__expand_numbered"."__expand_row" <= 3 order by "__expand_numbered"."__expand_parent", "__expand_numbered"."__expand_row"',
+        limitedStatement(dialect.name, {
+          ...tagIds, from: '"post_tags" inner join "tags" on "tags"."id" = "post_tags"."tag_id"', ...topTags, scope: `"tags"."hidden" = ${p(1)}`, keys: 1,
+        }),
       ])
       const expanded = await get('/posts?expand=top_comments,top_tags&fields=id,top_comments,top_tags', visibleOnly)
       t.same(expanded.body.data, [

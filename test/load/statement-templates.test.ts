@@ -32,9 +32,9 @@ t.test('key lists: one Kysely build per site and padded length, the right rows e
   const templates = new StatementTemplates()
   const site = {}
   let builds = 0
-  const byIds = (ids: readonly unknown[]) => templates.rowsByKeys(db, site, ids, (keys) => {
+  const byIds = (ids: readonly unknown[], bound = 100) => templates.rowsByKeys(db, site, ids, bound, (keys, bound) => {
     builds++
-    return db.selectFrom('pets').select(['id', 'name']).where('id', 'in', keys as number[]).orderBy('id')
+    return db.selectFrom('pets').select(['id', 'name']).where('id', 'in', keys as number[]).orderBy('id').limit(bound)
   })
   t.same(await byIds([3, 1, 2]), [{ id: 1, name: 'Pet 1' }, { id: 2, name: 'Pet 2' }, { id: 3, name: 'Pet 3' }])
   t.same(await byIds([9, 10, 11, 12]), [9, 10, 11, 12].map((id) => ({ id, name: `Pet ${id}` })), 'four keys: the same padded length')
@@ -42,7 +42,27 @@ t.test('key lists: one Kysely build per site and padded length, the right rows e
   t.same(await byIds([5, 6, 7, 8, 20]), [5, 6, 7, 8, 20].map((id) => ({ id, name: `Pet ${id}` })), 'five keys: padded to eight')
   t.equal(builds, 2)
   t.same(await byIds([99]), [], 'a key with no row')
-  t.same(await templates.rowsByKeys(db, {}, [4], (keys) => db.selectFrom('pets').select('name').where('id', 'in', keys as number[])), [{ name: 'Pet 4' }], 'another site has statements of its own')
+  t.same(await templates.rowsByKeys(db, {}, [4], 1, (keys, bound) => db.selectFrom('pets').select('name').where('id', 'in', keys as number[]).limit(bound)),
+    [{ name: 'Pet 4' }], 'another site has statements of its own')
+})
+
+t.test('key lists: the bound is a parameter after the keys, never taken for a key', async (t) => {
+  const db = await petsDatabase()
+  t.teardown(() => db.destroy())
+  const templates = new StatementTemplates()
+  const site = {}
+  let builds = 0
+  const byIds = async (ids: readonly unknown[], bound: number) => (await templates.rowsByKeys(db, site, ids, bound, (keys, bound) => {
+    builds++
+    return db.selectFrom('pets').select('id').where('id', 'in', keys as number[]).orderBy('id').limit(bound)
+  })).map((row) => row.id)
+  t.same(await byIds([1, 2, 3, 4], 4), [1, 2, 3, 4], 'a bound equal to a key: built, not kept')
+  t.same(await byIds([5, 6, 7, 8], 2), [5, 6], 'built again, and kept')
+  t.equal(builds, 2)
+  t.same(await byIds([9, 10, 11, 12], 3), [9, 10, 11])
+  t.same(await byIds([3, 2, 1, 1], 3), [1, 2, 3], 'repeated keys, and the bound equal to one of them: the template still tells them apart')
+  t.same(await byIds([13, 14, 15, 16], 100), [13, 14, 15, 16])
+  t.equal(builds, 2, 'one template for every bound')
 })
 
 t.test('positional values: a template only from values that tell their positions apart', async (t) => {
@@ -73,15 +93,15 @@ t.test('key lists longer than largestTemplateKeys: built every time, not padded'
   const texts: string[] = []
   const keys = Array.from({ length: largestTemplateKeys + 1 }, (_, index) => index + 1)
   for (let run = 0; run < 2; run++) {
-    const rows = await templates.rowsByKeys(db, site, keys, (keys) => {
-      const query = db.selectFrom('pets').select('id').where('id', 'in', keys as number[])
+    const rows = await templates.rowsByKeys(db, site, keys, 100, (keys, bound) => {
+      const query = db.selectFrom('pets').select('id').where('id', 'in', keys as number[]).limit(bound)
       texts.push(query.compile().sql)
       return query
     })
     t.equal(rows.length, 20)
   }
   t.equal(texts.length, 2, 'built on each run')
-  t.equal(texts[0]!.match(/\?/g)?.length, largestTemplateKeys + 1, 'the keys as they are')
+  t.equal(texts[0]!.match(/\?/g)?.length, largestTemplateKeys + 2, 'the keys as they are, and the bound')
 })
 
 /** Rewrites every value, as a plugin that encodes values would: compiled parameters are not the values given. */
@@ -104,9 +124,9 @@ function namesByIds (db: Kysely<Tables>): { byIds: (ids: number[]) => Promise<un
   const templates = new StatementTemplates()
   const site = {}
   let builds = 0
-  const byIds = (ids: number[]) => templates.rowsByKeys(db, site, ids, (keys) => {
+  const byIds = (ids: number[]) => templates.rowsByKeys(db, site, ids, 100, (keys, bound) => {
     builds++
-    return db.selectFrom('pets').select('name').where('id', 'in', keys as number[]).orderBy('id')
+    return db.selectFrom('pets').select('name').where('id', 'in', keys as number[]).orderBy('id').limit(bound)
   })
   return { byIds, builds: () => builds }
 }
@@ -134,7 +154,8 @@ t.test('on a Kysely instance with plugins every statement is built and compiled:
   t.teardown(() => db.destroy())
   const templates = new StatementTemplates()
   const site = {}
-  const names = async () => (await templates.rowsByKeys(db, site, [1], (keys) => db.selectFrom('pets').select('name').where('id', 'in', keys as number[]))).map((row) => row.name)
+  const names = async () => (await templates.rowsByKeys(db, site, [1], 100, (keys, bound) =>
+    db.selectFrom('pets').select('name').where('id', 'in', keys as number[]).limit(bound))).map((row) => row.name)
   t.same(await names(), ['tenant_a secret'])
   tenant = 'tenant_b'
   t.same(await names(), ['tenant_b secret'], "the second tenant's rows, not the first's")

@@ -1,0 +1,188 @@
+import { Type } from '@sinclair/typebox'
+import Fastify, { type FastifyInstance } from 'fastify'
+import type { Kysely } from 'kysely'
+import t from 'tap'
+import expandPlugin, { defineResource, type AnyResource } from '../../../plugin/index.js'
+import { dialects, type TestDatabase } from '../../fixtures/dialects.js'
+import { createPosts, through } from '../../fixtures/posts.js'
+
+// Attack: one request that makes the server read and hold far more rows than
+// `maxObjects` allows, through a parent with very many children (expanded or
+// shown as an id array), a page whose rows share a parent (each child then
+// written once per row), or a second level fetched before the first was
+// found too large.
+// What must hold: every relation statement carries `limit <remaining + 1>`, so
+// the database hands over at most one row past what the budget has left;
+// id arrays are charged as expanded rows are (each id one object, times the
+// times its row is written); a level over the budget is answered 400
+// FST_EXPAND_TOO_LARGE before any statement of the next level runs.
+
+const children = 5_000
+const maxObjects = 1_000
+
+const Comment = defineResource({
+  name: 'Comment',
+  table: 'comments',
+  schema: Type.Object({ id: Type.Integer(), body: Type.String(), post: Type.Integer() }),
+  fields: ['id', 'body', 'post'],
+  columns: { post: 'post_id' },
+  expandable: { post: (): AnyResource => Post },
+})
+const Tag = defineResource({
+  name: 'Tag',
+  table: 'tags',
+  schema: Type.Object({ id: Type.Integer(), label: Type.String() }),
+  fields: ['id', 'label'],
+})
+const Post = defineResource({
+  name: 'Post',
+  table: 'posts',
+  schema: Type.Object({
+    id: Type.Integer(),
+    comments: Type.Array(Type.Integer()),
+    tags: Type.Array(Type.Integer()),
+    latest: Type.Array(Type.Integer()),
+  }),
+  fields: ['id', 'comments', 'tags', 'latest'],
+  expandable: {
+    comments: [(): AnyResource => Comment, { many: true, foreignKey: 'post_id' }],
+    tags: [(): AnyResource => Tag, { many: true, through }],
+    latest: [(): AnyResource => Comment, { many: true, foreignKey: 'post_id', orderBy: '-id', limit: 2 }],
+  },
+})
+
+// Post 1 has 5,000 comments and 5,004 tags; post 2 has 40 comments and one tag.
+async function seed (db: Kysely<any>): Promise<void> {
+  await createPosts(db, [1, 2])
+  await db.schema.createIndex('comments_post_id').on('comments').column('post_id').execute()
+  const rows = (count: number, make: (index: number) => Record<string, unknown>) => Array.from({ length: count }, (_, index) => make(index))
+  for (let start = 0; start < children; start += 500) {
+    await db.insertInto('comments').values(rows(500, (index) => ({ id: start + index + 1, post_id: 1, body: 'x', rank: 0 }))).execute()
+    await db.insertInto('tags').values(rows(500, (index) => ({ id: 1_000 + start + index, label: 'y', rank: 0 }))).execute()
+    await db.insertInto('post_tags').values(rows(500, (index) => ({ post_id: 1, tag_id: 1_000 + start + index }))).execute()
+  }
+  await db.insertInto('comments').values(rows(40, (index) => ({ id: 10_000 + index, post_id: 2, body: 'z', rank: 0 }))).execute()
+}
+
+/** Rows the driver returned for each statement, in the order they ran, beside the statements' SQL. */
+function countRows (database: TestDatabase): Array<{ sql: string; rows: number }> {
+  const read: Array<{ sql: string; rows: number }> = []
+  const execute = database.db.executeQuery.bind(database.db)
+  database.db.executeQuery = (async (query: Parameters<typeof execute>[0]) => {
+    const result = await execute(query)
+    read.push({ sql: 'sql' in query ? query.sql : query.compile().sql, rows: result.rows.length })
+    return result
+  }) as typeof database.db.executeQuery
+  return read
+}
+
+async function build (database: TestDatabase): Promise<FastifyInstance> {
+  const app = Fastify()
+  await app.register(expandPlugin, { db: database.db, resources: [Post, Comment, Tag], maxObjects })
+  app.expand.routes('/posts', Post)
+  app.expand.routes('/comments', Comment, { maxPageSize: 1_000, total: false })
+  await app.ready()
+  return app
+}
+
+for (const dialect of dialects()) {
+  t.test(`the object budget bounds what is read on ${dialect.name}`, async (t) => {
+    const database = await dialect.open()
+    t.teardown(() => database.close())
+    await seed(database.db)
+    const app = await build(database)
+    t.teardown(() => app.close())
+    const read = countRows(database)
+    const p = (index: number) => (dialect.name === 'postgres' ? `$${index}` : '?')
+    const get = async (url: string) => {
+      read.length = 0
+      const response = await app.inject(url)
+      return { status: response.statusCode, body: response.json(), read: [...read] }
+    }
+    const tooLarge = {
+      statusCode: 400,
+      code: 'FST_EXPAND_TOO_LARGE',
+      error: 'Bad Request',
+      message: `The expanded relations would hold more than ${maxObjects} objects: expand fewer relations or ask for a smaller page`,
+    }
+
+    t.test('an expanded relation over the budget: its statement reads at most maxObjects + 1 rows', async (t) => {
+      const { status, body, read } = await get('/posts/1?expand=comments&fields=id,comments')
+      t.same([status, body], [400, tooLarge])
+      t.same(read.map((statement) => statement.sql), [
+        `select "posts"."id" as "id" from "posts" where "posts"."id" = ${p(1)}`,
+        'select "comments"."id" as "id", "comments"."body" as "body", "comments"."post_id" as "post", "comments"."post_id" as "__expand_parent" ' +
+          `from "comments" where "comments"."post_id" in (${p(1)}) order by "comments"."post_id", "comments"."id" limit ${p(2)}`,
+      ])
+      t.equal(read[1]!.rows, maxObjects + 1, 'one row past the budget, of 5,000')
+    })
+
+    t.test('id arrays are charged: 5,000 ids are over the budget, read with the same bound', async (t) => {
+      const ids = await get('/posts/1?fields=id,comments')
+      t.same([ids.status, ids.body], [400, tooLarge])
+      t.same(ids.read.map((statement) => statement.sql), [
+        `select "posts"."id" as "id" from "posts" where "posts"."id" = ${p(1)}`,
+        'select "comments"."id" as "id", "comments"."post_id" as "__expand_parent" ' +
+          `from "comments" where "comments"."post_id" in (${p(1)}) order by "comments"."post_id", "comments"."id" limit ${p(2)}`,
+      ])
+      t.equal(ids.read[1]!.rows, maxObjects + 1)
+      const through = await get('/posts/1?fields=id,tags')
+      t.same([through.status, through.body], [400, tooLarge])
+      t.same(through.read.map((statement) => statement.sql), [
+        `select "posts"."id" as "id" from "posts" where "posts"."id" = ${p(1)}`,
+        'select "post_tags"."tag_id" as "id", "post_tags"."post_id" as "__expand_parent" ' +
+          'from "post_tags" inner join "tags" on "tags"."id" = "post_tags"."tag_id" ' +
+          `where "post_tags"."post_id" in (${p(1)}) order by "post_tags"."post_id", "post_tags"."tag_id" limit ${p(2)}`,
+      ])
+      t.equal(through.read[1]!.rows, maxObjects + 1)
+      const small = await get('/posts/2?fields=id,comments,tags')
+      t.equal(small.status, 200, 'forty-one ids are within the budget')
+      t.same(small.body, { id: 2, comments: Array.from({ length: 40 }, (_, index) => 10_000 + index), tags: [20] })
+    })
+
+    t.test('id arrays count once per time their row is written', async (t) => {
+      // Ten comments of post 2 share their post: its forty ids are written ten times, 10 + 400 objects.
+      const ten = await get('/comments?offset=5000&limit=10&expand=post&fields=id,post.id,post.comments')
+      t.equal(ten.status, 200)
+      t.equal(ten.body.data.length, 10)
+      // Thirty: 30 + 1,200 objects.
+      const thirty = await get('/comments?offset=5000&limit=30&expand=post&fields=id,post.id,post.comments')
+      t.same([thirty.status, thirty.body], [400, tooLarge])
+      t.same(thirty.read.at(-1)!.sql, 'select "comments"."id" as "id", "comments"."post_id" as "__expand_parent" ' +
+        `from "comments" where "comments"."post_id" in (${p(1)}) order by "comments"."post_id", "comments"."id" limit ${p(2)}`)
+      t.ok(thirty.read.at(-1)!.rows <= maxObjects - 30 + 1, `${thirty.read.at(-1)!.rows} ids read: at most the 970 left, plus one`)
+    })
+
+    t.test('a level over the budget is answered before the next level is fetched', async (t) => {
+      const { status, body, read } = await get('/posts/1?expand=comments.post&fields=id,comments.id,comments.post.id')
+      t.same([status, body], [400, tooLarge])
+      t.equal(read.length, 2, 'the post and its comments: the comments\' posts are never read')
+      t.equal(read[1]!.rows, maxObjects + 1)
+    })
+
+    t.test('a relation with limit carries the budget\'s bound too', async (t) => {
+      // 600 comments of post 1 share it: 600 posts written, then its 2 latest comments 600 times each.
+      const page = await get('/comments?limit=600&expand=post.latest.post&fields=id,post.id,post.latest.id,post.latest.post.id')
+      t.same([page.status, page.body], [400, tooLarge])
+      t.equal(page.read.length, 3, 'the page, the post, its latest comments: their posts are never read')
+      // Row numbers per parent on PostgreSQL, a correlated subquery per parent on SQLite: either way the bound last.
+      t.same(page.read[2], {
+        sql: dialect.name === 'postgres'
+          ? 'select "__expand_numbered"."id" as "id", "__expand_numbered"."post" as "post", "__expand_numbered"."__expand_parent" as "__expand_parent" from (' +
+            'select "comments"."id" as "id", "comments"."post_id" as "post", "comments"."post_id" as "__expand_parent", ' +
+            'row_number() over(partition by "comments"."post_id" order by "comments"."id" desc, "comments"."id") as "__expand_row" ' +
+            'from "comments" where "comments"."post_id" in ($1)) as "__expand_numbered" ' +
+            'where "__expand_numbered"."__expand_row" <= 2 order by "__expand_numbered"."__expand_parent", "__expand_numbered"."__expand_row" limit $2'
+          : 'with "__expand_keys" as (select distinct "column1" as "key" from (values (?))) ' +
+            'select "comments"."id" as "id", "comments"."post_id" as "post", "__expand_keys"."key" as "__expand_parent" ' +
+            'from "__expand_keys" cross join "comments" where "comments"."post_id" = "__expand_keys"."key" and "comments"."id" in (' +
+            'select "comments"."id" from "comments" where "comments"."post_id" = "__expand_keys"."key" order by "comments"."id" desc, "comments"."id" limit 2) ' +
+            'order by "__expand_keys"."key", "comments"."id" desc, "comments"."id" limit ?',
+        rows: 2,
+      })
+      const posts = await get('/posts?expand=latest&fields=id,latest.id')
+      t.equal(posts.status, 200)
+      t.same(posts.body.data, [{ id: 1, latest: [{ id: 5000 }, { id: 4999 }] }, { id: 2, latest: [{ id: 10_039 }, { id: 10_038 }] }])
+    })
+  })
+}
