@@ -1,6 +1,6 @@
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto'
 import { sql, type Expression, type ExpressionBuilder, type SqlBool } from 'kysely'
-import { BadCursorError, BadFilterError, BadSortError, ForbiddenError, messages } from '../errors.js'
+import { BadCursorError, BadFilterError, BadSortError, ForbiddenError, InvalidOptionError, messages } from '../errors.js'
 import type { Visibility } from '../plan/plan.js'
 import type { JsonSchema, RelationEdge, ResourceNode } from '../resource-graph.js'
 import type { LoadContext } from './load-context.js'
@@ -81,9 +81,6 @@ const maxInValues = 100
 const maxValueLength = 1000
 const maxCursorLength = 4000
 
-// Request query objects the route's validator has read, with what it read.
-const readRequests = new WeakMap<object, ListRequest>()
-
 /**
  * The list route's filters, sort keys and cursors, checked at startup:
  * `read` turns a request's query string into a ListRequest (or a 400),
@@ -113,17 +110,18 @@ export class ListQuery {
     this.secret = options.cursorSecret === undefined ? defaultSecret : Buffer.from(options.cursorSecret)
   }
 
-  /** The ListRequest the route's validator read from this query object. */
-  requestOf (query: unknown): ListRequest {
-    return readRequests.get(query as object) ?? { filters: [], sort: [], after: undefined, key: '' }
-  }
-
   /**
    * Reads `filter[...]`, `sort` and `after` from a parsed query string
    * (keys as written: `filter[born][gte]`, or nested objects from a parser
-   * that builds them). Throws the 400 of what does not fit.
+   * that builds them). Throws the 400 of what does not fit. The route's
+   * validator reads the query to answer that 400 before any hook; the handler
+   * reads again the query it is given, which a hook may have replaced or
+   * changed: never conditions read from another object, never none.
    */
-  read (query: Record<string, unknown>, cursors: boolean): ListRequest {
+  read (query: unknown, cursors: boolean): ListRequest {
+    if (typeof query !== 'object' || query === null) {
+      throw new InvalidOptionError(messages.listQueryNotObject(query === null ? 'null' : typeof query))
+    }
     const filters: RequestedFilter[] = []
     const keys: string[] = []
     const seen = new Set<string>()
@@ -146,7 +144,7 @@ export class ListQuery {
       filters.push({ filter, operator: op, value: readFilterValue(filter, op, raw, written) })
       keys.push(`${id}=${raw}`)
     }
-    for (const [name, value] of Object.entries(query)) {
+    for (const [name, value] of Object.entries(query as Record<string, unknown>)) {
       if (name === filterParam) {
         readNestedFilters(value, add)
         continue
@@ -156,18 +154,13 @@ export class ListQuery {
       if (match === null) throw new BadFilterError(messages.notAFilter(name))
       add(match[1]!, match[2] ?? '', value)
     }
-    const sort = this.readSort(query[sortParam])
+    const sort = this.readSort((query as Record<string, unknown>)[sortParam])
     keys.sort()
     const key = `${keys.join('&')}|${sort.map(({ field, descending }) => (descending ? '-' : '') + field.name).join(',')}`
     const request: ListRequest = { filters, sort, after: undefined, key }
-    const after = query[afterParam]
+    const after = (query as Record<string, unknown>)[afterParam]
     if (!cursors || after === undefined) return request
     return { ...request, after: this.readCursor(after, request) }
-  }
-
-  /** The query object the validator hands to the route, with what was read from it. */
-  remember (query: object, request: ListRequest): void {
-    readRequests.set(query, request)
   }
 
   private readSort (raw: unknown): RequestedSort[] {
