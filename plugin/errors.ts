@@ -147,6 +147,7 @@ export const messages = {
     `Cannot sort ${resource} by '${name}': ${sortFields.length > 0 ? `sort fields are ${sortFields.join(', ')}` : 'this list has no sort fields'}`,
   sortRepeated: (param: string, name: string) => `'${param}' names '${name}' more than once`,
   hiddenSort: (name: string) => `Cannot sort by '${name}': it is not available to this request`,
+  listQueryNotObject: (what: string) => `The query of a list route is not an object: a hook replaced request.query with ${what}`,
   badCursor: (param: string) => `'${param}' is not a cursor of this list for this sort and these filters: ask again from the first page`,
 
   // load/list-query.ts: the filter and sort options of routes(), after the route's context.
@@ -228,8 +229,8 @@ export const messages = {
   unknownStatementOption: (owner: string, name: string) => `${owner}: unknown option '${name}'`,
   statementOptionNotPositive: (owner: string, name: string, value: string) => `${owner}: ${name} must be a positive integer, got ${value}`,
 
-  // expansion-plan.ts: request.expansion read back.
-  expansionReplaced: 'request.expansion was replaced: it holds what the plugin set for the request, and only that',
+  // index.ts: request.expansion assigned.
+  expansionReplaced: 'request.expansion cannot be replaced: it holds what the plugin planned for the request, and only that',
 
   // resource.ts: defineResource's definition, after "Resource '<name>': ".
   definitionNotObject: 'the definition must be an object',

@@ -4,7 +4,7 @@ import fp from 'fastify-plugin'
 import { randomBytes } from 'node:crypto'
 import { unknownKey } from './checks.js'
 import { ExpandEngine } from './engine.js'
-import { InvalidOptionError } from './errors.js'
+import { InvalidOptionError, messages } from './errors.js'
 import { loadRows } from './load/batch-loader.js'
 import { createLoadContext, type LoadContext } from './load/load-context.js'
 import { plannedStatements } from './load/relation-statements.js'
@@ -13,7 +13,7 @@ import { executorPlugins, StatementTemplates } from './load/statement-templates.
 import { registerResourceRoutes, type ResourceRoutesOptions } from './load/resource-routes.js'
 import { resolveOptions, type ExpandPluginOptions } from './options.js'
 import type { ExpansionPlan } from './plan/plan.js'
-import { expansionPlan } from './expansion-plan.js'
+import { plannedRequest, requestPlan } from './expansion-plan.js'
 import type { Loaded } from './expanded.js'
 import type { Expansion } from './request-helpers.js'
 import { ResourceGraph } from './resource-graph.js'
@@ -90,8 +90,11 @@ declare module 'fastify' {
     expandable?: ExpandableRouteOptions | false
   }
   interface FastifyRequest {
-    /** What the request expands and writes, on an expandable route (after its preHandler planning); null elsewhere. */
-    expansion: Expansion | null
+    /**
+     * What the request expands and writes, on an expandable route; null elsewhere.
+     * Planned when first read, for the caller the hooks before have authenticated.
+     */
+    readonly expansion: Expansion | null
   }
   interface FastifyInstance {
     expand: ExpandDecorator
@@ -120,8 +123,9 @@ const expandPluginCallback: FastifyPluginCallback<ExpandPluginOptions> = (app, p
   }
 
   const planOf = (request: FastifyRequest): ExpansionPlan => {
-    if (request.expansion === null) throw new InvalidOptionError(`Route ${request.method} ${request.url} is not expandable`)
-    return expansionPlan(request.expansion)
+    const plan = requestPlan(request)
+    if (plan === null) throw new InvalidOptionError(`Route ${request.method} ${request.url} is not expandable`)
+    return plan
   }
   /** The Kysely instance a request loads through: the load option's, else the plugin's (or its function's answer). */
   const databaseFor = (request: FastifyRequest, options: LoadOptions | undefined): AnyKysely => {
@@ -189,7 +193,16 @@ const expandPluginCallback: FastifyPluginCallback<ExpandPluginOptions> = (app, p
       }
     },
   })
-  app.decorateRequest('expansion', null)
+  // A getter: the request is planned when something first asks (see expansion-plan.ts), never replaced.
+  app.decorateRequest('expansion', {
+    getter (this: FastifyRequest) {
+      return requestPlan(this)?.expansion ?? null
+    },
+    setter () {
+      throw new InvalidOptionError(messages.expansionReplaced)
+    },
+  })
+  app.decorateRequest(plannedRequest, null)
   app.decorateRequest(compiledBody, false)
   app.decorate('expand', {
     getter (this: FastifyInstance) {

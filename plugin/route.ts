@@ -1,17 +1,15 @@
 import type {
   FastifySchema,
-  FastifyReply,
   FastifyRequest,
-  HookHandlerDoneFunction,
   onSendHookHandler,
+  RouteHandlerMethod,
   RouteOptions,
-  preHandlerHookHandler,
   preSerializationHookHandler,
 } from 'fastify'
 import { unknownKey } from './checks.js'
 import type { ExpandEngine, RegisteredTarget } from './engine.js'
 import { InvalidDataError, InvalidOptionError, messages } from './errors.js'
-import { expansionPlan } from './expansion-plan.js'
+import { requestPlan, routePlanner, type RoutePlanner } from './expansion-plan.js'
 import type { ResolvedOptions } from './options.js'
 import { isResource, type AnyResource } from './resource.js'
 import { expandableSetting, markPrepared } from './route-declarations.js'
@@ -37,9 +35,12 @@ const routeOptionKeys = new Set(['resource', 'list', 'envelope', 'permitListExpa
 const jsonContentType = 'application/json; charset=utf-8'
 
 /**
- * Prepares an `expandable` route at startup: its plan target, a preHandler
- * that plans the request (so handlers can ask isExpanded), and a
+ * Prepares an `expandable` route at startup: its plan target, its planner
+ * (kept in the route's config for hooks that ask before the handler), a
+ * handler that plans the request first if nothing asked yet, and a
  * preSerialization hook that picks the compiled serializer for 2xx replies.
+ * The plan is made when first needed, not in a hook of its own: the route's
+ * preHandler hooks (authentication) run before it unless one of them asks.
  */
 export function prepareRoute (engine: ExpandEngine, routeOptions: RouteOptions): void {
   const setting = expandableSetting(routeOptions)
@@ -59,9 +60,10 @@ export function prepareRoute (engine: ExpandEngine, routeOptions: RouteOptions):
     throw new InvalidOptionError((error as Error).message)
   }
   if (routeOptions.schema !== undefined) routeOptions.schema = withExpansionParameters(routeOptions.schema, engine.options, context)
-  routeOptions.config = { ...routeOptions.config, expandable: setting }
-  routeOptions.preHandler = [planRequest(engine, target), ...asArray(routeOptions.preHandler)]
-  routeOptions.preSerialization = [...asArray(routeOptions.preSerialization), useCompiledSerializer(engine)]
+  const planner: RoutePlanner = (request) => engine.planFor(target, request.query, request)
+  routeOptions.config = { ...routeOptions.config, expandable: setting, [routePlanner]: planner } as typeof routeOptions.config
+  routeOptions.handler = planBeforeHandler(routeOptions.handler, planner)
+  routeOptions.preSerialization = [...asArray(routeOptions.preSerialization), useCompiledSerializer(engine, planner)]
   routeOptions.onSend = [requireCompiledBody(target.node.qualifiedName), ...asArray(routeOptions.onSend)]
   markPrepared(routeOptions)
 }
@@ -115,23 +117,30 @@ function expansionParameterSchema (): Record<string, unknown> {
   return { anyOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' } }] }
 }
 
-function planRequest (engine: ExpandEngine, target: RegisteredTarget): preHandlerHookHandler {
-  return function planExpansionHook (request: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction) {
-    try {
-      request.expansion = engine.planFor(target, request.query, request).expansion
-    } catch (error) {
-      done(error as Error)
-      return
-    }
-    done()
+/**
+ * The route's handler, after the request's plan: an invalid `expand`,
+ * `fields` or `omit` is answered 400 before the handler runs, as it is when a
+ * hook asks first (it is thrown there).
+ */
+function planBeforeHandler (handler: RouteHandlerMethod, planner: RoutePlanner): RouteHandlerMethod {
+  return function plannedHandler (this: ThisParameterType<RouteHandlerMethod>, request, reply) {
+    requestPlan(request, planner)
+    return handler.call(this, request, reply)
   }
 }
 
-function useCompiledSerializer (engine: ExpandEngine): preSerializationHookHandler<unknown> {
+function useCompiledSerializer (engine: ExpandEngine, planner: RoutePlanner): preSerializationHookHandler<unknown> {
   // Only 2xx payloads are the resource; error bodies keep Fastify's own serializer.
   return function compiledSerializerHook (request, reply, payload, done) {
-    const plan = expansionPlan(request.expansion)
-    if (plan !== null && reply.statusCode >= 200 && reply.statusCode < 300) {
+    if (reply.statusCode >= 200 && reply.statusCode < 300) {
+      let plan
+      try {
+        // Planned already, unless a hook replied before the handler ran.
+        plan = requestPlan(request, planner)!
+      } catch (error) {
+        done(error as Error)
+        return
+      }
       reply.serializer(engine.serializerFor(plan))
       ;(request as Marked)[compiledBody] = true
       if (!reply.hasHeader('content-type')) reply.header('content-type', jsonContentType)

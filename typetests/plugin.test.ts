@@ -167,6 +167,8 @@ describe('the expand decorator', () => {
     expect<Expansion>()
       .type.toBe<{ readonly key: string; readonly expandedPaths: ReadonlySet<string>; readonly includedPaths: ReadonlySet<string> }>()
     expect(request).type.toBeAssignableTo<HasExpansion>()
+    // The plugin plans it; assigning it is refused at runtime too.
+    expect(() => { request.expansion = null }).type.toRaiseError('read-only')
   })
 
   test('explain describes the request', () => {

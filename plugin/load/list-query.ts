@@ -1,6 +1,6 @@
 import { createCipheriv, createDecipheriv, createHmac } from 'node:crypto'
 import { sql, type Expression, type ExpressionBuilder, type SqlBool } from 'kysely'
-import { BadCursorError, BadFilterError, BadSortError, ForbiddenError, messages } from '../errors.js'
+import { BadCursorError, BadFilterError, BadSortError, ForbiddenError, InvalidOptionError, messages } from '../errors.js'
 import type { Visibility } from '../plan/plan.js'
 import type { JsonSchema, RelationEdge, ResourceNode } from '../resource-graph.js'
 import type { LoadContext } from './load-context.js'
@@ -134,11 +134,6 @@ const tagLength = 16
 /** Leads every cursor binding: a cursor of another format is refused rather than misread. */
 const cursorVersion = 'fastify-expand cursor 2'
 
-const noRequest: ListRequest = Object.freeze({ filters: [], sort: [], after: undefined })
-
-// Request query objects the route's validator has read, with what it read.
-const readRequests = new WeakMap<object, ListRequest>()
-
 /**
  * The list route's filters, sort keys and cursors, checked at startup:
  * `read` takes a request's query string apart (or a 400), `resolve` reads
@@ -172,19 +167,20 @@ export class ListQuery {
     this.nonceKey = createHmac('sha256', secret).update('fastify-expand cursor nonce').digest()
   }
 
-  /** The ListRequest the route's validator read from this query object. */
-  requestOf (query: unknown): ListRequest {
-    return readRequests.get(query as object) ?? noRequest
-  }
-
   /**
    * Takes `filter[...]`, `sort` and `after` apart from a parsed query string
    * (keys as written: `filter[born][gte]`, or nested objects from a parser
    * that builds them). Only their form is checked here (the 400 of what is
    * not a filter, a repeated or too long parameter): what they name is read
-   * by `resolve`, once the caller is known.
+   * by `resolve`, once the caller is known. The route's validator reads the
+   * query to answer that 400 before any hook; the handler reads again the
+   * query it is given, which a hook may have replaced or changed: never
+   * conditions read from another object, never none.
    */
-  read (query: Record<string, unknown>, cursors: boolean): ListRequest {
+  read (query: unknown, cursors: boolean): ListRequest {
+    if (typeof query !== 'object' || query === null) {
+      throw new InvalidOptionError(messages.listQueryNotObject(query === null ? 'null' : typeof query))
+    }
     const filters: WrittenFilter[] = []
     const seen = new Set<string>()
     const add = (path: string, operator: string, raw: unknown) => {
@@ -197,7 +193,7 @@ export class ListQuery {
       if (seen.size > maxFilters) throw new BadFilterError(messages.tooManyFilters(maxFilters))
       filters.push({ path, operator, raw, written })
     }
-    for (const [name, value] of Object.entries(query)) {
+    for (const [name, value] of Object.entries(query as Record<string, unknown>)) {
       if (name === filterParam) {
         readNestedFilters(value, add)
         continue
@@ -207,16 +203,11 @@ export class ListQuery {
       if (match === null) throw new BadFilterError(messages.notAFilter(name))
       add(match[1]!, match[2] ?? '', value)
     }
-    const sort = readSortText(query[sortParam])
-    const after = query[afterParam]
+    const sort = readSortText((query as Record<string, unknown>)[sortParam])
+    const after = (query as Record<string, unknown>)[afterParam]
     if (!cursors || after === undefined) return { filters, sort, after: undefined }
     if (typeof after !== 'string' || after.length > maxCursorLength) throw new BadCursorError(messages.badCursor(afterParam))
     return { filters, sort, after }
-  }
-
-  /** The query object the validator hands to the route, with what was read from it. */
-  remember (query: object, request: ListRequest): void {
-    readRequests.set(query, request)
   }
 
   /**

@@ -3,12 +3,12 @@ import { isPositiveInteger, unknownKey } from '../checks.js'
 import { BadFilterError, DatabaseError, InvalidOptionError, NotFoundError, messages } from '../errors.js'
 import type { JsonSchema, SourceSchema } from '../resource-graph.js'
 import type { ExpandEngine } from '../engine.js'
-import { expansionPlan } from '../expansion-plan.js'
+import { requestPlan } from '../expansion-plan.js'
 import type { AnyResource } from '../resource.js'
 import { loadRows } from './batch-loader.js'
 import { ListQuery, type Condition, type FilterDeclaration, type FilterField } from './list-query.js'
 import type { LoadContext } from './load-context.js'
-import { parameterReader } from './route-parameters.js'
+import { integerParameter, parameterReader } from './route-parameters.js'
 import { keyColumn, selectedRow, selectLevel, tableOf, type AnySelect, type Row } from './selection.js'
 
 export interface ResourceRoutesOptions {
@@ -215,15 +215,18 @@ export function registerResourceRoutes (
       list: { query: listQuery, cursors },
     }),
   }, async (request: FastifyRequest<{ Querystring: { limit?: number; offset?: number } }>) => {
-    const limit = Math.min(request.query.limit ?? pageSize, maxPageSize)
-    const offset = request.query.offset ?? 0
-    const plan = expansionPlan(request.expansion!)
+    // Everything is read from the query this handler is given, which a hook may have replaced or changed.
+    const requested = listQuery.read(request.query, cursors)
+    const query = request.query as Record<string, unknown>
+    const limit = Math.min(integerParameter(query, 'limit', 1) ?? pageSize, maxPageSize)
+    const offset = cursors ? 0 : integerParameter(query, 'offset', 0) ?? 0
+    // Planned before the handler (route.ts), with the fieldsFor answers the filter and sort checks use below.
+    const plan = requestPlan(request)!
     const loadContext = loading.contextFor(request)
     const { db, templates } = loadContext
     // With a scope, the statements carry the request's condition first: templates per shape of that condition.
     const scope = loadContext.scope(node)
     const parts = loadContext.scopeParts(node)
-    const requested = listQuery.requestOf(request.query)
     // A page in primary key order, unfiltered: the statements of a plain list.
     if (!cursors && requested.filters.length === 0 && requested.sort.length === 0) {
       const rows = await templates.rows(db, plan.root, 'page', [limit, offset], ([limit, offset]) =>
@@ -234,7 +237,7 @@ export function registerResourceRoutes (
     }
 
     const list = listQuery.resolve(requested, {
-      visibility: engine.visibilityFor(request),
+      visibility: plan.visibility,
       ignoreHidden,
       // The full URL (with the prefixes of every plugin it is registered in): two mounts of one list never share cursors.
       route: `GET ${request.routeOptions.url ?? prefix}`,
@@ -321,7 +324,7 @@ export function registerResourceRoutes (
       : { ...shared.documentation, params: { type: 'object', properties: { id: primaryKeySchema }, required: ['id'] } },
     validatorCompiler: parameterReader({ id: primaryKeySchema }),
   }, async (request: FastifyRequest<{ Params: { id: unknown } }>) => {
-    const plan = expansionPlan(request.expansion!)
+    const plan = requestPlan(request)!
     const loadContext = loading.contextFor(request)
     const { db, templates } = loadContext
     const scope = loadContext.scope(node)
@@ -351,8 +354,7 @@ function identityOf (request: FastifyRequest, cursorBinding: ResourceRoutesOptio
 /**
  * The `route` option, checked: hooks, `config` and `constraints` as Fastify
  * takes them, and the documentation part of a schema. The routes' own
- * hooks are added by the plugin when each route is prepared, its planning
- * preHandler before the ones given here.
+ * hooks are added by the plugin when each route is prepared.
  */
 function sharedRouteOptions (
   route: ResourceRouteOptions | undefined, fail: (message: string) => never

@@ -35,8 +35,8 @@ export function parameterReader (rules: ParameterRules): FastifySchemaCompiler<u
         const read = readQuery(query, rules.integers ?? {})
         if (rules.list === undefined || 'error' in read) return read
         try {
-          const value = read.value as Record<string, unknown>
-          rules.list.query.remember(value, rules.list.query.read(value, rules.list.cursors))
+          // Read to answer a bad one 400 before any hook; the handler reads the query it is given again.
+          rules.list.query.read(read.value, rules.list.cursors)
         } catch (error) {
           // Fastify answers an Error the validator gives with its own code and status.
           return { error: error as Error }
@@ -65,10 +65,29 @@ function readQuery (query: unknown, integers: Record<string, { minimum: number }
   for (const [name, { minimum }] of Object.entries(integers)) {
     if (record[name] === undefined) continue
     const value = safeInteger(record[name], minimum)
-    if (value === undefined) return { error: new Error(`querystring/${name} must be an integer from ${minimum} to ${Number.MAX_SAFE_INTEGER}`) }
+    if (value === undefined) return { error: integerError(name, minimum) }
     record[name] = value
   }
   return { value: record }
+}
+
+/**
+ * An integer query parameter as the handler is given it: validated, it may
+ * since have been changed by a hook. A safe integer from `minimum`, undefined
+ * when absent, or the 400 the validator gives (as Fastify completes it).
+ */
+export function integerParameter (query: Record<string, unknown>, name: string, minimum: number): number | undefined {
+  const raw = query[name]
+  if (raw === undefined) return undefined
+  const value = safeInteger(raw, minimum)
+  if (value === undefined) {
+    throw Object.assign(integerError(name, minimum), { statusCode: 400, code: 'FST_ERR_VALIDATION', validationContext: 'querystring' })
+  }
+  return value
+}
+
+function integerError (name: string, minimum: number): Error {
+  return new Error(`querystring/${name} must be an integer from ${minimum} to ${Number.MAX_SAFE_INTEGER}`)
 }
 
 /** A decimal integer (as text, or already a number) from `minimum` to 2^53 - 1; undefined otherwise. */

@@ -66,6 +66,12 @@ export interface ExpansionPlan {
   readonly includedPaths: ReadonlySet<string>
   /** What requests planned this way show publicly (`request.expansion`): the key and paths, none of the above. */
   readonly expansion: Expansion
+  /**
+   * The `fieldsFor` answers the plan was made for. Requests share a plan only
+   * when their answers are the same, so these are each request's own: its
+   * filter and sort checks read them instead of asking `fieldsFor` again.
+   */
+  readonly visibility: Visibility
 }
 
 export function levelKey (level: LevelPlan): string {

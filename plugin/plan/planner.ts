@@ -63,7 +63,7 @@ export function planExpansion (
   const key = planKey(target, root)
   const expansion: Expansion = Object.freeze({ key, expandedPaths: planner.expanded, includedPaths: planner.included })
   const plan: ExpansionPlan = Object.freeze({
-    target, root, key, expandedPaths: planner.expanded, includedPaths: planner.included, expansion
+    target, root, key, expandedPaths: planner.expanded, includedPaths: planner.included, expansion, visibility
   })
   registerExpansion(plan)
   return plan

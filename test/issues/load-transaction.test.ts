@@ -13,8 +13,9 @@ const newPet = { id: 10, name: 'Tom', species: 'cat', owner_id: 2, sold_from_id:
 
 async function build (database: TestDatabase): Promise<FastifyInstance> {
   const app = Fastify()
-  // The pet's 3 toys are 3 loaded objects: over the limit when the toys are expanded (the given row is not counted).
-  await app.register(expandPlugin, { db: database.db, resources, maxObjects: 2 })
+  // The pet's 3 toys are 3 loaded objects, as ids or expanded, its owner 1 and the owner's employer 1: over the
+  // limit of 4 when all are loaded (the given row is not counted).
+  await app.register(expandPlugin, { db: database.db, resources, maxObjects: 4 })
   app.post('/pets', { expandable: { resource: Pet } }, async (request) => {
     return database.db.transaction().execute(async (trx) => {
       await trx.insertInto('pets').values(newPet).execute()
@@ -55,14 +56,14 @@ for (const dialect of dialects()) {
       const database = await openSeeded(t, dialect)
       const app = await build(database)
       t.teardown(() => app.close())
-      const response = await post(app, '/pets?expand=toys')
+      const response = await post(app, '/pets?expand=toys,owner.employer')
       t.same({ status: response.statusCode, body: response.json() }, {
         status: 400,
         body: {
           statusCode: 400,
           code: 'FST_EXPAND_TOO_LARGE',
           error: 'Bad Request',
-          message: 'The expanded relations would hold more than 2 objects: expand fewer relations or ask for a smaller page',
+          message: 'The expanded relations would hold more than 4 objects: expand fewer relations or ask for a smaller page',
         },
       })
       t.same(await storedPets(database), [], 'the pet is not in the table')

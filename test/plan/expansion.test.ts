@@ -1,5 +1,5 @@
 import t from 'tap'
-import { createSerializer, type Expansion } from '../../plugin/index.js'
+import { createSerializer, isExpanded, type Expansion } from '../../plugin/index.js'
 import { Pet, resources } from '../fixtures/pets.js'
 import { buildApp } from '../helpers/app.js'
 import { petStore } from '../helpers/pet-world.js'
@@ -52,7 +52,8 @@ t.test('request.expansion holds its key and paths and nothing else: no resource 
 t.test('a request.expansion replaced by the handler is refused, not trusted', async (t) => {
   const app = await buildApp({ resources }, (app) => {
     app.get('/pets/1', { expandable: { resource: 'Pet' } }, async (request) => {
-      request.expansion = { key: 'forged', expandedPaths: new Set(), includedPaths: new Set(['id']) }
+      // Read-only in the types; JavaScript may still try.
+      (request as { expansion: unknown }).expansion = { key: 'forged', expandedPaths: new Set(), includedPaths: new Set(['id']) }
       return { id: 1 }
     })
   })
@@ -63,6 +64,62 @@ t.test('a request.expansion replaced by the handler is refused, not trusted', as
     statusCode: 500,
     code: 'FST_EXPAND_INVALID_OPTION',
     error: 'Internal Server Error',
-    message: 'request.expansion was replaced: it holds what the plugin set for the request, and only that',
+    message: 'request.expansion cannot be replaced: it holds what the plugin planned for the request, and only that',
   })
+})
+
+/*
+ * When the request is planned: once, when first asked (a hook, the handler,
+ * load/select/explain), at the latest before the handler; the preSerialization
+ * hook plans a reply a hook sent before the handler ran.
+ */
+t.test('a request is planned when first asked, once, and its failure is thrown to every asker', async (t) => {
+  const seen: string[] = []
+  const app = await buildApp({ resources }, (app) => {
+    // An application-wide hook runs before the route's own: it may ask too.
+    app.addHook('preHandler', async (request) => {
+      if (request.headers['x-ask'] === 'early') seen.push(`early: ${String(isExpanded(request, 'owner'))}`)
+    })
+    app.get('/pets/1', {
+      expandable: { resource: 'Pet' },
+      preHandler: async (request) => {
+        try {
+          seen.push(`hook: ${String(isExpanded(request, 'owner'))}`)
+        } catch (error) {
+          seen.push(`hook: ${(error as Error).message}`)
+          // Asked again, the same failure, not a second planning.
+          seen.push(`again: ${String(Object.is(error, (() => { try { return request.expansion } catch (again) { return again } })()))}`)
+          throw error
+        }
+      },
+    }, async (request) => {
+      seen.push(`handler: ${String(isExpanded(request, 'owner'))}`)
+      return { id: 1, name: 'Garfield', owner: isExpanded(request, 'owner') ? { id: 8 } : 8 }
+    })
+    app.get('/other', async (request) => ({ expansion: request.expansion, expanded: isExpanded(request, 'owner') }))
+  })
+  t.teardown(() => app.close())
+  t.same((await app.inject('/pets/1?expand=owner&fields=id,owner.id')).json(), { id: 1, owner: { id: 8 } })
+  t.same(seen.splice(0), ['hook: true', 'handler: true'])
+  await app.inject({ url: '/pets/1?expand=owner&fields=owner.id', headers: { 'x-ask': 'early' } })
+  t.same(seen.splice(0), ['early: true', 'hook: true', 'handler: true'], 'an application-wide preHandler may ask')
+  const refused = await app.inject('/pets/1?expand=nope')
+  t.equal(refused.statusCode, 400)
+  t.equal(refused.json().code, 'FST_EXPAND_UNKNOWN_FIELD')
+  t.same(seen.splice(0), [`hook: ${refused.json().message as string}`, 'again: true'], 'the handler does not run')
+  t.same((await app.inject('/other?expand=owner')).json(), { expansion: null, expanded: false }, 'null on a route that is not expandable')
+})
+
+t.test("a hook's 2xx reply sent before the handler is written by the request's plan", async (t) => {
+  const app = await buildApp({ resources }, (app) => {
+    app.get('/pets/1', {
+      expandable: { resource: 'Pet' },
+      preHandler: async (_request, reply) => reply.send({ id: 1, name: 'Garfield', species: 'cat', secret: 'x', owner: 8, sold_from: null, toys: [] }),
+    }, async () => { throw new Error('not reached') })
+  })
+  t.teardown(() => app.close())
+  t.same((await app.inject('/pets/1?fields=id,name')).json(), { id: 1, name: 'Garfield' })
+  const refused = await app.inject('/pets/1?fields=nope')
+  t.equal(refused.statusCode, 400)
+  t.equal(refused.json().code, 'FST_EXPAND_UNKNOWN_FIELD')
 })

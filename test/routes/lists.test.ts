@@ -409,7 +409,7 @@ for (const dialect of dialects()) {
   })
 }
 
-t.test('route options are passed to both routes, behind the plugin planning', async (t) => {
+t.test('route options are passed to both routes; a hook that asks finds the request planned', async (t) => {
   const database = await openListTables(t, dialects()[0]!)
   const seen: string[] = []
   const requireToken = async (request: FastifyRequest, reply: FastifyReply) => {
@@ -437,7 +437,7 @@ t.test('route options are passed to both routes, behind the plugin planning', as
   const headers = { authorization: 'Bearer good' }
   t.same((await get(app, database, '/guarded?fields=id&filter[species]=dog', headers)).body, { data: [{ id: 2 }, { id: 5 }], limit: 20, offset: 0, total: 2 })
   t.same((await get(app, database, '/guarded/2?fields=id,name', headers)).body, { id: 2, name: 'Rex' })
-  t.same(seen, ['/guarded: planned, rateLimit 5', '/guarded/:id: planned, rateLimit 5'], "the plugin's planning preHandler runs first; config reaches both routes")
+  t.same(seen, ['/guarded: planned, rateLimit 5', '/guarded/:id: planned, rateLimit 5'], 'the request is planned when a hook first asks; config reaches both routes')
   t.equal((await app.inject('/open')).statusCode, 200, 'other routes are not guarded')
 })
 
