@@ -36,6 +36,12 @@ export interface ResourceNode {
   readonly maxDepth: number | undefined
   readonly primaryKey: string
   readonly table: string | undefined
+  /**
+   * The resources whose `scope` decides the rows of this one: itself when it
+   * has a scope; otherwise every resource of the registry with a scope on
+   * the same `table` (their conditions AND-ed); none for every row.
+   */
+  readonly scopedBy: readonly ResourceNode[]
   /** The column a field is read from. */
   column(field: string): string
 }
@@ -71,6 +77,7 @@ export type RelationKind = RelationLink['kind']
 
 interface MutableNode extends ResourceNode {
   relations: Map<string, RelationEdge>
+  scopedBy: readonly ResourceNode[]
 }
 
 export interface GraphOptions {
@@ -107,6 +114,7 @@ export class ResourceGraph {
       this.byName.set(node.name, named)
     }
     this.nodes = [...this.byResource.values()]
+    for (const node of this.nodes) (node as MutableNode).scopedBy = scopesOf(node, this.nodes)
     for (const node of this.nodes) this.resolveRelations(node as MutableNode)
     for (const node of this.nodes) {
       for (const edge of node.relations.values()) checkRelationOptions(edge, options.loadsFromDatabase === true)
@@ -221,8 +229,22 @@ function createNode (resource: AnyResource): MutableNode {
     maxDepth: resource.maxDepth,
     primaryKey: resource.primaryKey,
     table: resource.table,
+    scopedBy: [],
     column: (field) => columns[field] ?? field,
   }
+}
+
+/**
+ * A scope guards a table's rows, not one view of them: a second resource on
+ * the table (a lighter card) must not read what the first one hides. So a
+ * resource without a scope takes every scope declared on its table, the
+ * strictest reading when several differ; one with its own keeps its own.
+ * Scope conditions name columns as `table.column`, so they apply unchanged.
+ */
+function scopesOf (node: ResourceNode, nodes: readonly ResourceNode[]): readonly ResourceNode[] {
+  if (node.resource.scope !== undefined) return Object.freeze([node])
+  if (node.table === undefined) return Object.freeze([])
+  return Object.freeze(nodes.filter((other) => other.table === node.table && other.resource.scope !== undefined))
 }
 
 function splitDefinition (definition: RelationDefinition): [ResourceReference, RelationOptions] {
