@@ -2,7 +2,7 @@ import { Type } from '@sinclair/typebox'
 import Fastify, { type FastifyInstance } from 'fastify'
 import t from 'tap'
 import expandPlugin, { defineResource, type AnyResource } from '../../../plugin/index.js'
-import { dialects, type TestDatabase } from '../../fixtures/dialects.js'
+import { dialects, inComparableOrder, type Dialect, type TestDatabase } from '../../fixtures/dialects.js'
 import { openTenants, readCallers, tenantResources } from '../../fixtures/tenants.js'
 
 // The attack: a second resource on a scoped table, declared without a scope (a
@@ -46,6 +46,9 @@ function cards (): { PostCard: AnyResource; AuthorCard: AnyResource; TagCard: An
   return { PostCard, AuthorCard, TagCard }
 }
 
+/** How often LaterPost's scope ran. */
+const laterScopeCalls = { count: 0 }
+
 /** A second scoped resource on `posts`: its own tenant's posts numbered above 2, deleted ones included. */
 function laterPosts (): AnyResource {
   return defineResource({
@@ -53,9 +56,10 @@ function laterPosts (): AnyResource {
     table: 'posts',
     schema: Type.Object({ id: Type.Integer(), title: Type.String() }),
     fields: ['id', 'title'],
-    scope: (eb, request) => (request.caller.admin
-      ? undefined
-      : eb.and([eb('posts.tenant_id', '=', request.caller.tenant), eb('posts.id', '>', 2)])),
+    scope: (eb, request) => {
+      laterScopeCalls.count++
+      return request.caller.admin ? undefined : eb.and([eb('posts.tenant_id', '=', request.caller.tenant), eb('posts.id', '>', 2)])
+    },
   })
 }
 
@@ -82,6 +86,12 @@ async function build (database: TestDatabase, withLaterPosts: boolean): Promise<
 
 function headersOf (who: Who): Record<string, string> {
   return who === 'admin' ? { 'x-role': 'admin' } : { 'x-tenant': String(who) }
+}
+
+/** SQLite's `?` placeholders as PostgreSQL numbers them. */
+function placeholders (dialect: Dialect, text: string): string {
+  let index = 0
+  return dialect.name === 'postgres' ? text.replace(/\?/g, () => `$${++index}`) : text
 }
 
 const tag = { 1: { id: 1, label: 'shared' }, 2: { id: 2, label: 'acme' }, 3: { id: 3, label: 'globex' }, 4: { id: 4, label: 'news' } }
@@ -123,6 +133,23 @@ for (const dialect of dialects()) {
         { id: 3, title: 'Ghost', author: 4, tags: [] },
         { id: 7, title: 'Bob post', author: 2, tags: [4] },
       ], 'app.expand.select carries the inherited scope')
+    })
+
+    t.test('the inherited scopes are conditions of the same statements: none is added', async (t) => {
+      database.reset()
+      await get('/post-cards?expand=author,tags', 1)
+      const postScope = '("posts"."deleted_at" is null and "posts"."tenant_id" = ?)'
+      t.strictSame(inComparableOrder(dialect, database.statements), inComparableOrder(dialect, [
+        `select "posts"."id" as "id", "posts"."title" as "title", "posts"."author_id" as "author" from "posts" where ${postScope} order by "posts"."id" limit ? offset ?`,
+        `select count(*) as "total" from "posts" where ${postScope}`,
+        'select "authors"."id" as "id", "authors"."name" as "name" from "authors" ' +
+          'where ("authors"."deleted_at" is null and "authors"."tenant_id" = ?) and "authors"."id" in (?, ?, ?, ?)',
+        `select "posts"."id" as "id", "posts"."author_id" as "__expand_parent" from "posts" where ${postScope} ` +
+          'and "posts"."author_id" in (?, ?) order by "posts"."author_id", "posts"."id"',
+        'select "tags"."id" as "id", "tags"."label" as "label", "post_tags"."post_id" as "__expand_parent" from "tags" ' +
+          'inner join "post_tags" on "post_tags"."tag_id" = "tags"."id" where ("tags"."tenant_id" is null or "tags"."tenant_id" = ?) ' +
+          'and "post_tags"."post_id" in (?, ?, ?, ?) order by "post_tags"."post_id", "post_tags"."tag_id"',
+      ].map((text) => placeholders(dialect, text))), "the statements Post's own route would run, with Author's and Tag's scopes")
     })
 
     t.test('detail: 404 for a row the scope hides', async (t) => {
@@ -175,6 +202,13 @@ for (const dialect of dialects()) {
     t.teardown(() => app.close())
     const get = async (url: string, who: Who) => (await app.inject({ method: 'GET', url, headers: headersOf(who) })).json()
 
+    database.reset()
+    await get('/post-cards/3', 1)
+    t.strictSame(database.statements[0], placeholders(dialect,
+      'select "posts"."id" as "id", "posts"."title" as "title", "posts"."author_id" as "author" from "posts" ' +
+      'where (("posts"."deleted_at" is null and "posts"."tenant_id" = ?) and ("posts"."tenant_id" = ? and "posts"."id" > ?)) ' +
+      'and "posts"."id" = ?'), 'the detail: both conditions AND-ed in its one statement')
+
     t.strictSame(await get('/later-posts', 1), page([
       { id: 3, title: 'Ghost' },
       { id: 4, title: 'Gone' },
@@ -187,6 +221,9 @@ for (const dialect of dialects()) {
     t.strictSame(await get('/author-cards/1?expand=posts', 1), { id: 1, name: 'Ann', posts: [] }, 'below a relation too')
     t.strictSame(await get('/post-cards/1', 1), notFound('PostCard 1 not found'), "in Post's scope, not in LaterPost's")
     t.equal((await get('/post-cards', 'admin')).total, 7, 'both scopes undefined: every row')
+    laterScopeCalls.count = 0
+    await get('/post-cards?expand=author.posts', 1)
+    t.equal(laterScopeCalls.count, 1, 'a scope runs once per request, however many statements and resources it guards')
   })
 }
 
