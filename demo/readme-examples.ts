@@ -97,8 +97,12 @@ its own \`expand\`. The latest visits:`,
     path: '/pets/10?expand=vet',
   },
   {
+    text: 'Below a relation, only what its options keep exists: `Person.pets` omits `owner` (the person above is the owner):',
+    path: '/people/1?expand=pets.owner',
+  },
+  {
     text: 'The demo limits expansion depth to 3 (the plugin\'s `maxDepth` option):',
-    path: '/pets/10?expand=owner.pets.owner.employer',
+    path: '/pets/10?expand=owner.pets.toys.maker',
   },
   {
     text: 'A missing row is a 404 in Fastify\'s error shape:',

@@ -6,7 +6,7 @@ import { readExpansionQuery, type RawExpansionQuery } from './parse/query.js'
 import { fullVisibility, type ExpansionPlan, type PlanTarget, type Visibility } from './plan/plan.js'
 import { permittedPaths } from './plan/permitted.js'
 import { planExpansion } from './plan/planner.js'
-import { ResourceGraph, type ResourceNode } from './resource-graph.js'
+import { relationName, ResourceGraph, walkRelationPath, type ResourceNode } from './resource-graph.js'
 import type { AnyResource } from './resource.js'
 import { SerializerCache, type Stringify } from './compile/serializer-cache.js'
 
@@ -149,14 +149,11 @@ export class ExpandEngine {
   }
 
   private checkPath (node: ResourceNode, path: string, context: string): void {
-    let current = node
-    for (const segment of path.split('.')) {
-      const relation = current.relations.get(segment)
-      if (relation === undefined) {
-        throw new InvalidDefinitionError(messages.notARelation(context, path, segment, current.qualifiedName))
-      }
-      current = relation.target
-    }
+    const walk = walkRelationPath(node, path.split('.'))
+    if (walk.ok) return
+    throw new InvalidDefinitionError(walk.removedBy === undefined
+      ? messages.notARelation(context, path, walk.segment, walk.node.qualifiedName)
+      : messages.pathThroughRemoved(context, path, walk.segment, relationName(walk.removedBy)))
   }
 
   /** Nested fields and relation `expand` options must not expand forever: planned once each at startup. */

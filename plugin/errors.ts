@@ -79,6 +79,8 @@ export const messages = {
   fieldsForUnknown: (resource: string, field: string) => `Resource '${resource}': fieldsFor returned '${field}', which is not in its schema`,
   notARelation: (context: string, path: string, segment: string, resource: string) =>
     `${context}: '${path}' names '${segment}', which is not a relation of ${resource}`,
+  pathThroughRemoved: (context: string, path: string, segment: string, relation: string) =>
+    `${context}: '${path}' names '${segment}', which ${relation} leaves out (its fields/omit option)`,
   alwaysExpandFails: (resource: string, expand: string, reason: string) =>
     `Resource '${resource}': expanding '${expand}' with its always-applied expansions fails: ${reason}`,
   successSchema: (context: string, statuses: readonly string[]) =>
@@ -185,6 +187,8 @@ export const messages = {
   notAResource: (context: string) => `${context} is not a resource made by defineResource`,
   relationExpandNotARelation: (context: string, path: string, segment: string, resource: string) =>
     `${context}: expand '${path}' names '${segment}', which is not a relation of ${resource}`,
+  relationExpandRemoved: (context: string, path: string, segment: string, relation: string) =>
+    `${context}: expand '${path}' names '${segment}', which ${relation} leaves out (its fields/omit option)`,
   targetWithoutTable: (context: string, target: string, owner: string) =>
     `${context}: ${target} has no table, so it cannot be loaded from ${owner}'s table; give ${target} a table`,
   toManyWithoutKeys: (context: string, target: string, table: string, owner: string) =>

@@ -139,10 +139,14 @@ type NestedNames<R extends ShapeSource> = R['nested'] extends object ? keyof R['
 /**
  * One level: `Base` are the fields it shows by default (the resource's
  * `fields`, or a relation's `fields`/`omit`); `Expand` the paths expanded
- * from here; `Fields`/`Omitted` the request's paths below this level.
+ * from here; `Fields`/`Omitted` the request's paths below this level;
+ * `Names` the names that exist at it (a relation's options remove the others).
  */
-type Level<R extends ShapeSource, Base extends string, Expand extends string, Fields extends string, Omitted extends string> =
-  Shape<R, Shown<R, Base, Heads<Expand> | NestedNames<R>, Fields, Omitted>, Expand, Fields, Omitted>
+type Level<
+  R extends ShapeSource, Base extends string, Expand extends string, Fields extends string, Omitted extends string,
+  Names extends string = string
+> =
+  Shape<R, Shown<R, Base, (Heads<Expand> | NestedNames<R>) & Names, Fields, Omitted>, Expand, Fields, Omitted>
 
 /** The names a level writes: its base, the deferred relations it expands, then `fields` and `omit`. */
 type Shown<R extends ShapeSource, Base extends string, Expanding extends string, Fields extends string, Omitted extends string> =
@@ -175,12 +179,19 @@ type Target<Definition, Expand extends string, Fields extends string, Omitted ex
     ? Related extends ShapeSource
       ? IsAny<Related['schema']> extends true
         ? UnresolvedResource
-        : Level<Related, RelationBase<Related, OptionsOf<Definition>>, Expand | AlwaysExpanded<OptionsOf<Definition>>, Fields, Omitted>
+        : Level<Related, RelationBase<Related, OptionsOf<Definition>>, Expand | AlwaysExpanded<OptionsOf<Definition>>, Fields, Omitted,
+          RelationNames<Related, OptionsOf<Definition>>>
       : UnresolvedResource
     : never
 
 type RelationBase<R extends ShapeSource, Options> = Exclude<
   Options extends { fields: readonly (infer Name extends string)[] } ? Name : R['fields'][number],
+  Options extends { omit: readonly (infer Name extends string)[] } ? Name : never
+>
+
+/** The names that exist below a relation: its `fields` (a deferred relation it does not list does not), else all, less `omit`. */
+type RelationNames<R extends ShapeSource, Options> = Exclude<
+  Options extends { fields: readonly (infer Name extends string)[] } ? Name : R['fields'][number] | (keyof RelationsOf<R> & string),
   Options extends { omit: readonly (infer Name extends string)[] } ? Name : never
 >
 

@@ -33,9 +33,17 @@ export interface ResourceNode {
   /** Expandable relations first (in `expandable` order), then always-nested ones. */
   readonly relations: ReadonlyMap<string, RelationEdge>
   readonly expandableFields: readonly string[]
+  /** The names a client may use where the resource is the root of a response, in order: `clientFieldNames`. */
+  readonly clientFields: ReadonlySet<string>
   readonly maxDepth: number | undefined
   readonly primaryKey: string
   readonly table: string | undefined
+  /**
+   * The resources whose `scope` decides the rows of this one: itself when it
+   * has a scope; otherwise every resource of the registry with a scope on
+   * the same `table` (their conditions AND-ed); none for every row.
+   */
+  readonly scopedBy: readonly ResourceNode[]
   /** The column a field is read from. */
   column(field: string): string
 }
@@ -49,6 +57,13 @@ export interface RelationEdge {
   readonly many: boolean
   /** The field set of the nested level: the option's `fields` (or the target's), less `omit`. */
   readonly baseFields: readonly string[]
+  /**
+   * Every name a client may use at the nested level, in order: the option's
+   * `fields` less `omit` when it has `fields` (what it does not list does not
+   * exist there, deferred relations included, as in drf-flex-fields); else
+   * the target's names (`clientFields`) less `omit`.
+   */
+  readonly clientFields: ReadonlySet<string>
   /** Expansions always applied below this relation, as paths. */
   readonly alwaysExpand: readonly (readonly string[])[]
   readonly keys: RelationKeys
@@ -71,6 +86,7 @@ export type RelationKind = RelationLink['kind']
 
 interface MutableNode extends ResourceNode {
   relations: Map<string, RelationEdge>
+  scopedBy: readonly ResourceNode[]
 }
 
 export interface GraphOptions {
@@ -107,6 +123,7 @@ export class ResourceGraph {
       this.byName.set(node.name, named)
     }
     this.nodes = [...this.byResource.values()]
+    for (const node of this.nodes) (node as MutableNode).scopedBy = scopesOf(node, this.nodes)
     for (const node of this.nodes) this.resolveRelations(node as MutableNode)
     for (const node of this.nodes) {
       for (const edge of node.relations.values()) checkRelationOptions(edge, options.loadsFromDatabase === true)
@@ -159,6 +176,8 @@ export class ResourceGraph {
           }
         }
         const omit = new Set(options.omit ?? [])
+        const baseFields = (options.fields ?? target.defaultFields).filter((name) => !omit.has(name))
+        const clientFields = options.fields !== undefined ? baseFields : [...target.clientFields].filter((name) => !omit.has(name))
         const link: RelationLink = options.many !== true
           ? { kind: 'to-one', column: options.column ?? node.column(field) }
           : options.through !== undefined
@@ -170,7 +189,8 @@ export class ResourceGraph {
           target,
           alwaysNested,
           many: options.many === true,
-          baseFields: Object.freeze((options.fields ?? target.defaultFields).filter((name) => !omit.has(name))),
+          baseFields: Object.freeze(baseFields),
+          clientFields: Object.freeze(new Set(clientFields)),
           alwaysExpand: Object.freeze((options.expand ?? []).map((path) => Object.freeze(path.split('.')))),
           keys: Object.freeze({
             column: options.column,
@@ -194,8 +214,41 @@ export class ResourceGraph {
  * Any other schema field (a password hash kept for the server) does not
  * exist for clients: naming it is the same error as an unknown name.
  */
-export function clientFieldNames (node: ResourceNode, base: readonly string[] = node.defaultFields): string[] {
-  return [...new Set([...base, ...node.expandableFields])]
+export function clientFieldNames (node: ResourceNode): string[] {
+  return [...node.clientFields]
+}
+
+/**
+ * The relation `field` names at a level whose names are `clientFields` (a
+ * root's or a relation's): undefined when the level has no such relation,
+ * and when the relation's options leave it out, for then it does not exist
+ * for clients there.
+ */
+export function relationAt (node: ResourceNode, clientFields: ReadonlySet<string>, field: string): RelationEdge | undefined {
+  return clientFields.has(field) ? node.relations.get(field) : undefined
+}
+
+/** Where a dot path of relations stops: at its end, or at the segment that is not a relation at its level (and why). */
+export type PathWalk =
+  | { readonly ok: true }
+  | { readonly ok: false; readonly segment: string; readonly node: ResourceNode; readonly removedBy: RelationEdge | undefined }
+
+/** Walks `path` from the root level of `node`, through each relation's own level (its `clientFields`). */
+export function walkRelationPath (node: ResourceNode, path: readonly string[], from?: RelationEdge): PathWalk {
+  let current = from?.target ?? node
+  let names = from?.clientFields ?? node.clientFields
+  let via = from
+  for (const segment of path) {
+    const relation = relationAt(current, names, segment)
+    if (relation === undefined) {
+      const removedBy = current.relations.has(segment) && !names.has(segment) ? via : undefined
+      return { ok: false, segment, node: current, removedBy }
+    }
+    current = relation.target
+    names = relation.clientFields
+    via = relation
+  }
+  return { ok: true }
 }
 
 function createNode (resource: AnyResource): MutableNode {
@@ -218,11 +271,26 @@ function createNode (resource: AnyResource): MutableNode {
     defaultFields: resource.fields,
     relations: new Map(),
     expandableFields: Object.keys(resource.expandable ?? {}),
+    clientFields: new Set([...resource.fields, ...Object.keys(resource.expandable ?? {})]),
     maxDepth: resource.maxDepth,
     primaryKey: resource.primaryKey,
     table: resource.table,
+    scopedBy: [],
     column: (field) => columns[field] ?? field,
   }
+}
+
+/**
+ * A scope guards a table's rows, not one view of them: a second resource on
+ * the table (a lighter card) must not read what the first one hides. So a
+ * resource without a scope takes every scope declared on its table, the
+ * strictest reading when several differ; one with its own keeps its own.
+ * Scope conditions name columns as `table.column`, so they apply unchanged.
+ */
+function scopesOf (node: ResourceNode, nodes: readonly ResourceNode[]): readonly ResourceNode[] {
+  if (node.resource.scope !== undefined) return Object.freeze([node])
+  if (node.table === undefined) return Object.freeze([])
+  return Object.freeze(nodes.filter((other) => other.table === node.table && other.resource.scope !== undefined))
 }
 
 function splitDefinition (definition: RelationDefinition): [ResourceReference, RelationOptions] {
@@ -264,16 +332,18 @@ function collectReachable (resources: readonly AnyResource[]): AnyResource[] {
 function checkRelationOptions (edge: RelationEdge, loadsFromDatabase: boolean): void {
   const context = `Resource '${edge.owner.qualifiedName}', field '${edge.field}'`
   for (const path of edge.alwaysExpand) {
-    let node = edge.target
-    for (const segment of path) {
-      const next = node.relations.get(segment)
-      if (next === undefined) {
-        throw new InvalidDefinitionError(messages.relationExpandNotARelation(context, path.join('.'), segment, node.qualifiedName))
-      }
-      node = next.target
-    }
+    const walk = walkRelationPath(edge.target, path, edge)
+    if (walk.ok) continue
+    throw new InvalidDefinitionError(walk.removedBy === undefined
+      ? messages.relationExpandNotARelation(context, path.join('.'), walk.segment, walk.node.qualifiedName)
+      : messages.relationExpandRemoved(context, path.join('.'), walk.segment, relationName(walk.removedBy)))
   }
   checkLoadable(edge, context, loadsFromDatabase)
+}
+
+/** `Owner.field`, as messages name a relation. */
+export function relationName (edge: RelationEdge): string {
+  return `${edge.owner.qualifiedName}.${edge.field}`
 }
 
 /**

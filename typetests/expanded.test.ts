@@ -53,6 +53,21 @@ describe('Expanded', () => {
     }>()
   })
 
+  test("a relation's fields/omit options remove names below it: expanding one changes nothing", () => {
+    const Keeper = defineResource({
+      name: 'Keeper',
+      schema: Type.Object({ id: Type.Integer(), pets: Type.Array(Type.Integer()), cards: Type.Array(Type.Integer()) }),
+      fields: ['id'],
+      expandable: { pets: [Pet, { many: true, omit: ['owner'] }], cards: [Pet, { many: true, fields: ['id', 'name'] }] },
+    })
+    expect(createSerializer(Keeper, { expand: 'pets.owner' }).shape({}))
+      .type.toBe<{ id: number; pets: Array<{ id: number; name: string; toys: number[] }> }>()
+    expect<Expanded<typeof Keeper, 'pets.owner'>>().type.toBe<{ id: number; pets: Array<{ id: number; name: string; toys: number[] }> }>()
+    expect<Expanded<typeof Keeper, 'cards.maker,cards.toys'>>().type.toBe<{ id: number; cards: Array<{ id: number; name: string }> }>()
+    expect<Expanded<typeof Keeper, 'pets.maker'>['pets'][number]>().type.toHaveProperty('maker')
+    expect<Expanded<typeof Keeper, 'cards.maker'>['cards'][number]>().type.not.toHaveProperty('maker')
+  })
+
   test('deferred relations appear only when expanded', () => {
     expect<Expanded<typeof Person>>().type.not.toHaveProperty('pets')
     expect<Expanded<typeof Person, 'employer'>>().type.not.toHaveProperty('pets')

@@ -8,7 +8,7 @@ export const Keeper = defineResource({
   namespace: 'zoo',
   schema: Type.Object({ id: Type.Integer(), name: Type.String(), animals: Type.Array(Type.Integer()) }),
   fields: ['id', 'name'],
-  expandable: { animals: ['Animal', { many: true, fields: ['id'] }] },
+  expandable: { animals: ['Animal', { many: true, fields: ['id', 'keeper'] }] },
 })
 export const Animal = defineResource({
   name: 'Animal',
@@ -26,7 +26,7 @@ declare module '../plugin/index.js' {
 
 test('a registered name resolves, through cycles', () => {
   expect<Expanded<typeof Animal, 'keeper.animals'>>()
-    .type.toBe<{ id: number; keeper: { id: number; name: string; animals: Array<{ id: number }> } }>()
+    .type.toBe<{ id: number; keeper: { id: number; name: string; animals: Array<{ id: number; keeper: number }> } }>()
   expect<Expanded<typeof Keeper, 'animals.keeper'>>()
     .type.toBe<{ id: number; name: string; animals: Array<{ id: number; keeper: { id: number; name: string } }> }>()
 })

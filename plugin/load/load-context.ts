@@ -16,7 +16,7 @@ export interface LoadContext {
   readonly request: FastifyRequest | undefined
   readonly templates: StatementTemplates
   readonly budget: ObjectBudget
-  /** The request's condition on the resource's table (its `scope`), or undefined for every row. */
+  /** The request's condition on the resource's table (its `scope`, or the scopes it inherits: `scopedBy`), or undefined for every row. */
   scope(node: ResourceNode): Expression<SqlBool> | undefined
   /** The same condition split for statement templates (see `scopeParts`); undefined for every row. */
   scopeParts(node: ResourceNode): ScopeParts | undefined
@@ -35,18 +35,26 @@ export function createLoadContext (
 ): LoadContext {
   // Each resource's scope is asked once per request, however many statements read its table.
   const scopes = new Map<ResourceNode, Expression<SqlBool> | undefined>()
+  const conditions = new Map<ResourceNode, Expression<SqlBool> | undefined>()
   const parts = new Map<ResourceNode, ScopeParts | undefined>()
+  const ownScope = (node: ResourceNode, request: FastifyRequest): Expression<SqlBool> | undefined => {
+    if (scopes.has(node)) return scopes.get(node)
+    const condition = node.resource.scope!(scopeBuilder, request)
+    scopes.set(node, condition)
+    return condition
+  }
   return {
     db,
     request,
     templates,
     budget: new ObjectBudget(maxObjects),
     scope (node) {
-      const rule = node.resource.scope
-      if (rule === undefined || request === undefined) return undefined
-      if (scopes.has(node)) return scopes.get(node)
-      const condition = rule(scopeBuilder, request)
-      scopes.set(node, condition)
+      if (node.scopedBy.length === 0 || request === undefined) return undefined
+      if (conditions.has(node)) return conditions.get(node)
+      // A scope that answers undefined (every row) adds no condition to the others.
+      const all = node.scopedBy.map((owner) => ownScope(owner, request)).filter((condition) => condition !== undefined)
+      const condition = all.length === 0 ? undefined : all.length === 1 ? all[0] : scopeBuilder.and(all)
+      conditions.set(node, condition)
       return condition
     },
     ensureClientWaits () {

@@ -21,14 +21,17 @@ import { exampleValue } from './schema-examples.js'
  * optional, which is true of none of them by default.
  *
  * Objects forbid additional properties: only declared fields are ever
- * written, and only fields a client may name (the level's field set and the
- * expandable relations: `clientFieldNames`) are declared.
+ * written, and only fields a client may name at the level (its field set and
+ * the expandable relations it has: `clientFields`, which a relation's
+ * `fields`/`omit` options narrow) are declared.
  */
 
-/** Where the nested level of a relation comes from: the relation's field set and the expansions always applied below it. */
+/** Where the nested level of a relation comes from: the relation's field set, its names, and the expansions always applied below it. */
 interface Variant {
   readonly node: ResourceNode
   readonly fields: readonly string[]
+  /** Every name a client may use at the level. */
+  readonly names: ReadonlySet<string>
   readonly always: PathNode
 }
 
@@ -78,7 +81,7 @@ export class ComponentSchemas {
       // Registered before its properties are built, so a cycle finds the name.
       this.schemas.set(name, {})
       const schema = levelSchema(variant, (relation, child) => {
-        const target = { node: relation.target, fields: relation.baseFields, always: child }
+        const target = relationVariant(relation, child)
         // A level shaped by a relation's options is named after the relation: `Pet.sold_from`.
         const targetName = isRootVariant(target) ? this.rootName(relation.target) : `${this.rootName(relation.owner)}.${relation.field}`
         return this.ref(target, targetName, relation)
@@ -106,7 +109,7 @@ export class ComponentSchemas {
 export function restrictedLevelSchema (node: ResourceNode, permitted: (path: string) => boolean): JsonSchema {
   const build = (variant: Variant, path: readonly string[]): JsonSchema => levelSchema(
     variant,
-    (relation, child) => build({ node: relation.target, fields: relation.baseFields, always: child }, [...path, relation.field]),
+    (relation, child) => build(relationVariant(relation, child), [...path, relation.field]),
     (relation) => permitted([...path, relation.field].join('.'))
   )
   const root = rootVariant(node)
@@ -120,7 +123,11 @@ export function defaultExample (node: ResourceNode): Record<string, unknown> | u
 }
 
 function rootVariant (node: ResourceNode): Variant {
-  return { node, fields: node.defaultFields, always: emptyPathNode() }
+  return { node, fields: node.defaultFields, names: node.clientFields, always: emptyPathNode() }
+}
+
+function relationVariant (relation: RelationEdge, always: PathNode): Variant {
+  return { node: relation.target, fields: relation.baseFields, names: relation.clientFields, always }
 }
 
 /**
@@ -133,7 +140,7 @@ function levelSchema (
   expanded: (relation: RelationEdge, always: PathNode) => JsonSchema,
   expandable: (relation: RelationEdge) => boolean
 ): JsonSchema {
-  const { node, fields, always } = variant
+  const { node, fields, names, always } = variant
   const properties: Record<string, JsonSchema> = {}
   const required: string[] = []
   const shown = new Set(fields)
@@ -175,7 +182,7 @@ function levelSchema (
     return false
   }
   for (const name of fields) if (describe(name, true)) required.push(name)
-  for (const name of node.expandableFields) if (!shown.has(name) && describe(name, false)) required.push(name)
+  for (const name of node.expandableFields) if (!shown.has(name) && names.has(name) && describe(name, false)) required.push(name)
   return { type: 'object', properties, ...(required.length > 0 ? { required } : {}), additionalProperties: false }
 }
 
@@ -187,19 +194,18 @@ function levelSchema (
 function levelExample (variant: Variant, outer: ReadonlySet<string> = new Set()): Record<string, unknown> | undefined {
   const key = variantKey(variant)
   if (outer.has(key)) return undefined
-  const { node, fields, always } = variant
+  const { node, fields, names, always } = variant
   const seen = new Set([...outer, key])
   const example: Record<string, unknown> = {}
   const shown = new Set(fields)
-  const names = [...fields, ...node.expandableFields.filter((name) => !shown.has(name))]
-  for (const name of names) {
+  for (const name of [...fields, ...node.expandableFields.filter((name) => !shown.has(name) && names.has(name))]) {
     const relation = node.relations.get(name)
     const alwaysBelow = always.children.get(name)
     const forced = relation !== undefined && (relation.alwaysNested || alwaysBelow !== undefined)
     if (!shown.has(name) && !forced) continue
     let value: unknown
     if (forced) {
-      const nested = levelExample({ node: relation.target, fields: relation.baseFields, always: mergedAlways(alwaysBelow, relation) }, seen)
+      const nested = levelExample(relationVariant(relation, mergedAlways(alwaysBelow, relation)), seen)
       value = nested === undefined ? undefined : relation.many ? [nested] : nested
     } else {
       value = exampleValue(node.fieldSchemas.get(name)!)
@@ -240,13 +246,16 @@ function mergedAlways (below: PathNode | undefined, relation: RelationEdge): Pat
 }
 
 function isRootVariant (variant: Variant): boolean {
-  return variant.always.children.size === 0 &&
-    variant.fields.length === variant.node.defaultFields.length &&
-    variant.fields.every((field, index) => field === variant.node.defaultFields[index])
+  return variant.always.children.size === 0 && sameList(variant.fields, variant.node.defaultFields) &&
+    sameList([...variant.names], [...variant.node.clientFields])
+}
+
+function sameList (a: readonly string[], b: readonly string[]): boolean {
+  return a.length === b.length && a.every((name, index) => name === b[index])
 }
 
 function variantKey (variant: Variant): string {
-  return `${variant.node.qualifiedName}|${variant.fields.join(',')}|${treeKey(variant.always)}`
+  return `${variant.node.qualifiedName}|${variant.fields.join(',')}|${[...variant.names].join(',')}|${treeKey(variant.always)}`
 }
 
 function treeKey (tree: PathNode): string {

@@ -1,4 +1,4 @@
-import type { ResourceNode } from '../resource-graph.js'
+import { relationAt, type ResourceNode } from '../resource-graph.js'
 
 export interface PathEnumeration {
   /** Valid `expand` paths, parents before their children. */
@@ -29,7 +29,7 @@ export function enumerateExpansionPaths (node: ResourceNode, settings: PathEnume
   for (let depth = 1; depth <= settings.maxDepth; depth++) {
     const paths: string[] = []
     let grew = false
-    const overflow = walk(node, [], depth, settings, (path, atLimit) => {
+    const overflow = walk(node, node.clientFields, [], depth, settings, (path, atLimit) => {
       paths.push(path)
       if (atLimit) grew = true
       return paths.length > settings.limit
@@ -42,21 +42,28 @@ export function enumerateExpansionPaths (node: ResourceNode, settings: PathEnume
   return best
 }
 
-/** Depth-first, in relation order; returns true as soon as `visit` asks to stop. */
+/**
+ * Depth-first, in relation order; returns true as soon as `visit` asks to
+ * stop. `names`: what exists at this level (a relation's `fields`/`omit`
+ * options remove the others).
+ */
 function walk (
   node: ResourceNode,
+  names: ReadonlySet<string>,
   path: readonly string[],
   depth: number,
   settings: PathEnumerationSettings,
   visit: (path: string, atLimit: boolean) => boolean
 ): boolean {
-  for (const [field, relation] of node.relations) {
+  for (const field of node.relations.keys()) {
+    const relation = relationAt(node, names, field)
+    if (relation === undefined) continue
     if (!settings.allowRecursive && path.includes(field)) continue
     const segments = [...path, field]
     const joined = segments.join('.')
     if (settings.permitted !== undefined && !settings.permitted.has(joined)) continue
     if (visit(joined, segments.length === depth)) return true
-    if (segments.length < depth && walk(relation.target, segments, depth, settings, visit)) return true
+    if (segments.length < depth && walk(relation.target, relation.clientFields, segments, depth, settings, visit)) return true
   }
   return false
 }

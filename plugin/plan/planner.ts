@@ -12,7 +12,7 @@ import { registerExpansion } from '../expansion-plan.js'
 import type { ResolvedOptions } from '../options.js'
 import type { Expansion } from '../request-helpers.js'
 import { emptyPathNode, parsePaths, toPathTree, withPaths, type PathNode, type RawExpansionQuery } from '../parse/query.js'
-import { clientFieldNames, type RelationEdge, type ResourceNode } from '../resource-graph.js'
+import { relationAt, type RelationEdge, type ResourceNode } from '../resource-graph.js'
 import { fullVisibility, planKey, type ExpansionPlan, type LevelPlan, type PlannedField, type PlanTarget, type Visibility } from './plan.js'
 
 /** Definition-level expansions (nested fields, relation `expand`) deeper than this can only be a cycle. */
@@ -54,6 +54,7 @@ export function planExpansion (
   const root = planner.level(
     target.node,
     target.node.defaultFields,
+    target.node.clientFields,
     { query: expandPaths.length > 0 ? toPathTree(expandPaths) : undefined, always: defaults },
     fieldsPaths.length > 0 ? toPathTree(fieldsPaths) : undefined,
     omitPaths.length > 0 ? toPathTree(omitPaths) : undefined,
@@ -76,9 +77,15 @@ class Planner {
 
   constructor (private readonly target: PlanTarget, private readonly options: ResolvedOptions, private readonly visibility: Visibility) {}
 
+  /**
+   * `base`: the level's fields shown by default; `names`: every name a
+   * client may use at it (a relation's `fields`/`omit` options remove the
+   * others: they do not exist there).
+   */
   level (
     node: ResourceNode,
     base: readonly string[],
+    names: ReadonlySet<string>,
     requestedHere: Requested,
     fieldsTree: PathNode | undefined,
     omitTree: PathNode | undefined,
@@ -91,12 +98,12 @@ class Planner {
     }
     const visible = this.visibility.visible(node)
     if (emit && (fieldsTree !== undefined || omitTree !== undefined)) {
-      const names = clientFieldNames(node, base)
-      const shownNames = visible === undefined ? names : names.filter((name) => visible.has(name))
-      this.checkFieldNames(node, shownNames, names, fieldsTree, this.options.fieldsParam, path, true)
-      this.checkFieldNames(node, shownNames, names, omitTree, this.options.omitParam, path, false)
+      const all = [...names]
+      const shownNames = visible === undefined ? all : all.filter((name) => visible.has(name))
+      this.checkFieldNames(node, shownNames, all, fieldsTree, this.options.fieldsParam, path, true)
+      this.checkFieldNames(node, shownNames, all, omitTree, this.options.omitParam, path, false)
     }
-    const requested = this.requestedRelations(node, requestedHere, path, emit, visible)
+    const requested = this.requestedRelations(node, names, requestedHere, path, emit, visible)
 
     const candidates = candidateFields(node, base, requested, visible)
     const selected = fieldsTree !== undefined && !this.hasWildcard(fieldsTree) ? fieldsTree.children : undefined
@@ -124,6 +131,7 @@ class Planner {
         const level = this.level(
           relation.target,
           relation.baseFields,
+          relation.clientFields,
           {
             query: wanted.query,
             always: relation.alwaysExpand.length === 0 ? wanted.always : withPaths(wanted.always, relation.alwaysExpand),
@@ -143,7 +151,7 @@ class Planner {
       const relation = node.relations.get(name)!
       this.countExpansion()
       const wantedByQuery = { query: wanted.query, always: undefined }
-      this.level(relation.target, relation.baseFields, wantedByQuery, undefined, undefined, [...path, name], false)
+      this.level(relation.target, relation.baseFields, relation.clientFields, wantedByQuery, undefined, undefined, [...path, name], false)
     }
     return Object.freeze({ node, fields: Object.freeze(fields) })
   }
@@ -161,6 +169,7 @@ class Planner {
   /** The relations expanded at this level, each with what is requested below it. */
   private requestedRelations (
     node: ResourceNode,
+    names: ReadonlySet<string>,
     here: Requested,
     path: readonly string[],
     emit: boolean,
@@ -174,7 +183,7 @@ class Planner {
     }
     if (emit) {
       for (const relation of node.relations.values()) {
-        if (relation.alwaysNested) add(relation.field, 'always', emptyPathNode())
+        if (relation.alwaysNested && names.has(relation.field)) add(relation.field, 'always', emptyPathNode())
       }
       if (here.always !== undefined) {
         for (const [field, below] of here.always.children) add(field, 'always', below)
@@ -188,10 +197,11 @@ class Planner {
         const named = [...below.children.keys()].filter((child) => !this.options.wildcards.has(child))
         const matched = new Set<string>()
         for (const [field, relation] of node.relations) {
+          if (!names.has(field)) continue
           if (visible !== undefined && !visible.has(field)) continue
           if (!this.options.allowRecursive && path.includes(field)) continue
           if (!this.permits(prefix + field)) continue
-          const applying = namesOf(below, relation.target, this.options.wildcards)
+          const applying = namesOf(below, relation, this.options.wildcards)
           if (!below.leaf && below.children.size > 0 && applying.children.size === 0) continue
           for (const child of applying.children.keys()) matched.add(child)
           add(field, 'query', applying)
@@ -203,13 +213,14 @@ class Planner {
         }
         continue
       }
-      if (node.relations.has(name) && visible !== undefined && !visible.has(name)) {
+      const relation = relationAt(node, names, name)
+      if (relation !== undefined && visible !== undefined && !visible.has(name)) {
         if (this.options.onInvalidExpand === 'ignore') continue
         throw new ForbiddenError(messages.hiddenRelation(prefix + name, node.name))
       }
-      if (!node.relations.has(name)) {
+      if (relation === undefined) {
         if (this.options.onInvalidExpand === 'ignore') continue
-        const expandable = [...node.relations.keys()].filter((field) => visible === undefined || visible.has(field))
+        const expandable = [...node.relations.keys()].filter((field) => names.has(field) && (visible === undefined || visible.has(field)))
         throw new UnknownFieldError(messages.notExpandable(prefix + name, node.name, expandable))
       }
       if (!this.options.allowRecursive && path.includes(name)) {
@@ -304,21 +315,22 @@ function checkWildcards (paths: readonly string[][], param: string, options: Res
   }
 }
 
-/** The part of a wildcard's subtree that applies below a relation to `target`: its relations' names and wildcards. */
-function namesOf (below: PathNode, target: ResourceNode, wildcards: ReadonlySet<string>): PathNode {
+/** The part of a wildcard's subtree that applies below `relation`: the relations its level has, and wildcards. */
+function namesOf (below: PathNode, relation: RelationEdge, wildcards: ReadonlySet<string>): PathNode {
   if (below.children.size === 0) return below
   const applying: PathNode = { leaf: below.leaf, children: new Map() }
   for (const [name, child] of below.children) {
-    if (wildcards.has(name) || target.relations.has(name)) applying.children.set(name, child)
+    if (wildcards.has(name) || relationAt(relation.target, relation.clientFields, name) !== undefined) applying.children.set(name, child)
   }
   return applying
 }
 
 /**
  * The fields a level may show, in output order: its base set, then the
- * relations requested beyond it; only those the request may see. One the resource's own `fields` lists (left
- * out by a relation's `fields` option) takes its place in that order; a
- * deferred one follows, in `expandable` order.
+ * deferred relations requested beyond it, in `expandable` order; only those
+ * the request may see. A relation is requested only where the level has it
+ * (a relation's `fields`/`omit` options remove the others), so a requested
+ * relation outside the base set is always a deferred one.
  */
 function candidateFields (
   node: ResourceNode,
@@ -327,23 +339,12 @@ function candidateFields (
   visible: ReadonlySet<string> | undefined
 ): string[] {
   const candidates = visible === undefined ? [...base] : base.filter((field) => visible.has(field))
-  const deferred: string[] = []
-  const order = node.defaultFields
   for (const field of node.expandableFields) {
     if (base.includes(field) || !requested.has(field)) continue
     if (visible !== undefined && !visible.has(field)) continue
-    const at = order.indexOf(field)
-    if (at < 0) {
-      deferred.push(field)
-      continue
-    }
-    const before = candidates.findIndex((candidate) => {
-      const index = order.indexOf(candidate)
-      return index > at
-    })
-    candidates.splice(before < 0 ? candidates.length : before, 0, field)
+    candidates.push(field)
   }
-  return [...candidates, ...deferred]
+  return candidates
 }
 
 /** The shortest run of segments a cyclic path ends by repeating (`owner.pets` for `owner.pets.owner.pets…`). */
