@@ -9,6 +9,7 @@ import { loadRows } from './batch-loader.js'
 import { ListQuery, type Condition, type FilterDeclaration, type FilterField } from './list-query.js'
 import type { LoadContext } from './load-context.js'
 import { parameterReader } from './route-parameters.js'
+import { isSqlite } from './statement-templates.js'
 import { keyColumn, selectedRow, selectLevel, tableOf, type AnySelect, type Row } from './selection.js'
 
 export interface ResourceRoutesOptions {
@@ -232,7 +233,7 @@ export function registerResourceRoutes (
     const page = (query: AnySelect) => {
       const filtered = conditions.reduce((current, condition) => current.where(condition), query)
       const ordered = listQuery.orderBy(after === undefined ? filtered : filtered.where(after), keys)
-      return cursors ? listQuery.selectKeys(ordered, keys) : ordered
+      return cursors ? listQuery.selectKeys(ordered, keys, isSqlite(db)) : ordered
     }
     if (cursors) {
       const selected = await filtered(templates.rows(db, plan.root, `cursor${shape ?? ''}|${sortShape}|${after === undefined ? '' : 'after'}`, [...values, limit + 1], () =>
