@@ -2,6 +2,9 @@ import { Type } from '@sinclair/typebox'
 import Fastify from 'fastify'
 import type { Kysely } from 'kysely'
 import t from 'tap'
+import { compileDateTimeNormaliser } from '../../plugin/compile/date-times.js'
+import { compileWriter } from '../../plugin/compile/serializer-cache.js'
+import { dateTimeTextOf } from '../../plugin/dates.js'
 import expandPlugin, { defineResource } from '../../plugin/index.js'
 import { dialects, type Dialect } from '../fixtures/dialects.js'
 
@@ -146,6 +149,8 @@ for (const dialect of dialects()) {
         ['filter[invoice_date]=2021-01-01T24:00:00Z', "'filter[invoice_date]' must be a date-time (RFC 3339, with a time zone), got '2021-01-01T24:00:00Z'"],
         ['filter[invoice_date][gt]=0001-01-01T00:00:00%2B01:00', "'filter[invoice_date][gt]' must be a date-time (RFC 3339, with a time zone), got '0001-01-01T00:00:00+01:00'"],
         ['filter[due]=0000-01-01', "'filter[due]' must be a date (YYYY-MM-DD), got '0000-01-01'"],
+        ['filter[invoice_date]=2021-01-01T00:00:00%2B24:00', "'filter[invoice_date]' must be a date-time (RFC 3339, with a time zone), got '2021-01-01T00:00:00+24:00'"],
+        ['filter[invoice_date]=2021-01-01T00:00:00-00:60', "'filter[invoice_date]' must be a date-time (RFC 3339, with a time zone), got '2021-01-01T00:00:00-00:60'"],
       ]
       for (const [query, message] of cases) {
         t.same(await get(`/invoices?${query}`), { status: 400, body: { statusCode: 400, code: 'FST_EXPAND_BAD_FILTER', error: 'Bad Request', message } }, query)
@@ -197,3 +202,56 @@ for (const dialect of dialects()) {
     })
   })
 }
+
+t.test('every writer writes a date-time in one form, copying the data, never changing it', async (t) => {
+  const schema = {
+    type: 'object',
+    additionalProperties: true,
+    properties: {
+      data: {
+        type: 'array',
+        items: {
+          type: 'object',
+          required: ['id', 'at', 'when', 'nested', 'history'],
+          properties: {
+            id: { type: 'integer' },
+            at: { type: 'string', format: 'date-time' },
+            when: { type: 'string', format: 'date-time', nullable: true },
+            nested: { type: 'object', properties: { at: { type: 'string', format: 'date-time' }, note: { type: 'string' } } },
+            history: { type: 'array', items: { type: 'string', format: 'date-time' } },
+          },
+        },
+      },
+    },
+  }
+  const row = {
+    id: 1,
+    at: '2021-01-01 00:00:00',
+    when: null,
+    nested: { at: '2021-01-01T02:00:00+02:00', note: 'n' },
+    history: ['2021-01-01T00:00:00.000Z', new Date(Date.UTC(2021, 0, 2)), '2021-01-01t00:00:00.1239z'],
+  }
+  const canonical = { id: 2, at: new Date(0), when: '1970-01-01T00:00:00.000Z', nested: { at: new Date(0), note: 'n' }, history: [] }
+  const data = { data: [row, canonical], next: null }
+  const before = JSON.stringify(data)
+  const expected = '{"data":[' +
+    '{"id":1,"at":"2021-01-01T00:00:00.000Z","when":null,"nested":{"at":"2021-01-01T00:00:00.000Z","note":"n"},' +
+    '"history":["2021-01-01T00:00:00.000Z","2021-01-02T00:00:00.000Z","2021-01-01T00:00:00.124Z"]},' +
+    '{"id":2,"at":"1970-01-01T00:00:00.000Z","when":"1970-01-01T00:00:00.000Z","nested":{"at":"1970-01-01T00:00:00.000Z","note":"n"},"history":[]}' +
+    '],"next":null}'
+  for (const mechanism of ['fast-json-stringify', 'projection'] as const) {
+    t.equal(compileWriter(schema, mechanism).stringify(data), expected, mechanism)
+  }
+  t.equal(JSON.stringify(data), before, 'the data given is unchanged')
+  const normalise = compileDateTimeNormaliser(schema)!
+  const odd = { data: [{ ...canonical, at: 'not a date', nested: 5, history: 'x' }], next: null }
+  t.equal(normalise(odd), odd, 'what is not a date-time, an object or an array is left to the data check, as it is')
+  t.equal(normalise(null), null)
+  t.equal(dateTimeTextOf(new Date(Date.UTC(10000, 0, 1))), undefined, 'a Date past 9999 is not a date-time of a body')
+  t.equal(dateTimeTextOf(new Date(Number.NaN)), undefined)
+  t.equal(dateTimeTextOf(5), undefined)
+  t.equal(compileDateTimeNormaliser({ type: 'array', items: { type: 'integer' } }), undefined, 'no date-time: nothing to do')
+  t.equal(compileDateTimeNormaliser({ type: 'array' }), undefined)
+  t.equal(compileDateTimeNormaliser({ type: 'object' }), undefined)
+  t.equal(compileWriter({ type: 'object', properties: { id: { type: 'integer' } } }, 'fast-json-stringify').stringify({ id: 1 }), '{"id":1}', 'no date-time: nothing to do')
+})
