@@ -269,9 +269,12 @@ export function registerResourceRoutes (
     }
 
     /**
-     * A value its column cannot hold (PostgreSQL's class 22: an int4 column
-     * compared with 3000000000) is the filter's fault: a 400, not a 500.
-     * SQLite compares any value with any column and simply finds no row.
+     * A filter value the column's type refuses (PostgreSQL's class 22) is the
+     * filter's fault: a 400, not a 500. Values of the types the plugin reads
+     * never get here (list-query.ts compares them as if the column could hold
+     * them, as SQLite does); what remains is a column of a type the field's
+     * schema does not describe (a fraction for an integer column, text that
+     * is not a uuid for a uuid column).
      */
     async function filtered<T> (statements: Promise<T>): Promise<T> {
       try {
