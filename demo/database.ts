@@ -28,6 +28,8 @@ export function connect (settings: DatabaseSettings = {}): DemoDatabase {
   if (settings.databaseUrl !== undefined && settings.databaseUrl !== '') {
     // statement_timeout: PostgreSQL cancels any statement running longer (a request answers 503), so one costly
     // request (a substring search over long texts) cannot hold a connection for long. See README, Security model.
+    // A timestamp without time zone is UTC wall-clock time, whatever the process's TZ (README, Guarantees: dates and times).
+    pg.types.setTypeParser(pg.types.builtins.TIMESTAMP, (text) => new Date(`${text.replace(' ', 'T')}Z`))
     const pool = new pg.Pool({ connectionString: settings.databaseUrl, max: 10, statement_timeout: 2000 })
     // A broken connection is reported as 'error' (idle: on the pool; in use: on its client): without a
     // listener the process would exit. The query in flight is rejected and answered with a 503.

@@ -1,3 +1,4 @@
+import { isDateText } from '../dates.js'
 import type { ExpansionPlan, LevelPlan } from '../plan/plan.js'
 import type { JsonSchema } from '../resource-graph.js'
 import { covered, dateTimeOf, envelopeSource, extraOf, fail, isOrderedKey, objectSource, type Projection } from './projection.js'
@@ -45,8 +46,8 @@ export function compileCheckedProjection (plan: ExpansionPlan): Projection | und
   }
   const source = `${context.functions.join('\n')}\nreturn ${root}`
   // eslint-disable-next-line no-new-func
-  const compiled = new Function('fail', 'integerOf', 'numberOf', 'booleanOf', 'dateTimeOf', 'extraOf', source)
-  const project = compiled(fail, integerOf, numberOf, booleanOf, dateTimeOf, extraOf) as (data: unknown) => unknown
+  const compiled = new Function('fail', 'integerOf', 'numberOf', 'booleanOf', 'dateTimeOf', 'isDateText', 'extraOf', source)
+  const project = compiled(fail, integerOf, numberOf, booleanOf, dateTimeOf, isDateText, extraOf) as (data: unknown) => unknown
   return { project, source }
 }
 
@@ -131,9 +132,8 @@ function primitiveExpression (type: string, format: unknown): string | undefined
   switch (type) {
     case 'string':
       // A Date for a `date` or `time` is the server's local time in fast-json-stringify: left to the two passes.
-      return format === 'date-time'
-        ? "typeof value === 'string' ? value : dateTimeOf(value)"
-        : "typeof value === 'string' ? value : fail()"
+      if (format === 'date-time') return 'dateTimeOf(value)'
+      return format === 'date' ? 'isDateText(value) ? value : fail()' : "typeof value === 'string' ? value : fail()"
     case 'integer':
       return "typeof value === 'number' ? (Number.isInteger(value) ? value : fail()) : integerOf(value)"
     case 'number':

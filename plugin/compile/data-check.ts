@@ -1,3 +1,4 @@
+import { dateTimeTextOf, isDateText } from '../dates.js'
 import { InvalidDataError } from '../errors.js'
 import type { ExpansionPlan, LevelPlan } from '../plan/plan.js'
 import type { JsonSchema } from '../resource-graph.js'
@@ -16,7 +17,9 @@ export type DataCheck = (data: unknown) => void
  * Accepted as the value they stand for, since drivers return them: a bigint
  * or a decimal string of a safe integer for an integer (pg's int8), a decimal
  * string for a number (pg's numeric), 0 and 1 for a boolean (SQLite), a valid
- * Date for a string with a date or time format.
+ * Date for a string with a date or time format. A `date-time` is a Date or
+ * text of a form dates.ts reads, a `date` a Date or `YYYY-MM-DD` of the
+ * calendar: anything else there is data that does not fit.
  *
  * The generated code names only paths and type descriptions taken from the
  * definitions, each as a JSON string literal; it never sees request input.
@@ -43,7 +46,8 @@ for (let index = 0; index < list.length; index++) {
   }
   const source = `${context.functions.join('\n')}\nreturn function checkData (data) {\n${body}\n}`
   // eslint-disable-next-line no-new-func
-  return new Function('kind', 'fail', 'isIntegerText', 'isNumberText', source)(kind, fail, isIntegerText, isNumberText) as DataCheck
+  return new Function('kind', 'fail', 'isIntegerText', 'isNumberText', 'dateTimeTextOf', 'isDateText', source)(
+    kind, fail, isIntegerText, isNumberText, dateTimeTextOf, isDateText) as DataCheck
 }
 
 interface CheckContext {
@@ -86,8 +90,6 @@ function levelFunction (context: CheckContext, level: LevelPlan, path: string): 
   return name
 }
 
-const dateFormats = new Set(['date-time', 'date', 'time'])
-
 /** Statements that return a problem when `value` does not fit `schema`. */
 function valueCheck (context: CheckContext, schema: JsonSchema, at: string): string {
   const types = typesOf(schema)
@@ -109,9 +111,13 @@ function valueCheck (context: CheckContext, schema: JsonSchema, at: string): str
   for (const type of types) {
     switch (type) {
       case 'string':
-        accepted.push(dateFormats.has(schema.format as string)
-          ? "typeof value === 'string' || (value instanceof Date && !Number.isNaN(value.getTime()))"
-          : "typeof value === 'string'")
+        accepted.push(schema.format === 'date-time'
+          ? 'dateTimeTextOf(value) !== undefined'
+          : schema.format === 'date'
+            ? 'isDateText(value) || (value instanceof Date && !Number.isNaN(value.getTime()))'
+            : schema.format === 'time'
+              ? "typeof value === 'string' || (value instanceof Date && !Number.isNaN(value.getTime()))"
+              : "typeof value === 'string'")
         break
       case 'integer':
         accepted.push("(typeof value === 'number' ? Number.isInteger(value) : typeof value === 'bigint' || isIntegerText(value))")
@@ -147,7 +153,7 @@ function valueCheck (context: CheckContext, schema: JsonSchema, at: string): str
         return ''
     }
   }
-  const expected = types.map((type) => typeNames[type] ?? type).join(' or ')
+  const expected = expectedOf(schema, types)
   return [`if (!(${accepted.join(' || ')})) return ${label} + ' is ' + kind(value) + ', expected ${expected}'`, ...deeper].join('\n  ')
 }
 
@@ -188,6 +194,18 @@ const strictChecks: Record<string, string> = {
   null: 'value === null',
   array: 'Array.isArray(value)',
   object: "(typeof value === 'object' && value !== null && !Array.isArray(value))",
+}
+
+/** Strings of these formats are checked as such (README, "Dates and times"). */
+const formatNames: Record<string, string> = {
+  'date-time': 'a date-time',
+  date: 'a date (YYYY-MM-DD)',
+}
+
+/** What a value of `schema` is, as the messages of data that does not fit say: 'an integer or null'. */
+export function expectedOf (schema: JsonSchema, types: readonly string[]): string {
+  const nameOf = (type: string) => (type === 'string' ? formatNames[schema.format as string] : undefined) ?? typeNames[type] ?? type
+  return types.map(nameOf).join(' or ')
 }
 
 const typeNames: Record<string, string> = {

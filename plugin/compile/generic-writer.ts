@@ -1,6 +1,7 @@
 import type { ExpansionPlan, LevelPlan } from '../plan/plan.js'
 import type { JsonSchema } from '../resource-graph.js'
-import { fail as refuse, isIntegerText, isNumberText, kind, typesOf } from './data-check.js'
+import { dateTimeTextOf, isDateText } from '../dates.js'
+import { expectedOf, fail as refuse, isIntegerText, isNumberText, kind, typesOf } from './data-check.js'
 import {
   cannotProject, covered, dateTimeOf, extraOf, fail, integerOf, isOrderedKey, numberOf, primitiveTypes,
 } from './projection.js'
@@ -91,8 +92,6 @@ function checkLevel (level: LevelPlan, path: string, row: unknown): string | und
   return undefined
 }
 
-const dateFormats = new Set(['date-time', 'date', 'time'])
-
 /**
  * valueCheck's statements, run. Only schemas the projection covers reach
  * here: one type, with or without null (a type list of more, or no type, has
@@ -101,7 +100,7 @@ const dateFormats = new Set(['date-time', 'date', 'time'])
 function checkValue (schema: JsonSchema, at: string, value: unknown): string | undefined {
   const types = typesOf(schema)
   if (!types.some((type) => acceptedBy[type]!(value, schema))) {
-    return `'${at}' is ${kind(value)}, expected ${types.map((type) => typeNames[type]).join(' or ')}`
+    return `'${at}' is ${kind(value)}, expected ${expectedOf(schema, types)}`
   }
   if (types.includes('object') && typeof value === 'object' && value !== null && !Array.isArray(value)) {
     const properties = schema.properties as Record<string, JsonSchema> | undefined
@@ -132,8 +131,14 @@ function checkObject (schema: JsonSchema, path: string, object: Record<string, u
 }
 
 const acceptedBy: Record<string, ((value: unknown, schema: JsonSchema) => boolean) | undefined> = {
-  string: (value, schema) => typeof value === 'string' ||
-    (dateFormats.has(schema.format as string) && value instanceof Date && !Number.isNaN(value.getTime())),
+  string: (value, schema) => {
+    switch (schema.format) {
+      case 'date-time': return dateTimeTextOf(value) !== undefined
+      case 'date': return isDateText(value) || isValidDate(value)
+      case 'time': return typeof value === 'string' || isValidDate(value)
+      default: return typeof value === 'string'
+    }
+  },
   integer: (value) => typeof value === 'number' ? Number.isInteger(value) : typeof value === 'bigint' || isIntegerText(value),
   number: (value) => typeof value === 'number'
     ? Number.isFinite(value)
@@ -144,14 +149,8 @@ const acceptedBy: Record<string, ((value: unknown, schema: JsonSchema) => boolea
   array: (value) => Array.isArray(value),
 }
 
-const typeNames: Record<string, string> = {
-  string: 'a string',
-  integer: 'an integer',
-  number: 'a number',
-  boolean: 'a boolean',
-  null: 'null',
-  object: 'an object',
-  array: 'an array',
+function isValidDate (value: unknown): boolean {
+  return value instanceof Date && !Number.isNaN(value.getTime())
 }
 
 // The projection, as compileProjection generates it.
@@ -219,8 +218,9 @@ function projectValue (schema: JsonSchema, value: unknown): unknown {
       return projected
     }
     case 'string':
-      if (typeof value === 'string') return value
-      return schema.format === 'date-time' ? dateTimeOf(value) : fail()
+      // A date-time, text or Date, in its one written form (README, "Dates and times").
+      if (schema.format === 'date-time') return dateTimeOf(value)
+      return typeof value === 'string' ? value : fail()
     case 'integer':
       return typeof value === 'number' && Number.isInteger(value) ? value : integerOf(value)
     case 'number':

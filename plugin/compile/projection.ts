@@ -1,3 +1,4 @@
+import { dateTimeTextOf } from '../dates.js'
 import type { JsonSchema } from '../resource-graph.js'
 
 /**
@@ -205,7 +206,8 @@ function primitiveExpression (type: string, format: unknown, value: string): str
     case 'string':
       // A Date in a `date` or `time` field is written in the server's local time by
       // fast-json-stringify: left to it. Strings are written as they are either way.
-      if (format === 'date-time') return `typeof ${value} === 'string' ? ${value} : dateTimeOf(${value})`
+      // A date-time, text or Date, in its one written form (README, "Dates and times").
+      if (format === 'date-time') return `dateTimeOf(${value})`
       return `typeof ${value} === 'string' ? ${value} : fail()`
     case 'integer':
       return `typeof ${value} === 'number' && Number.isInteger(${value}) ? ${value} : integerOf(${value})`
@@ -248,10 +250,13 @@ export function numberOf (value: unknown): number {
   return number
 }
 
-/** A valid Date as its ISO string (fast-json-stringify writes the same for every year). */
+/**
+ * A date-time (a Date, or text of a form read: dates.ts) as `toISOString()`
+ * writes it, as fast-json-stringify's writer does (serializer-cache.ts);
+ * anything else is left to it.
+ */
 export function dateTimeOf (value: unknown): string {
-  if (value instanceof Date && !Number.isNaN(value.getTime())) return value.toISOString()
-  return fail()
+  return dateTimeTextOf(value) ?? fail()
 }
 
 /**

@@ -5,6 +5,7 @@ import type { JsonSchema } from '../resource-graph.js'
 import { compileCheckedProjection } from './checked-projection.js'
 import { compileDataCheck } from './data-check.js'
 import { genericWriter } from './generic-writer.js'
+import { compileDateTimeNormaliser } from './date-times.js'
 import { cannotProject, compileProjection } from './projection.js'
 import { responseSchema } from './response-schema.js'
 
@@ -130,7 +131,7 @@ export function compileSerializer (plan: ExpansionPlan, mechanism?: SerializerMe
 export function compileWriter (schema: JsonSchema, mechanism: SerializerMechanism): CompiledSerializer {
   const projection = mechanism === 'projection' ? compileProjection(schema) : undefined
   if (projection === undefined) {
-    return { stringify: fastJson(schema, compileOptions) as Stringify, mechanism: 'fast-json-stringify', projection: undefined }
+    return { stringify: generatedWriter(schema), mechanism: 'fast-json-stringify', projection: undefined }
   }
   const project = projection.project
   let generated: Stringify | undefined
@@ -141,7 +142,7 @@ export function compileWriter (schema: JsonSchema, mechanism: SerializerMechanis
         projected = project(data)
       } catch (error) {
         if (error !== cannotProject) throw error
-        generated ??= fastJson(schema, compileOptions) as Stringify
+        generated ??= generatedWriter(schema)
         return generated(data)
       }
       return JSON.stringify(projected)
@@ -149,6 +150,16 @@ export function compileWriter (schema: JsonSchema, mechanism: SerializerMechanis
     mechanism: 'projection',
     projection: projection.source,
   }
+}
+
+/**
+ * fast-json-stringify's generated code for a schema, given the data with its
+ * date-time texts in the one form the projections write too (date-times.ts).
+ */
+function generatedWriter (schema: JsonSchema): Stringify {
+  const write = fastJson(schema, compileOptions) as Stringify
+  const normalise = compileDateTimeNormaliser(schema)
+  return normalise === undefined ? write : (data) => write(normalise(data))
 }
 
 export interface CacheStats {

@@ -6,6 +6,7 @@ import type { JsonSchema, RelationEdge, ResourceNode } from '../resource-graph.j
 import type { LoadContext } from './load-context.js'
 import { tableOf, type AnySelect, type Row } from './selection.js'
 import { isSqlite, padKeys, type ScopeParts } from './statement-templates.js'
+import { instantOf, isDateText } from '../dates.js'
 
 /** The operators a declared filter may allow. */
 export const filterOperators = ['eq', 'ne', 'lt', 'lte', 'gt', 'gte', 'in', 'null', 'contains'] as const
@@ -342,9 +343,19 @@ export class ListQuery {
     }))
   }
 
-  /** The columns a cursor is made of, selected under names of their own. */
-  selectKeys<Q extends AnySelect> (query: Q, keys: readonly RequestedSort[]): Q {
-    return query.select((eb) => keys.map(({ field }, index) => eb.ref(field.column).as(`${cursorColumn}${index}`))) as Q
+  /**
+   * The columns a cursor is made of, selected under names of their own. On
+   * PostgreSQL a `date` or `date-time` key is read as text: the value the
+   * database compares, whatever the column's type. pg would read a `timestamp` or `date` as a
+   * Date in the process's time zone, whose UTC text the database then reads
+   * back as another wall-clock time (rows repeated or skipped outside UTC);
+   * the text cast back to the column's type is the key itself, to the microsecond.
+   */
+  selectKeys<Q extends AnySelect> (query: Q, keys: readonly RequestedSort[], sqlite: boolean): Q {
+    return query.select((eb) => keys.map(({ field }, index) => {
+      const key = `${cursorColumn}${index}`
+      return sqlite || !isDateFormat(field.type) ? eb.ref(field.column).as(key) : eb.cast(eb.ref(field.column), 'text').as(key)
+    })) as Q
   }
 
   /**
@@ -405,7 +416,8 @@ function isCursorValue (type: ValueType, value: unknown): boolean {
       return value === 0 || value === 1
     case 'string':
       if (typeof value !== 'string') return false
-      return (type.format !== 'date' && type.format !== 'date-time') || !Number.isNaN(Date.parse(value))
+      // PostgreSQL's text of a date or timestamp (selectKeys casts them), or a form dates.ts reads.
+      return !isDateFormat(type) || isDateText(value) || instantOf(value) !== undefined || !Number.isNaN(Date.parse(value))
   }
 }
 
@@ -417,6 +429,10 @@ function readSortText (raw: unknown): ListRequest['sort'] {
     const descending = item.startsWith('-')
     return { name: descending ? item.slice(1) : item, descending }
   })
+}
+
+function isDateFormat (type: ValueType): boolean {
+  return type.format === 'date' || type.format === 'date-time'
 }
 
 /** Prefix of the cursor columns the cursor route selects beside the plan's. */
@@ -462,10 +478,12 @@ function readFilterValue (filter: FilterField, operator: FilterOperator, raw: st
 
 const integerText = /^-?[0-9]{1,16}$/
 const numberText = /^-?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]{1,3})?$/
-const dateText = /^([0-9]{4})-([0-9]{2})-([0-9]{2})$/
-const dateTimeText = /^[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt ][0-9]{2}:[0-9]{2}(?::[0-9]{2}(?:\.[0-9]{1,9})?)?(?:[Zz]|[+-][0-9]{2}:[0-9]{2})$/
 
-/** A value of the field's type, as the database stores it (booleans as 1 and 0 on every dialect), or a 400. */
+/**
+ * A value of the field's type, as the database compares it (booleans as 1
+ * and 0 on every dialect, a date-time as its instant in UTC written by
+ * `toISOString()`), or a 400.
+ */
 export function readTyped (type: ValueType, raw: string, written: string): unknown {
   const refuse = (what: string): never => { throw new BadFilterError(messages.badFilterValue(written, what, raw)) }
   switch (type.kind) {
@@ -481,11 +499,10 @@ export function readTyped (type: ValueType, raw: string, written: string): unkno
       return raw === 'true' ? 1 : raw === 'false' ? 0 : refuse('true or false')
     case 'string':
       if (type.format === 'date') {
-        const match = dateText.exec(raw)
-        const date = match === null ? undefined : new Date(Date.UTC(Number(match[1]), Number(match[2]) - 1, Number(match[3])))
-        if (date === undefined || date.toISOString().slice(0, 10) !== raw) refuse('a date (YYYY-MM-DD)')
+        if (!isDateText(raw)) refuse('a date (YYYY-MM-DD)')
       } else if (type.format === 'date-time') {
-        if (!dateTimeText.test(raw) || Number.isNaN(Date.parse(raw))) refuse('a date-time (RFC 3339, with a time zone)')
+        const instant = instantOf(raw, true)
+        return instant === undefined ? refuse('a date-time (RFC 3339, with a time zone)') : new Date(instant).toISOString()
       }
       return raw
   }
@@ -495,11 +512,9 @@ export function readTyped (type: ValueType, raw: string, written: string): unkno
 function filterCondition (
   requested: RequestedFilter, root: ResourceNode, context: LoadContext, values: unknown[]
 ): [Condition, string | null] {
-  const { filter, operator } = requested
-  // An `in` list is padded as relation keys are (padKeys): lists of any length make a handful of statement texts.
-  const value = operator === 'in' ? padKeys(requested.value as unknown[]) : requested.value
-  // `in` binds as many values as it has; `null` binds none, its value is in the text.
-  let shape: string | null = `${filter.path}[${operator}]${operator === 'in' ? (value as unknown[]).length : operator === 'null' ? String(value) : ''}`
+  const { filter } = requested
+  const comparison = comparisonOf(filter, requested.operator, requested.value, isSqlite(context.db))
+  let shape: string | null = `${filter.path}[${comparison.shape}]`
   // Values in statement order: each hop's scope first, then the filter's own.
   const scopes: Array<Expression<SqlBool> | undefined> = filter.hops.map((hop) => {
     const scope = context.scope(hop.target)
@@ -510,31 +525,9 @@ function filterCondition (
     }
     return scope
   })
-  const searchesBySubstring = operator === 'contains' && isSqlite(context.db)
-  switch (operator) {
-    case 'in': values.push(...(value as unknown[])); break
-    case 'null': break
-    case 'contains': values.push(searchesBySubstring ? value : likePattern(value as string)); break
-    default: values.push(value)
-  }
-  const leaf: Condition = (eb) => {
-    const column = filter.column
-    switch (operator) {
-      case 'eq': return eb(column, '=', value)
-      case 'ne': return eb(column, '<>', value)
-      case 'lt': return eb(column, '<', value)
-      case 'lte': return eb(column, '<=', value)
-      case 'gt': return eb(column, '>', value)
-      case 'gte': return eb(column, '>=', value)
-      case 'in': return eb(column, 'in', value as unknown[])
-      case 'null': return eb(column, value === true ? 'is' : 'is not', null)
-      case 'contains': return searchesBySubstring
-        ? sql<SqlBool>`instr(lower(${sql.ref(column)}), lower(${value})) > 0`
-        : sql<SqlBool>`lower(${sql.ref(column)}) like lower(${likePattern(value as string)}) escape '\\'`
-    }
-  }
+  values.push(...comparison.values)
   const through = (index: number, owner: ResourceNode): Condition => (eb) => {
-    if (index === filter.hops.length) return leaf(eb)
+    if (index === filter.hops.length) return comparison.leaf(eb)
     const hop = filter.hops[index]!
     const link = hop.link as Extract<RelationEdge['link'], { kind: 'to-one' }>
     const table = tableOf(hop.target)
@@ -545,6 +538,102 @@ function filterCondition (
     return eb(`${tableOf(owner)}.${link.column}`, 'in', related)
   }
   return [through(0, root), shape]
+}
+
+/** A filter's comparison on its own column: the condition, the values it binds in order, and its shape up to values. */
+interface Comparison {
+  readonly leaf: Condition
+  readonly values: readonly unknown[]
+  readonly shape: string
+}
+
+const comparisonOperators = { eq: '=', ne: '<>', lt: '<', lte: '<=', gt: '>', gte: '>=' } as const
+const never: Condition = () => sql<SqlBool>`1 = 0`
+
+/**
+ * The comparison of one filter, as if the column could hold any value of
+ * the field's schema (README, "Filter values"), the same on every dialect:
+ * - a string holding NUL (which no PostgreSQL text holds, and which
+ *   PostgreSQL refuses to bind) equals no stored text and orders after
+ *   its text before the NUL: `eq` and `contains` find no row, `ne` every row
+ *   not null, `in` leaves it out, `lt`/`lte` compare `<=` that text,
+ *   `gt`/`gte` `>` it;
+ * - on PostgreSQL, a number its untyped parameter could not be read as
+ *   (an integer outside int4, a number outside real's range) is bound with
+ *   a type that holds it (`valueExpression`);
+ * - on SQLite, a date-time column is compared by its instant (`julianday`).
+ */
+function comparisonOf (filter: FilterField, operator: FilterOperator, value: unknown, sqlite: boolean): Comparison {
+  const column = filter.column
+  if (operator === 'null') {
+    return { leaf: (eb) => eb(column, value === true ? 'is' : 'is not', null), values: [], shape: `null${String(value)}` }
+  }
+  if (operator === 'contains') {
+    const text = value as string
+    if (text.includes('\u0000')) return { leaf: never, values: [], shape: 'never' }
+    if (sqlite) return { leaf: () => sql<SqlBool>`instr(lower(${sql.ref(column)}), lower(${text})) > 0`, values: [text], shape: 'contains' }
+    const pattern = likePattern(text)
+    return { leaf: () => sql<SqlBool>`lower(${sql.ref(column)}) like lower(${pattern}) escape '\\'`, values: [pattern], shape: 'contains' }
+  }
+  let op: keyof typeof comparisonOperators | 'in' = operator
+  let bound = operator === 'in' ? value as unknown[] : [value]
+  if (filter.type.kind === 'string') {
+    const cut = (text: unknown) => (text as string).indexOf('\u0000')
+    if (operator === 'in') bound = bound.filter((item) => cut(item) < 0)
+    else if (cut(value) >= 0) {
+      const before = (value as string).slice(0, cut(value))
+      switch (operator) {
+        case 'eq': return { leaf: never, values: [], shape: 'never' }
+        case 'ne': return { leaf: (eb) => eb(column, 'is not', null), values: [], shape: 'nullfalse' }
+        case 'lt': case 'lte': op = 'lte'; break
+        default: op = 'gt'
+      }
+      bound = [before]
+    }
+    if (bound.length === 0) return { leaf: never, values: [], shape: 'never' }
+  }
+  const byInstant = sqlite && filter.type.format === 'date-time'
+  const left = byInstant ? sql`julianday(${sql.ref(column)})` : sql.ref(column)
+  const typed = bound.map((item) => valueExpression(filter.type, item, sqlite))
+  const right = (item: unknown, cast: string | undefined) => byInstant
+    ? sql`julianday(${item})`
+    : cast === undefined ? sql`${item}` : sql`cast(${item} as ${sql.raw(cast)})`
+  if (op !== 'in') {
+    const { item, cast } = typed[0]!
+    return { leaf: (eb) => eb(left, comparisonOperators[op as keyof typeof comparisonOperators], right(item, cast)), values: bound, shape: `${op}${cast ?? ''}` }
+  }
+  // PostgreSQL reads an IN list as one type, the column's where it can: a
+  // typed value (an int4 column's 2^31 is bound as bigint, fine; a real's
+  // 1e300 as numeric, which the list would read back as real) is compared alone.
+  // Padded as relation keys are (padKeys): lists of any length make a handful of statement texts.
+  const plain = padKeys(typed.filter(({ cast }) => cast === undefined)) as typeof typed
+  const alone = typed.filter(({ cast }) => cast !== undefined)
+  const shape = `in${plain.length}${alone.map(({ cast }) => `,${cast!}`).join('')}`
+  const leaf: Condition = (eb) => {
+    const parts: Array<Expression<SqlBool>> = plain.length === 0 ? [] : [eb(left, 'in', plain.map(({ item }) => right(item, undefined)))]
+    for (const { item, cast } of alone) parts.push(eb(left, '=', right(item, cast)))
+    return parts.length === 1 ? parts[0]! : eb.or(parts)
+  }
+  return { leaf, values: [...plain, ...alone].map(({ item }) => item), shape }
+}
+
+const int4 = { min: -2147483648, max: 2147483647 }
+/** The largest finite PostgreSQL `real`. */
+const realMax = 3.4028234663852886e38
+
+/**
+ * A value with the type PostgreSQL reads its parameter as: none (the
+ * column's, as for every value the column's type can hold), `bigint` for an
+ * integer outside int4 (an int2/int4 column compares with it through the
+ * integer operators its index serves), `numeric` for a number that is an
+ * integer outside int4 or beyond real's range. SQLite compares any value
+ * with any column: never a cast.
+ */
+function valueExpression (type: ValueType, item: unknown, sqlite: boolean): { item: unknown; cast: 'bigint' | 'numeric' | undefined } {
+  if (sqlite || typeof item !== 'number') return { item, cast: undefined }
+  const outsideInt4 = Number.isInteger(item) && (item < int4.min || item > int4.max)
+  if (type.kind === 'integer') return { item, cast: outsideInt4 ? 'bigint' : undefined }
+  return { item, cast: outsideInt4 || Math.abs(item) > realMax ? 'numeric' : undefined }
 }
 
 /**

@@ -9,6 +9,7 @@ import { loadRows } from './batch-loader.js'
 import { ListQuery, type Condition, type FilterDeclaration, type FilterField } from './list-query.js'
 import type { LoadContext } from './load-context.js'
 import { integerParameter, parameterReader } from './route-parameters.js'
+import { isSqlite } from './statement-templates.js'
 import { keyColumn, selectedRow, selectLevel, tableOf, type AnySelect, type Row } from './selection.js'
 
 export interface ResourceRoutesOptions {
@@ -254,7 +255,7 @@ export function registerResourceRoutes (
     const page = (query: AnySelect) => {
       const filtered = conditions.reduce((current, condition) => current.where(condition), query)
       const ordered = listQuery.orderBy(after === undefined ? filtered : filtered.where(after), keys)
-      return cursors ? listQuery.selectKeys(ordered, keys) : ordered
+      return cursors ? listQuery.selectKeys(ordered, keys, isSqlite(db)) : ordered
     }
     if (cursors) {
       const selected = await filtered(templates.rows(db, plan.root, `cursor${shape ?? ''}|${sortShape}|${after === undefined ? '' : 'after'}`, [...values, limit + 1], () =>
@@ -290,9 +291,12 @@ export function registerResourceRoutes (
     }
 
     /**
-     * A value its column cannot hold (PostgreSQL's class 22: an int4 column
-     * compared with 3000000000) is the filter's fault: a 400, not a 500.
-     * SQLite compares any value with any column and simply finds no row.
+     * A filter value the column's type refuses (PostgreSQL's class 22) is the
+     * filter's fault: a 400, not a 500. Values of the types the plugin reads
+     * never get here (list-query.ts compares them as if the column could hold
+     * them, as SQLite does); what remains is a column of a type the field's
+     * schema does not describe (a fraction for an integer column, text that
+     * is not a uuid for a uuid column).
      */
     async function filtered<T> (statements: Promise<T>): Promise<T> {
       try {

@@ -193,8 +193,25 @@ const isObject = (value: unknown): value is Record<string, unknown> => typeof va
  * ones drivers return: bigints (written with all their digits) and plain
  * decimal strings of safe integers in integer fields, decimal strings and
  * safe bigints in number fields, 0/1 in boolean fields, and valid Date
- * objects in date-time fields.
+ * objects in date-time fields (text there only in a form dates are read in).
  */
+/**
+ * The date-time texts tried, each with the one form a body writes it in
+ * (README, "Dates and times"); any other text is not a date-time.
+ */
+const dateTimeTexts = new Map([
+  ['2020-01-01T00:00:00.000Z', '2020-01-01T00:00:00.000Z'],
+  ['2021-01-01 00:00:00', '2021-01-01T00:00:00.000Z'],
+  ['2021-01-01T02:00:00.5+02:00', '2021-01-01T00:00:00.500Z'],
+  ['2021-01-01t00:00z', '2021-01-01T00:00:00.000Z'],
+])
+
+/** Text as `toISOString()` writes it (years 0001 to 9999), written as it is. */
+function isIsoText (value: string): boolean {
+  const time = Date.parse(value)
+  return /^[0-9]{4}-/.test(value) && !value.startsWith('0000') && !Number.isNaN(time) && new Date(time).toISOString() === value
+}
+
 /** A decimal number as pg returns a numeric column. */
 const decimalNumber = /^-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?$/
 
@@ -222,7 +239,7 @@ function renderScalar (type: ScalarType, value: unknown, where: string): unknown
       if (typeof value === 'string') return value
       return invalid(where, 'not a string')
     case 'date-time':
-      if (typeof value === 'string') return value
+      if (typeof value === 'string') return dateTimeTexts.get(value) ?? (isIsoText(value) ? value : invalid(where, 'not a date-time'))
       if (value instanceof Date && !Number.isNaN(value.getTime())) return value.toISOString()
       return invalid(where, 'not a date-time')
   }
@@ -415,7 +432,7 @@ export function slotsOf (kind: RouteKind, plan: RefField[], data: unknown): Slot
 /**
  * Values to try in a slot of this type: wrong ones mostly, some valid ones
  * (the reference decides). Values whose meaning the contract leaves open
- * (a non-ISO string in a date-time field, '01' or '+1' in an integer field,
+ * ('01' or '+1' in an integer field,
  * an unsafe integer number) are not tried.
  */
 export function candidatesFor (type: SlotType, secret: string): unknown[] {
@@ -438,7 +455,7 @@ export function candidatesFor (type: SlotType, secret: string): unknown[] {
     case 'string':
       return [...scalarsWrong(), ...strings, 10n]
     case 'date-time':
-      return [...scalarsWrong(), 10n, 1577836800000]
+      return [...scalarsWrong(), ...strings, 10n, 1577836800000, ...dateTimeTexts.keys(), '2021-02-30 00:00:00', '2021-01-01', '2021-01-01T24:00:00Z']
     case 'id-array':
       return [MISSING, undefined, null, {}, secret, 5, [], [1, 2], [1, secret], [1, null], [{ id: 1 }], ['1', 2n], [1.5], [true]]
     case 'to-one-object':

@@ -200,13 +200,11 @@ for (const dialect of dialects()) {
       t.same(plain.body, { data: [{ id: 1 }, { id: 2 }], limit: 2, offset: 0, total: 6 })
     })
 
-    t.test("a value the column cannot hold: PostgreSQL's refusal is the filter's 400, SQLite finds no row", async (t) => {
+    t.test('a value the column cannot hold finds no row on every dialect', async (t) => {
       const reply = await get(app, database, '/animals?fields=id&filter[keeper]=3000000000')
-      if (dialect.name === 'postgres') t.same(reply.body, badRequest('FST_EXPAND_BAD_FILTER', 'A filter value does not fit its column in the database'))
-      else t.same(reply.body, { data: [], limit: 20, offset: 0, total: 0 })
+      t.same(reply.body, { data: [], limit: 20, offset: 0, total: 0 })
       const cursor = await get(app, database, '/feed?fields=id&filter[keeper][in]=1,3000000000')
-      if (dialect.name === 'postgres') t.equal(cursor.body.code, 'FST_EXPAND_BAD_FILTER')
-      else t.same(cursor.body, { data: [{ id: 1 }, { id: 4 }], limit: 2, next: null })
+      t.same(cursor.body, { data: [{ id: 1 }, { id: 4 }], limit: 2, next: null })
     })
 
     t.test('property: any filter, sort or cursor parameter is a 200, 400 or 403, never a 500', async (t) => {
@@ -315,11 +313,13 @@ for (const dialect of dialects()) {
       t.same(seen.map((row) => Object.keys(row)), [['id', 'name'], ['id', 'name'], ['id', 'name'], ['id', 'name']])
     })
 
+    const bornKey = dialect.name === 'postgres' ? 'cast("animals"."born" as text)' : '"animals"."born"'
     t.test('keyset condition: an OR of ANDs following each key direction', async (t) => {
       const first = await get(app, database, '/feed?fields=id&sort=-born,name')
       const second = await get(app, database, `/feed?fields=id&sort=-born,name&after=${encodeURIComponent(first.body.next)}`)
+      // PostgreSQL reads a date key as text: the value it compares, whatever the column's type (see test/issues/timestamp-cursors.test.ts).
       t.same(second.statements.map(plain), [
-        'select "animals"."id" as "id", "animals"."born" as "__expand_key_0", "animals"."name" as "__expand_key_1", "animals"."id" as "__expand_key_2" from "animals" ' +
+        `select "animals"."id" as "id", ${bornKey} as "__expand_key_0", "animals"."name" as "__expand_key_1", "animals"."id" as "__expand_key_2" from "animals" ` +
         'where ("animals"."born" < ? or ("animals"."born" = ? and "animals"."name" > ?) or ("animals"."born" = ? and "animals"."name" = ? and "animals"."id" > ?)) ' +
         'order by "animals"."born" desc, "animals"."name" asc, "animals"."id" asc limit ?',
       ])
@@ -332,7 +332,7 @@ for (const dialect of dialects()) {
         const second = await get(app, database, `/feed?fields=id&sort=${sort}&after=${encodeURIComponent(first.body.next)}`)
         const direction = comparison === '>' ? 'asc' : 'desc'
         t.same(second.statements.map(plain), [
-          'select "animals"."id" as "id", "animals"."born" as "__expand_key_0", "animals"."name" as "__expand_key_1", "animals"."id" as "__expand_key_2" from "animals" ' +
+          `select "animals"."id" as "id", ${bornKey} as "__expand_key_0", "animals"."name" as "__expand_key_1", "animals"."id" as "__expand_key_2" from "animals" ` +
           `where ("animals"."born", "animals"."name", "animals"."id") ${comparison} (?, ?, ?) ` +
           `order by "animals"."born" ${direction}, "animals"."name" ${direction}, "animals"."id" asc limit ?`,
         ], sort)
