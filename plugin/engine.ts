@@ -22,6 +22,8 @@ export interface TargetSettings {
 /** A place plans are made for, with an id that keys its plans in the cache. */
 export interface RegisteredTarget extends PlanTarget {
   readonly id: number
+  /** The last request's raw parameters and their plan: held by the target, so it goes when the target goes. */
+  readonly memo: { last: LastPlan | undefined }
 }
 
 interface LastPlan {
@@ -40,8 +42,6 @@ interface LastPlan {
 export class ExpandEngine {
   readonly serializers: SerializerCache
   private readonly plans: LruMap<ExpansionPlan>
-  /** Per target (by id), the last request's raw parameters and their plan: one entry a route. */
-  private readonly lastPlans: Array<LastPlan | undefined> = []
   private nextTargetId = 0
   /** Resources with a `fieldsFor`: asked once per request. */
   private readonly fieldRules: readonly ResourceNode[]
@@ -90,6 +90,7 @@ export class ExpandEngine {
     return Object.freeze({
       ...target,
       id: this.nextTargetId++,
+      memo: { last: undefined },
       defaultExpand: defaultExpand === undefined || defaultExpand.length === 0 ? undefined : Object.freeze(defaultExpand),
     })
   }
@@ -109,7 +110,7 @@ export class ExpandEngine {
     const usesDefaults = raw.expandAbsent === true && target.defaultExpand !== undefined
     // Requests to a route mostly repeat one combination: comparing the raw strings with the last request's costs
     // less than joining them into a key and hashing it (about half of a hit when the parameters are long).
-    const last = this.lastPlans[target.id]
+    const last = target.memo.last
     if (last !== undefined && last.usesDefaults === usesDefaults && last.expand === raw.expand && last.fields === raw.fields &&
       last.omit === raw.omit && last.visibility === visibility.key) {
       return last.plan
@@ -120,7 +121,7 @@ export class ExpandEngine {
       plan = planExpansion(target, raw, this.options, visibility)
       this.plans.set(key, plan)
     }
-    this.lastPlans[target.id] = { usesDefaults, expand: raw.expand, fields: raw.fields, omit: raw.omit, visibility: visibility.key, plan }
+    target.memo.last = { usesDefaults, expand: raw.expand, fields: raw.fields, omit: raw.omit, visibility: visibility.key, plan }
     return plan
   }
 

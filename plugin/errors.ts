@@ -102,6 +102,7 @@ export const messages = {
   badWildcards: 'fastify-expand: wildcards must be an array of tokens without dots, commas or spaces, or null',
   badOnInvalidExpand: "fastify-expand: onInvalidExpand must be 'error' or 'ignore'",
   badAllowRecursive: 'fastify-expand: allowRecursive must be a boolean',
+  badOpenApiRequiredDefaults: (context: string) => `${context}: openApiRequiredDefaults must be a boolean`,
   badResources: 'fastify-expand: resources must be an array of resources',
   badDb: 'fastify-expand: db must be a Kysely instance or a function of the request returning one',
   sameParameterNames: 'fastify-expand: expandParam, fieldsParam and omitParam must differ',

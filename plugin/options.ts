@@ -35,6 +35,14 @@ export interface ExpandPluginOptions {
    * same bytes and nothing compiled.
    */
   maxCompilesPerSecond?: number
+  /**
+   * The OpenAPI document (`expandOpenApi`) marks the default response's fields
+   * `required`, although `fields`/`omit` (and `fieldsFor`) can leave them out:
+   * for a typed client that wants the default shape. Default false: only what
+   * every response holds is required. A route's `openApiRequiredDefaults`
+   * (or `routes()` option) overrides it; each such route's description says so.
+   */
+  openApiRequiredDefaults?: boolean
 }
 
 // The plugin reads tables by name at runtime; the database type is the user's.
@@ -53,6 +61,7 @@ export interface ResolvedOptions {
   readonly cacheSize: number
   readonly maxObjects: number
   readonly maxCompilesPerSecond: number
+  readonly openApiRequiredDefaults: boolean
 }
 
 export const defaultOptions: ResolvedOptions = Object.freeze({
@@ -68,11 +77,13 @@ export const defaultOptions: ResolvedOptions = Object.freeze({
   cacheSize: 1000,
   maxObjects: 10_000,
   maxCompilesPerSecond: 100,
+  openApiRequiredDefaults: false,
 })
 
 const knownOptions = new Set([
   'resources', 'db', 'expandParam', 'fieldsParam', 'omitParam', 'wildcards', 'onInvalidExpand',
   'maxDepth', 'allowRecursive', 'maxParamLength', 'maxPaths', 'cacheSize', 'maxObjects', 'maxCompilesPerSecond',
+  'openApiRequiredDefaults',
 ])
 
 /** Checks the plugin options once, at registration; a bad option names itself. */
@@ -103,6 +114,8 @@ export function resolveOptions (options: ExpandPluginOptions = {}): ResolvedOpti
   if (onInvalidExpand !== 'error' && onInvalidExpand !== 'ignore') fail(messages.badOnInvalidExpand)
   const allowRecursive = options.allowRecursive ?? true
   if (typeof allowRecursive !== 'boolean') fail(messages.badAllowRecursive)
+  const openApiRequiredDefaults = options.openApiRequiredDefaults ?? false
+  if (typeof openApiRequiredDefaults !== 'boolean') fail(messages.badOpenApiRequiredDefaults('fastify-expand'))
   if (options.resources !== undefined && !Array.isArray(options.resources)) fail(messages.badResources)
   if (options.db !== undefined && typeof options.db !== 'function' &&
     (typeof options.db !== 'object' || options.db === null || typeof (options.db as { selectFrom?: unknown }).selectFrom !== 'function')) {
@@ -121,6 +134,7 @@ export function resolveOptions (options: ExpandPluginOptions = {}): ResolvedOpti
     cacheSize: positive('cacheSize'),
     maxObjects: positive('maxObjects'),
     maxCompilesPerSecond: positive('maxCompilesPerSecond'),
+    openApiRequiredDefaults,
   })
   if (new Set([resolved.expandParam, resolved.fieldsParam, resolved.omitParam]).size !== 3) {
     fail(messages.sameParameterNames)

@@ -29,9 +29,14 @@ export interface ExpandableRouteOptions {
    * (`expand=` asks for none). On a list route with permitListExpands, each must be permitted.
    */
   defaultExpand?: readonly string[]
+  /**
+   * The OpenAPI document marks this route's default fields `required` (the
+   * plugin option of the same name, for this route); its description says so.
+   */
+  openApiRequiredDefaults?: boolean
 }
 
-const routeOptionKeys = new Set(['resource', 'list', 'envelope', 'permitListExpands', 'defaultExpand'])
+const routeOptionKeys = new Set(['resource', 'list', 'envelope', 'permitListExpands', 'defaultExpand', 'openApiRequiredDefaults'])
 const jsonContentType = 'application/json; charset=utf-8'
 
 /**
@@ -188,6 +193,9 @@ function checkRouteSetting (setting: ExpandableRouteOptions, context: string): v
   if (unknown !== undefined) fail(messages.unknownRouteOption(context, unknown))
   if (!isResource(setting.resource) && typeof setting.resource !== 'string') fail(messages.badRouteResource(context))
   if (setting.list !== undefined && typeof setting.list !== 'boolean') fail(messages.badRouteList(context))
+  if (setting.openApiRequiredDefaults !== undefined && typeof setting.openApiRequiredDefaults !== 'boolean') {
+    fail(messages.badOpenApiRequiredDefaults(`${context}: expandable`))
+  }
   if (setting.envelope !== undefined && (typeof setting.envelope !== 'string' || setting.envelope === '')) {
     fail(messages.badRouteEnvelope(context))
   }

@@ -125,7 +125,8 @@ const afterParam = 'after'
 /** Bounds on what one request may ask, so a query string cannot make a statement of any size. */
 const maxFilters = 20
 const maxInValues = 100
-const maxValueLength = 1000
+/** The longest filter value of any other operator, in characters. */
+export const maxValueLength = 1000
 /** The longest `contains` value by default: a substring search costs the text's length times the value's. */
 export const defaultContainsMaxLength = 32
 const maxCursorLength = 4000

@@ -12,6 +12,17 @@ export interface NamedStatementOptions {
   maxStatementLength?: number
 }
 
+/**
+ * What Kysely 0.29 reads of a pool and its clients besides Kysely 0.28's `connect`, `end`, `query` and `release`:
+ * it cancels a statement (an aborted signal) from a client of its own, made with the pool's `Client` and `options`,
+ * naming the backend by the client's `processID`.
+ */
+interface CancellationSettings {
+  Client?: unknown
+  options?: object
+  processID?: number
+}
+
 /** What pg's client accepts besides Kysely's `(sql, parameters)`: a named statement. */
 interface NamingClient {
   query<R>(config: { name: string; text: string; values: unknown[] }): Promise<PostgresQueryResult<R>>
@@ -150,15 +161,23 @@ export function namePreparedStatements (pool: PostgresPool, options: NamedStatem
         const values = parameters === undefined ? [] : [...parameters]
         return (client as unknown as NamingClient).query({ name, text: sqlOrCursor, values })
       }
+      const settings = client as unknown as CancellationSettings
       wrapped = { query: query as PostgresPoolClient['query'], release: () => client.release() }
+      // Read when asked: pg sets it once the client has connected.
+      Object.defineProperty(wrapped, 'processID', { get: () => settings.processID })
       clients.set(client, wrapped)
     }
     return wrapped
   }
-  return {
+  const settings = pool as unknown as CancellationSettings
+  const wrapper = {
     connect: async () => wrap(await pool.connect()),
     end: () => pool.end(),
+    Client: settings.Client,
+    options: settings.options,
   }
+  // Kysely 0.28's type has neither `Client` nor `options`; 0.29's requires `options`: the pool's own, as given.
+  return wrapper as unknown as PostgresPool
 }
 
 /** pg's record of a client's prepared statements, or undefined on a client that keeps none (pg-native, say). */

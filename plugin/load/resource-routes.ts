@@ -6,7 +6,7 @@ import type { ExpandEngine } from '../engine.js'
 import { requestPlan } from '../expansion-plan.js'
 import type { AnyResource } from '../resource.js'
 import { loadRows } from './batch-loader.js'
-import { ListQuery, type Condition, type FilterDeclaration, type FilterField } from './list-query.js'
+import { ListQuery, maxValueLength, type Condition, type FilterDeclaration, type FilterField } from './list-query.js'
 import type { LoadContext } from './load-context.js'
 import { integerParameter, parameterReader } from './route-parameters.js'
 import { isSqlite } from './statement-templates.js'
@@ -56,6 +56,8 @@ export interface ResourceRoutesOptions {
    * `externalDocs`). The routes' parameters and responses are theirs.
    */
   route?: ResourceRouteOptions
+  /** Both routes' OpenAPI documents mark the default fields `required` (the plugin option of the same name). */
+  openApiRequiredDefaults?: boolean
 }
 
 /** What `routes()` passes on to both routes it registers. */
@@ -91,7 +93,7 @@ export interface CursorPage<T = Row> {
 
 const routesOptionKeys = new Set([
   'permitListExpands', 'pageSize', 'maxPageSize', 'filter', 'sort', 'pagination', 'total', 'cursorSecret', 'cursorBinding', 'route',
-  'defaultExpand',
+  'defaultExpand', 'openApiRequiredDefaults',
 ])
 const routeHookKeys = [
   'onRequest', 'preParsing', 'preValidation', 'preHandler', 'preSerialization',
@@ -170,6 +172,8 @@ export function registerResourceRoutes (
   if (cursorBinding !== undefined && !cursors) fail(messages.cursorBindingWithOffset)
   const shared = sharedRouteOptions(options.route, fail)
   const ignoreHidden = engine.options.onInvalidExpand === 'ignore'
+  // Checked by the route's own check of its setting.
+  const requiredDefaults = options.openApiRequiredDefaults === undefined ? {} : { openApiRequiredDefaults: options.openApiRequiredDefaults }
 
   const listSetting = {
     resource: node.resource,
@@ -177,6 +181,7 @@ export function registerResourceRoutes (
     envelope: 'data',
     permitListExpands: options.permitListExpands,
     defaultExpand: options.defaultExpand,
+    ...requiredDefaults,
   }
   generatedRoutes.set(listSetting, {
     kind: 'list',
@@ -318,7 +323,7 @@ export function registerResourceRoutes (
     }
   })
 
-  const detailSetting = { resource: node.resource, defaultExpand: options.defaultExpand }
+  const detailSetting = { resource: node.resource, defaultExpand: options.defaultExpand, ...requiredDefaults }
   generatedRoutes.set(detailSetting, { kind: 'detail' })
   app.get<{ Params: { id: unknown } }>(`${prefix}/:id`, {
     ...shared.hooks,
@@ -411,20 +416,34 @@ function sortParameter (listQuery: ListQuery): Record<string, JsonSchema> {
   }
 }
 
-/** One querystring property per declared filter and operator: `filter[species]`, `filter[species][in]`. */
+/**
+ * One querystring property per declared filter and operator: `filter[species]`, `filter[species][in]`.
+ * A longer value is a 400 FST_EXPAND_BAD_FILTER: `contains` values at most the filter's `containsMaxLength`,
+ * any other value at most 1,000 characters as written (a string's `maxLength`, otherwise its description says so).
+ */
 function filterParameters (listQuery: ListQuery): Record<string, JsonSchema> {
   const properties: Record<string, JsonSchema> = {}
+  const atMost = (length: number) => ` (at most ${length.toLocaleString('en-US')} characters)`
   for (const filter of listQuery.filters.values()) {
     const type: JsonSchema = filter.type.format === undefined
       ? { type: filter.type.kind }
       : { type: filter.type.kind, format: filter.type.format }
+    const bounded: JsonSchema = filter.type.kind === 'string' ? { ...type, maxLength: maxValueLength } : type
     for (const operator of filter.operators) {
       const name = `filter[${filter.path}]${operator === 'eq' ? '' : `[${operator}]`}`
       switch (operator) {
-        case 'in': properties[name] = { type: 'string', description: `${filter.path} is one of these values, comma-separated (each ${filter.type.kind})` }; break
+        case 'in':
+          properties[name] = {
+            type: 'string',
+            maxLength: maxValueLength,
+            description: `${filter.path} is one of these values, comma-separated (each ${filter.type.kind}; ${maxValueLength.toLocaleString('en-US')} characters at most in all)`,
+          }
+          break
         case 'null': properties[name] = { type: 'boolean', description: `true: ${filter.path} is null; false: it is not` }; break
-        case 'contains': properties[name] = { type: 'string', maxLength: filter.containsMaxLength, description: `${filter.path} contains this text, ignoring case` }; break
-        default: properties[name] = { ...type, description: `${filter.path} ${operatorWords[operator]} this value` }
+        case 'contains':
+          properties[name] = { type: 'string', maxLength: filter.containsMaxLength, description: `${filter.path} contains this text, ignoring case${atMost(filter.containsMaxLength)}` }
+          break
+        default: properties[name] = { ...bounded, description: `${filter.path} ${operatorWords[operator]} this value${atMost(maxValueLength)}` }
       }
     }
   }

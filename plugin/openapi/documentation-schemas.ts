@@ -10,15 +10,17 @@ import { exampleValue } from './schema-examples.js'
  * anyOf with Ajv at runtime), which is why these schemas are only
  * handed to the documentation generator.
  *
- * `required` describes the default response, the one without `fields` or
- * `omit`: every field of the level's field set (the resource's `fields`, or
- * the relation's) is required unless the schema makes it optional
- * (`Type.Optional`), and so is a relation the definitions always expand.
- * Deferred relations are optional: present only when expanded. `fields` and
- * `omit` can leave any field out; no schema of one response can say which,
- * so their parameter descriptions say that they make fields optional. A
- * schema without `required` would type every field of every response as
- * optional, which is true of none of them by default.
+ * Every response validates against them, whatever its `expand`, `fields`
+ * and `omit`: `fields` and `omit` can leave any field out (and `fieldsFor`
+ * any field of its resource), so no field of a level is `required`. An
+ * application that wants the default response typed (the one without
+ * `fields` or `omit`) opts in (`openApiRequiredDefaults`, per route or for
+ * the app): then every field of the level's field set (the resource's
+ * `fields`, or the relation's) is required unless the schema makes it
+ * optional (`Type.Optional`) or a `fieldsFor` may hide it, and so is a
+ * relation the definitions always expand; deferred relations stay optional.
+ * Such levels are components of their own (`Pet.defaults`), and the route's
+ * description says what `required` means there.
  *
  * Objects forbid additional properties: only declared fields are ever
  * written, and only fields a client may name at the level (its field set and
@@ -33,6 +35,8 @@ interface Variant {
   /** Every name a client may use at the level. */
   readonly names: ReadonlySet<string>
   readonly always: PathNode
+  /** The default response's fields are `required` (the opt-in), rather than none. */
+  readonly requiredDefaults: boolean
 }
 
 export interface ComponentNaming {
@@ -40,6 +44,8 @@ export interface ComponentNaming {
   readonly prefix: string
   /** The base for `$ref`, e.g. `#/components/schemas/`. */
   readonly refBase: string
+  /** The application's `openApiRequiredDefaults`: its levels take the plain names, the other kind `.defaults`/`.partial`. */
+  readonly requiredDefaults: boolean
 }
 
 /**
@@ -63,12 +69,13 @@ export class ComponentSchemas {
   }
 
   /** A `$ref` to the resource's default level, the response of a detail route. */
-  root (node: ResourceNode): JsonSchema {
-    return this.ref(rootVariant(node), this.rootName(node))
+  root (node: ResourceNode, requiredDefaults: boolean): JsonSchema {
+    return this.ref(rootVariant(node, requiredDefaults), this.rootName(node, requiredDefaults))
   }
 
-  private rootName (node: ResourceNode): string {
-    return this.naming.prefix + (this.ambiguousNames.has(node.name) ? node.qualifiedName : node.name)
+  private rootName (node: ResourceNode, requiredDefaults: boolean): string {
+    const kind = requiredDefaults === this.naming.requiredDefaults ? '' : requiredDefaults ? '.defaults' : '.partial'
+    return this.naming.prefix + (this.ambiguousNames.has(node.name) ? node.qualifiedName : node.name) + kind
   }
 
   private ref (variant: Variant, suggestedName: string, relation?: RelationEdge): JsonSchema {
@@ -81,9 +88,11 @@ export class ComponentSchemas {
       // Registered before its properties are built, so a cycle finds the name.
       this.schemas.set(name, {})
       const schema = levelSchema(variant, (relation, child) => {
-        const target = relationVariant(relation, child)
+        const target = relationVariant(relation, child, variant.requiredDefaults)
         // A level shaped by a relation's options is named after the relation: `Pet.sold_from`.
-        const targetName = isRootVariant(target) ? this.rootName(relation.target) : `${this.rootName(relation.owner)}.${relation.field}`
+        const targetName = isRootVariant(target)
+          ? this.rootName(relation.target, variant.requiredDefaults)
+          : `${this.rootName(relation.owner, variant.requiredDefaults)}.${relation.field}`
         return this.ref(target, targetName, relation)
       }, () => true)
       // The title is the component's own name: Swagger UI shows a schema under its title,
@@ -106,28 +115,28 @@ export class ComponentSchemas {
  * is as precise as the route and finite (permitted paths are finite, and the
  * definitions' own expansions are checked for cycles at startup).
  */
-export function restrictedLevelSchema (node: ResourceNode, permitted: (path: string) => boolean): JsonSchema {
+export function restrictedLevelSchema (node: ResourceNode, permitted: (path: string) => boolean, requiredDefaults: boolean): JsonSchema {
   const build = (variant: Variant, path: readonly string[]): JsonSchema => levelSchema(
     variant,
-    (relation, child) => build(relationVariant(relation, child), [...path, relation.field]),
+    (relation, child) => build(relationVariant(relation, child, requiredDefaults), [...path, relation.field]),
     (relation) => permitted([...path, relation.field].join('.'))
   )
-  const root = rootVariant(node)
+  const root = rootVariant(node, requiredDefaults)
   const example = levelExample(root)
   return { ...build(root, []), ...(example === undefined ? {} : { examples: [example] }) }
 }
 
 /** An example of the resource's default response (its `fields`, relations as identifiers), or undefined. */
 export function defaultExample (node: ResourceNode): Record<string, unknown> | undefined {
-  return levelExample(rootVariant(node))
+  return levelExample(rootVariant(node, false))
 }
 
-function rootVariant (node: ResourceNode): Variant {
-  return { node, fields: node.defaultFields, names: node.clientFields, always: emptyPathNode() }
+function rootVariant (node: ResourceNode, requiredDefaults: boolean): Variant {
+  return { node, fields: node.defaultFields, names: node.clientFields, always: emptyPathNode(), requiredDefaults }
 }
 
-function relationVariant (relation: RelationEdge, always: PathNode): Variant {
-  return { node: relation.target, fields: relation.baseFields, names: relation.clientFields, always }
+function relationVariant (relation: RelationEdge, always: PathNode, requiredDefaults: boolean): Variant {
+  return { node: relation.target, fields: relation.baseFields, names: relation.clientFields, always, requiredDefaults }
 }
 
 /**
@@ -183,7 +192,9 @@ function levelSchema (
   }
   for (const name of fields) if (describe(name, true)) required.push(name)
   for (const name of node.expandableFields) if (!shown.has(name) && names.has(name) && describe(name, false)) required.push(name)
-  return { type: 'object', properties, ...(required.length > 0 ? { required } : {}), additionalProperties: false }
+  // Without the opt-in nothing is required: `fields`/`omit` can leave out every field.
+  const requiredKeyword = variant.requiredDefaults && required.length > 0 ? { required } : {}
+  return { type: 'object', properties, ...requiredKeyword, additionalProperties: false }
 }
 
 /**
@@ -205,7 +216,7 @@ function levelExample (variant: Variant, outer: ReadonlySet<string> = new Set())
     if (!shown.has(name) && !forced) continue
     let value: unknown
     if (forced) {
-      const nested = levelExample(relationVariant(relation, mergedAlways(alwaysBelow, relation)), seen)
+      const nested = levelExample(relationVariant(relation, mergedAlways(alwaysBelow, relation), variant.requiredDefaults), seen)
       value = nested === undefined ? undefined : relation.many ? [nested] : nested
     } else {
       value = exampleValue(node.fieldSchemas.get(name)!)
@@ -255,7 +266,7 @@ function sameList (a: readonly string[], b: readonly string[]): boolean {
 }
 
 function variantKey (variant: Variant): string {
-  return `${variant.node.qualifiedName}|${variant.fields.join(',')}|${[...variant.names].join(',')}|${treeKey(variant.always)}`
+  return `${variant.node.qualifiedName}|${variant.fields.join(',')}|${[...variant.names].join(',')}|${treeKey(variant.always)}|${variant.requiredDefaults ? 'required' : ''}`
 }
 
 function treeKey (tree: PathNode): string {

@@ -61,6 +61,11 @@ export interface ExpandableRouteDocumentation {
    * database cannot be reached (with Retry-After).
    */
   response: { 200: JsonSchema; 400: JsonSchema; 403?: JsonSchema; 404?: JsonSchema; 414?: JsonSchema; 500: JsonSchema; 503: JsonSchema }
+  /**
+   * Where the route opted in to `openApiRequiredDefaults`: what `required`
+   * means in its response schema, for the route's description.
+   */
+  description?: string
 }
 
 /** What describeRoute needs to know of the route beyond its `expandable` setting. */
@@ -107,7 +112,8 @@ export function expandOpenApi (pluginOptions: ExpandPluginOptions, documentation
   const current = () => {
     if (state === undefined) {
       const graph = new ResourceGraph(pluginOptions.resources ?? [])
-      state = { graph, components: new ComponentSchemas(graph.nodes, { prefix: componentPrefix, refBase: '#/components/schemas/' }) }
+      const naming = { prefix: componentPrefix, refBase: '#/components/schemas/', requiredDefaults: options.openApiRequiredDefaults }
+      state = { graph, components: new ComponentSchemas(graph.nodes, naming) }
     }
     return state
   }
@@ -126,9 +132,10 @@ export function expandOpenApi (pluginOptions: ExpandPluginOptions, documentation
       limit: permitted === undefined ? maxEnumeratedPaths : Number.MAX_SAFE_INTEGER,
     })
     const requestable = new Set(enumeration.paths)
+    const requiredDefaults = setting.openApiRequiredDefaults ?? options.openApiRequiredDefaults
     let item: JsonSchema
-    if (permitted === undefined) item = components.root(node)
-    else item = restrictedLevelSchema(node, (path) => requestable.has(path))
+    if (permitted === undefined) item = components.root(node, requiredDefaults)
+    else item = restrictedLevelSchema(node, (path) => requestable.has(path), requiredDefaults)
     // The relations this route can show at the top level: every one, or on a restricted list the permitted ones.
     const showable = (field: string) => permitted === undefined || requestable.has(field)
     const generated = context.generated
@@ -141,8 +148,9 @@ export function expandOpenApi (pluginOptions: ExpandPluginOptions, documentation
     if (generated?.kind === 'detail') response[404] = notFoundSchema(node)
     if (reachesFieldRules(node)) response[403] = forbiddenSchema()
     if (context.pathParameters === true || generated?.kind === 'detail') response[414] = uriTooLongSchema()
-    const querystring = expansionParameters(node, enumeration, permitted !== undefined, maxDepth, showable, options, setting.defaultExpand)
-    return { querystring, response }
+    const querystring = expansionParameters(
+      node, enumeration, permitted !== undefined, maxDepth, showable, options, setting.defaultExpand, requiredDefaults)
+    return { querystring, response, ...(requiredDefaults ? { description: requiredDefaultsNote } : {}) }
   }
 
   const componentsFor = (version = '3.1.0'): Record<string, JsonSchema> => {
@@ -181,8 +189,12 @@ export function expandOpenApi (pluginOptions: ExpandPluginOptions, documentation
         messages.openApiQuerystringStyle(routeName, style, explode, options.expandParam, options.fieldsParam, options.omitParam))
     }
     const response = (schema.response ?? {}) as Record<string, unknown>
+    const description = described.description === undefined
+      ? {}
+      : { description: typeof schema.description === 'string' && schema.description !== '' ? `${schema.description}\n\n${described.description}` : described.description }
     const documented = {
       ...schema,
+      ...description,
       querystring: {
         ...querystring,
         type: 'object',
@@ -206,6 +218,10 @@ export function expandOpenApi (pluginOptions: ExpandPluginOptions, documentation
 
   return { transform, describeRoute, components: componentsFor }
 }
+
+/** The route description's note where the default response is typed as required. */
+const requiredDefaultsNote = 'The response schema types the default response (openApiRequiredDefaults): ' +
+  'its `required` fields are those of a response without `fields` or `omit`; a response with them holds only the fields asked for.'
 
 /** `openApiTransform(pluginOptions)` is `expandOpenApi(pluginOptions).transform`, for swagger's `transform` option. */
 export function openApiTransform (pluginOptions: ExpandPluginOptions, documentationOptions: ExpandOpenApiOptions = {}): SwaggerTransform {
@@ -261,7 +277,8 @@ function expansionParameters (
   maxDepth: number,
   showable: (field: string) => boolean,
   options: ResolvedOptions,
-  defaultExpand: readonly string[] | undefined
+  defaultExpand: readonly string[] | undefined,
+  requiredDefaults: boolean
 ): Record<string, JsonSchema> {
   const wildcards = [...options.wildcards]
   // A wildcard after a path is shown where the route can expand something below that path.
@@ -300,9 +317,10 @@ function expansionParameters (
   const shownRelations = new Set(node.defaultFields)
   const fieldNames = clientFieldNames(node).filter((name) => shownRelations.has(name) || showable(name))
   const example = dotExample(node, enumeration.paths)
-  // The response schemas describe the default response (documentation-schemas.ts): say where they stop holding.
-  const optional = 'Fields left out are absent from the response, even those its schema requires: ' +
-    'the schema describes the default response.'
+  // With the opt-in, the response schemas describe the default response (documentation-schemas.ts): say where they stop holding.
+  const optional = requiredDefaults
+    ? 'Fields left out are absent from the response, even those its schema requires: the schema describes the default response.'
+    : 'Fields left out are absent from the response.'
   const plain = fieldNames.find((name) => !node.relations.has(name))
   const nested = example === undefined
     ? ' This route expands no relation, so dot notation has nothing to reach.'
@@ -412,7 +430,9 @@ function requestErrorSchema (validated: boolean, listErrors: readonly string[]):
   // Any expandable route may load through app.expand.load, which bounds the response size.
   const codes: string[] = [...requestErrorCodes, ...loadingErrorCodes, ...listErrors]
   if (validated) codes.push('FST_ERR_VALIDATION')
-  const summary = 'Invalid expand, fields or omit, a response over maxObjects, or another invalid parameter'
+  // Fastify's own: a URL whose percent escapes do not decode (`/toys/%`), answered before any hook of the route.
+  codes.push('FST_ERR_BAD_URL')
+  const summary = 'Invalid expand, fields or omit, a response over maxObjects, another invalid parameter, or a malformed URL'
   return errorBody(summary, 400, { type: 'string', enum: codes }, true)
 }
 

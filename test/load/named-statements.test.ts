@@ -92,6 +92,24 @@ t.test('dropped names, with a client standing for pg\'s', async (t) => {
   })
 })
 
+t.test('the wrapper passes on what Kysely 0.29 reads of a pool and of its clients', async (t) => {
+  // Kysely 0.29 cancels a statement (an aborted signal) from a client of its own, made with the pool's `Client`
+  // and `options`, and knows whose statement to cancel by the client's `processID`.
+  const pool = new pg.Pool({ connectionString: 'postgres://someone@127.0.0.1:1/nothing' })
+  t.teardown(() => pool.end())
+  const client = { processID: 4242, query: async () => ({ rows: [] }), release: () => {} }
+  const fake = Object.assign(Object.create(pool) as pg.Pool, { connect: async () => client })
+  type Wrapped = { Client: unknown; options: unknown; connect(): Promise<{ processID?: number }> }
+  const wrapped = namePreparedStatements(fake) as unknown as Wrapped
+  t.equal(wrapped.Client, pg.Client)
+  t.equal(wrapped.options, pool.options)
+  t.equal((await wrapped.connect()).processID, 4242)
+  // A pool without them (Kysely 0.28 asks only for connect and end): none is made up.
+  const bare = namePreparedStatements({ connect: async () => client, end: async () => {} } as never) as unknown as Record<string, unknown>
+  t.equal(bare.Client, undefined)
+  t.equal(bare.options, undefined)
+})
+
 const postgres = dialects().find((dialect) => dialect.name === 'postgres')
 
 t.test('on PostgreSQL', { skip: postgres === undefined ? 'PostgreSQL not configured' : false }, async (t) => {
