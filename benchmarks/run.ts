@@ -126,7 +126,10 @@ async function writeReport (report: BenchReport, out: string): Promise<void> {
   await mkdir(out, { recursive: true })
   await writeFile(path.join(out, 'results.json'), `${JSON.stringify(report, null, 2)}\n`)
   const runtimes = report.mode === 'full' ? await otherRuntimes(report) : []
-  await writeFile(path.join(out, 'RESULTS.md'), renderMarkdown(report, profileNotes, stress, runtimes))
+  // The worst requests of the security model, measured apart (benchmarks/investigations/worst-requests.ts).
+  const securityFile = path.join(benchmarksDir, 'security-results.md')
+  const security = existsSync(securityFile) ? `\n${await readFile(securityFile, 'utf8')}` : ''
+  await writeFile(path.join(out, 'RESULTS.md'), renderMarkdown(report, profileNotes, stress, runtimes) + security)
 }
 
 /** Full runs on other Node versions kept in benchmarks/runtimes/, for RESULTS.md to set beside this one. */
