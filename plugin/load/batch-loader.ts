@@ -243,10 +243,11 @@ async function rowsOf<F extends ExpandedField | IdField> (
   if (load.stopped) throw stoppedByOther
   const { context } = load
   context.ensureClientWaits()
-  const build = (keys: readonly unknown[], bound: number) => query(context, field, keys, bound)
+  // A to-one statement has no bound: it reads at most a row per key, and the keys are of parents already charged.
+  const bound = field.relation.link.kind === 'to-one' ? undefined : context.budget.rowBound
+  const build = (keys: readonly unknown[], bound: number | undefined) => query(context, field, keys, bound ?? context.budget.rowBound)
   const scope = context.scopeParts(field.relation.target)
-  const rows = await context.templates.rowsByKeys(
-    context.db, field, keys, context.budget.rowBound, build, scope, readsPerParent(context, field.relation))
+  const rows = await context.templates.rowsByKeys(context.db, field, keys, bound, build, scope, readsPerParent(context, field.relation))
   context.budget.charge(rows.length)
   return rows
 }

@@ -32,7 +32,8 @@ export class StatementTemplates {
   /**
    * Rows of the statement `build` makes for the keys of an `IN` list, where
    * their order and repeats do not matter, and `bound`, the most rows it
-   * returns (its `limit`, a parameter after the keys). `scope`: the request's
+   * returns (its `limit`, a parameter after the keys; undefined for a
+   * statement without one). `scope`: the request's
    * condition that the statement carries, if any (see `scopeParts`), whose
    * values come first, or after the keys with `keysBeforeScope`.
    */
@@ -40,8 +41,8 @@ export class StatementTemplates {
     db: AnyKysely,
     site: object,
     keys: readonly unknown[],
-    bound: number,
-    build: (keys: readonly unknown[], bound: number) => Compilable<unknown>,
+    bound: number | undefined,
+    build: (keys: readonly unknown[], bound: number | undefined) => Compilable<unknown>,
     scope?: ScopeParts,
     keysBeforeScope = false
   ): Promise<Row[]> {
@@ -49,7 +50,8 @@ export class StatementTemplates {
     const padded = padKeys(keys)
     const keyCount = keysBeforeScope ? -padded.length : padded.length
     const purpose = keysBeforeScope ? 'keys first' : 'keys'
-    return await this.compiledRows(db, site, purpose, [...padded, bound], keyCount, () => build(padded, bound), scope)
+    const values = bound === undefined ? padded : [...padded, bound]
+    return await this.compiledRows(db, site, purpose, values, keyCount, () => build(padded, bound), scope)
   }
 
   /**

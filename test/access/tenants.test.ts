@@ -268,7 +268,7 @@ for (const dialect of dialects()) {
       t.strictSame(inComparableOrder(dialect, user.statements), inComparableOrder(dialect, [
         `select "posts"."id" as "id", "posts"."author_id" as "author" from "posts" where ${postScope(1)} and "posts"."id" = ${p(2)}`,
         'select "authors"."id" as "id", "authors"."name" as "name", "authors"."tenant_id" as "tenant" from "authors" ' +
-          `where ("authors"."deleted_at" is null and "authors"."tenant_id" = ${p(1)}) and "authors"."id" in (${p(2)}) limit ${p(3)}`,
+          `where ("authors"."deleted_at" is null and "authors"."tenant_id" = ${p(1)}) and "authors"."id" in (${p(2)})`,
         'select "posts"."id" as "id", "posts"."author_id" as "__expand_parent" from "posts" ' +
           `where ${postScope(1)} and "posts"."author_id" in (${p(2)}) order by "posts"."author_id", "posts"."id" limit ${p(3)}`,
         'select "tags"."id" as "id", "tags"."label" as "label", "post_tags"."post_id" as "__expand_parent" from "tags" ' +
@@ -289,7 +289,7 @@ for (const dialect of dialects()) {
       t.strictSame(inComparableOrder(dialect, admin.statements), inComparableOrder(dialect, [
         `select "posts"."id" as "id", "posts"."author_id" as "author" from "posts" where "posts"."id" = ${p(1)}`,
         'select "authors"."id" as "id", "authors"."name" as "name", "authors"."email" as "email", "authors"."tenant_id" as "tenant" from "authors" ' +
-          `where "authors"."id" in (${p(1)}) limit ${p(2)}`,
+          `where "authors"."id" in (${p(1)})`,
         `select "posts"."id" as "id", "posts"."author_id" as "__expand_parent" from "posts" where "posts"."author_id" in (${p(1)}) order by "posts"."author_id", "posts"."id" limit ${p(2)}`,
         'select "tags"."id" as "id", "tags"."label" as "label", "post_tags"."post_id" as "__expand_parent" from "tags" ' +
           'inner join "post_tags" on "post_tags"."tag_id" = "tags"."id" ' +

@@ -34,7 +34,7 @@ t.test('key lists: one Kysely build per site and padded length, the right rows e
   let builds = 0
   const byIds = (ids: readonly unknown[], bound = 100) => templates.rowsByKeys(db, site, ids, bound, (keys, bound) => {
     builds++
-    return db.selectFrom('pets').select(['id', 'name']).where('id', 'in', keys as number[]).orderBy('id').limit(bound)
+    return db.selectFrom('pets').select(['id', 'name']).where('id', 'in', keys as number[]).orderBy('id').limit(bound!)
   })
   t.same(await byIds([3, 1, 2]), [{ id: 1, name: 'Pet 1' }, { id: 2, name: 'Pet 2' }, { id: 3, name: 'Pet 3' }])
   t.same(await byIds([9, 10, 11, 12]), [9, 10, 11, 12].map((id) => ({ id, name: `Pet ${id}` })), 'four keys: the same padded length')
@@ -42,7 +42,7 @@ t.test('key lists: one Kysely build per site and padded length, the right rows e
   t.same(await byIds([5, 6, 7, 8, 20]), [5, 6, 7, 8, 20].map((id) => ({ id, name: `Pet ${id}` })), 'five keys: padded to eight')
   t.equal(builds, 2)
   t.same(await byIds([99]), [], 'a key with no row')
-  t.same(await templates.rowsByKeys(db, {}, [4], 1, (keys, bound) => db.selectFrom('pets').select('name').where('id', 'in', keys as number[]).limit(bound)),
+  t.same(await templates.rowsByKeys(db, {}, [4], 1, (keys, bound) => db.selectFrom('pets').select('name').where('id', 'in', keys as number[]).limit(bound!)),
     [{ name: 'Pet 4' }], 'another site has statements of its own')
 })
 
@@ -54,7 +54,7 @@ t.test('key lists: the bound is a parameter after the keys, never taken for a ke
   let builds = 0
   const byIds = async (ids: readonly unknown[], bound: number) => (await templates.rowsByKeys(db, site, ids, bound, (keys, bound) => {
     builds++
-    return db.selectFrom('pets').select('id').where('id', 'in', keys as number[]).orderBy('id').limit(bound)
+    return db.selectFrom('pets').select('id').where('id', 'in', keys as number[]).orderBy('id').limit(bound!)
   })).map((row) => row.id)
   t.same(await byIds([1, 2, 3, 4], 4), [1, 2, 3, 4], 'a bound equal to a key: built, not kept')
   t.same(await byIds([5, 6, 7, 8], 2), [5, 6], 'built again, and kept')
@@ -94,7 +94,7 @@ t.test('key lists longer than largestTemplateKeys: built every time, not padded'
   const keys = Array.from({ length: largestTemplateKeys + 1 }, (_, index) => index + 1)
   for (let run = 0; run < 2; run++) {
     const rows = await templates.rowsByKeys(db, site, keys, 100, (keys, bound) => {
-      const query = db.selectFrom('pets').select('id').where('id', 'in', keys as number[]).limit(bound)
+      const query = db.selectFrom('pets').select('id').where('id', 'in', keys as number[]).limit(bound!)
       texts.push(query.compile().sql)
       return query
     })
@@ -126,7 +126,7 @@ function namesByIds (db: Kysely<Tables>): { byIds: (ids: number[]) => Promise<un
   let builds = 0
   const byIds = (ids: number[]) => templates.rowsByKeys(db, site, ids, 100, (keys, bound) => {
     builds++
-    return db.selectFrom('pets').select('name').where('id', 'in', keys as number[]).orderBy('id').limit(bound)
+    return db.selectFrom('pets').select('name').where('id', 'in', keys as number[]).orderBy('id').limit(bound!)
   })
   return { byIds, builds: () => builds }
 }
@@ -155,7 +155,7 @@ t.test('on a Kysely instance with plugins every statement is built and compiled:
   const templates = new StatementTemplates()
   const site = {}
   const names = async () => (await templates.rowsByKeys(db, site, [1], 100, (keys, bound) =>
-    db.selectFrom('pets').select('name').where('id', 'in', keys as number[]).limit(bound))).map((row) => row.name)
+    db.selectFrom('pets').select('name').where('id', 'in', keys as number[]).limit(bound!))).map((row) => row.name)
   t.same(await names(), ['tenant_a secret'])
   tenant = 'tenant_b'
   t.same(await names(), ['tenant_b secret'], "the second tenant's rows, not the first's")

@@ -142,7 +142,7 @@ for (const dialect of dialects()) {
       t.strictSame(inComparableOrder(dialect, database.statements), inComparableOrder(dialect, [
         `select "posts"."id" as "id", "posts"."title" as "title", "posts"."author_id" as "author" from "posts" where ${postScope} order by "posts"."id" limit ? offset ?`,
         'select "authors"."id" as "id", "authors"."name" as "name" from "authors" ' +
-          'where ("authors"."deleted_at" is null and "authors"."tenant_id" = ?) and "authors"."id" in (?, ?, ?, ?) limit ?',
+          'where ("authors"."deleted_at" is null and "authors"."tenant_id" = ?) and "authors"."id" in (?, ?, ?, ?)',
         `select "posts"."id" as "id", "posts"."author_id" as "__expand_parent" from "posts" where ${postScope} ` +
           'and "posts"."author_id" in (?, ?) order by "posts"."author_id", "posts"."id" limit ?',
         'select "tags"."id" as "id", "tags"."label" as "label", "post_tags"."post_id" as "__expand_parent" from "tags" ' +
