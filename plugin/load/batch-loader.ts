@@ -245,7 +245,7 @@ async function rowsOf<F extends ExpandedField | IdField> (
   context.ensureClientWaits()
   // A to-one statement has no bound: it reads at most a row per key, and the keys are of parents already charged.
   const bound = field.relation.link.kind === 'to-one' ? undefined : context.budget.rowBound
-  const build = (keys: readonly unknown[], bound: number | undefined) => query(context, field, keys, bound ?? context.budget.rowBound)
+  const build = (keys: readonly unknown[]) => query(context, field, keys, bound ?? 0)
   const scope = context.scopeParts(field.relation.target)
   const rows = await context.templates.rowsByKeys(context.db, field, keys, bound, build, scope, readsPerParent(context, field.relation))
   context.budget.charge(rows.length)

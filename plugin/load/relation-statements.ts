@@ -19,7 +19,7 @@ const rowNumber = '__expand_row'
  * The statements of one relation kind, for all parents at once (`IN` over
  * their keys). Every statement that reads a resource's table carries the
  * request's scope on it, so a row outside the scope is never loaded. Each
- * ends with `limit <bound>`, a parameter after the keys: the rows the object
+ * to-many statement ends with `limit <bound>`, a literal: the rows the object
  * budget lets it read (see `ObjectBudget.rowBound`).
  */
 interface KindStatements<K extends RelationKind> {
@@ -53,7 +53,7 @@ const statements: { [K in RelationKind]: KindStatements<K> } = {
         })
       }
       const rows = selectLevel(context.db, level, context.scope(relation.target)).select(`${parentColumn} as ${parentKey}`).where(parentColumn, 'in', keys)
-      return orderedByParent(context, rows, field, parentColumn, keyColumn(relation.target), rowColumns(level)).limit(bound)
+      return orderedByParent(context, rows, field, parentColumn, keyColumn(relation.target), rowColumns(level)).limit(sql.lit(bound))
     },
     ids (context, link, field, keys, bound) {
       const { relation } = field
@@ -68,7 +68,7 @@ const statements: { [K in RelationKind]: KindStatements<K> } = {
       // The scope is the first condition of every statement: statement templates expect its values first.
       const from = context.db.selectFrom(tableOf(relation.target)).select([`${relatedKey} as id`, `${parentColumn} as ${parentKey}`])
       const ids = (scope === undefined ? from : from.where(scope)).where(parentColumn, 'in', keys)
-      return orderedByParent(context, ids, field, parentColumn, relatedKey, idColumns).limit(bound)
+      return orderedByParent(context, ids, field, parentColumn, relatedKey, idColumns).limit(sql.lit(bound))
     },
   },
   'many-to-many': {
@@ -89,7 +89,7 @@ const statements: { [K in RelationKind]: KindStatements<K> } = {
         .innerJoin(through.table, relatedKey, keyColumn(level.node))
         .select(`${parentColumn} as ${parentKey}`)
         .where(parentColumn, 'in', keys)
-      return orderedByParent(context, rows, field, parentColumn, relatedKey, rowColumns(level)).limit(bound)
+      return orderedByParent(context, rows, field, parentColumn, relatedKey, rowColumns(level)).limit(sql.lit(bound))
     },
     ids (context, { through }, field, keys, bound) {
       const { relation } = field
@@ -107,7 +107,7 @@ const statements: { [K in RelationKind]: KindStatements<K> } = {
       const ids = context.db.selectFrom(through.table).select([`${relatedKey} as id`, `${parentColumn} as ${parentKey}`])
         .innerJoin(tableOf(relation.target), keyColumn(relation.target), relatedKey)
       const scoped = scope === undefined ? ids : ids.where(scope)
-      return orderedByParent(context, scoped.where(parentColumn, 'in', keys), field, parentColumn, relatedKey, idColumns).limit(bound)
+      return orderedByParent(context, scoped.where(parentColumn, 'in', keys), field, parentColumn, relatedKey, idColumns).limit(sql.lit(bound))
     },
   },
 }
@@ -238,7 +238,7 @@ function firstRowsPerParent (
     .where(relatedKey, 'in', first.limit(sql.lit(relation.keys.limit!)))
     .orderBy(parentKeyColumn)
   for (const [column, direction] of order) rows = direction === 'desc' ? rows.orderBy(column, 'desc') : rows.orderBy(column)
-  return rows.limit(bound)
+  return rows.limit(sql.lit(bound))
 }
 
 /**

@@ -32,8 +32,8 @@ export class StatementTemplates {
   /**
    * Rows of the statement `build` makes for the keys of an `IN` list, where
    * their order and repeats do not matter, and `bound`, the most rows it
-   * returns (its `limit`, a parameter after the keys; undefined for a
-   * statement without one). `scope`: the request's
+   * returns (its `limit`, a literal of its text; undefined for a statement
+   * without one). `scope`: the request's
    * condition that the statement carries, if any (see `scopeParts`), whose
    * values come first, or after the keys with `keysBeforeScope`.
    */
@@ -42,16 +42,16 @@ export class StatementTemplates {
     site: object,
     keys: readonly unknown[],
     bound: number | undefined,
-    build: (keys: readonly unknown[], bound: number | undefined) => Compilable<unknown>,
+    build: (keys: readonly unknown[]) => Compilable<unknown>,
     scope?: ScopeParts,
     keysBeforeScope = false
   ): Promise<Row[]> {
-    if (keys.length > largestTemplateKeys) return await run(db, build(keys, bound).compile())
+    if (keys.length > largestTemplateKeys) return await run(db, build(keys).compile())
     const padded = padKeys(keys)
     const keyCount = keysBeforeScope ? -padded.length : padded.length
-    const purpose = keysBeforeScope ? 'keys first' : 'keys'
-    const values = bound === undefined ? padded : [...padded, bound]
-    return await this.compiledRows(db, site, purpose, values, keyCount, () => build(padded, bound), scope)
+    // The bound is a literal of the statement's text: one template per bound.
+    const purpose = `${keysBeforeScope ? 'keys first' : 'keys'}${bound === undefined ? '' : `/limit ${bound}`}`
+    return await this.compiledRows(db, site, purpose, padded, keyCount, () => build(padded), scope)
   }
 
   /**

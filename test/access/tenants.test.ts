@@ -270,33 +270,33 @@ for (const dialect of dialects()) {
         'select "authors"."id" as "id", "authors"."name" as "name", "authors"."tenant_id" as "tenant" from "authors" ' +
           `where ("authors"."deleted_at" is null and "authors"."tenant_id" = ${p(1)}) and "authors"."id" in (${p(2)})`,
         'select "posts"."id" as "id", "posts"."author_id" as "__expand_parent" from "posts" ' +
-          `where ${postScope(1)} and "posts"."author_id" in (${p(2)}) order by "posts"."author_id", "posts"."id" limit ${p(3)}`,
+          `where ${postScope(1)} and "posts"."author_id" in (${p(2)}) order by "posts"."author_id", "posts"."id" limit 16384`,
         'select "tags"."id" as "id", "tags"."label" as "label", "post_tags"."post_id" as "__expand_parent" from "tags" ' +
           'inner join "post_tags" on "post_tags"."tag_id" = "tags"."id" ' +
-          `where ${tagScope} and "post_tags"."post_id" in (${p(2)}) order by "post_tags"."post_id", "post_tags"."tag_id" limit ${p(3)}`,
+          `where ${tagScope} and "post_tags"."post_id" in (${p(2)}) order by "post_tags"."post_id", "post_tags"."tag_id" limit 16384`,
         'select "comments"."id" as "id", "comments"."body" as "body", "comments"."author_id" as "author", "comments"."post_id" as "post", ' +
           '"comments"."post_id" as "__expand_parent" from "comments" ' +
           `where ("comments"."deleted_at" is null and "comments"."tenant_id" = ${p(1)}) and "comments"."post_id" in (${p(2)}) ` +
-          `order by "comments"."post_id", "comments"."id" limit ${p(3)}`,
+          `order by "comments"."post_id", "comments"."id" limit 16384`,
       ]), 'to-one, to-many ids (author.posts), many-to-many and to-many, each with its scope')
       const tagIds = await request('/posts/1?fields=id,tags', 1)
       t.strictSame(tagIds.statements.slice(1), [
         'select "post_tags"."tag_id" as "id", "post_tags"."post_id" as "__expand_parent" from "post_tags" ' +
           'inner join "tags" on "tags"."id" = "post_tags"."tag_id" ' +
-          `where ${tagScope} and "post_tags"."post_id" in (${p(2)}) order by "post_tags"."post_id", "post_tags"."tag_id" limit ${p(3)}`,
+          `where ${tagScope} and "post_tags"."post_id" in (${p(2)}) order by "post_tags"."post_id", "post_tags"."tag_id" limit 16384`,
       ], 'many-to-many ids join the related table for its scope')
       const admin = await request(url, 'admin')
       t.strictSame(inComparableOrder(dialect, admin.statements), inComparableOrder(dialect, [
         `select "posts"."id" as "id", "posts"."author_id" as "author" from "posts" where "posts"."id" = ${p(1)}`,
         'select "authors"."id" as "id", "authors"."name" as "name", "authors"."email" as "email", "authors"."tenant_id" as "tenant" from "authors" ' +
           `where "authors"."id" in (${p(1)})`,
-        `select "posts"."id" as "id", "posts"."author_id" as "__expand_parent" from "posts" where "posts"."author_id" in (${p(1)}) order by "posts"."author_id", "posts"."id" limit ${p(2)}`,
+        `select "posts"."id" as "id", "posts"."author_id" as "__expand_parent" from "posts" where "posts"."author_id" in (${p(1)}) order by "posts"."author_id", "posts"."id" limit 16384`,
         'select "tags"."id" as "id", "tags"."label" as "label", "post_tags"."post_id" as "__expand_parent" from "tags" ' +
           'inner join "post_tags" on "post_tags"."tag_id" = "tags"."id" ' +
-          `where "post_tags"."post_id" in (${p(1)}) order by "post_tags"."post_id", "post_tags"."tag_id" limit ${p(2)}`,
+          `where "post_tags"."post_id" in (${p(1)}) order by "post_tags"."post_id", "post_tags"."tag_id" limit 16384`,
         'select "comments"."id" as "id", "comments"."body" as "body", "comments"."author_id" as "author", "comments"."post_id" as "post", ' +
           '"comments"."post_id" as "__expand_parent" from "comments" ' +
-          `where "comments"."post_id" in (${p(1)}) order by "comments"."post_id", "comments"."id" limit ${p(2)}`,
+          `where "comments"."post_id" in (${p(1)}) order by "comments"."post_id", "comments"."id" limit 16384`,
       ]), 'scope undefined: the statements of a resource without one')
     })
 

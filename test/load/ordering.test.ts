@@ -159,7 +159,7 @@ for (const dialect of dialects()) {
     database.reset()
     t.same((await app.inject('/owners/1')).json(), { id: 1, pets: [2, 3, 1, 5] }, 'ids: born descending, then key')
     t.equal(database.statements[1],
-      `select "pets"."id" as "id", "pets"."owner_id" as "__expand_parent" from "pets" where "pets"."owner_id" in (${key}) order by "pets"."owner_id", "pets"."born" desc, "pets"."id" limit ${second}`)
+      `select "pets"."id" as "id", "pets"."owner_id" as "__expand_parent" from "pets" where "pets"."owner_id" in (${key}) order by "pets"."owner_id", "pets"."born" desc, "pets"."id" limit 16384`)
     database.reset()
     const pup = (id: number, name: string, born: string) => ({ id, name, born })
     t.same((await app.inject('/owners?expand=pets')).json().data, [
@@ -168,7 +168,7 @@ for (const dialect of dialects()) {
     ], 'expanded: the same order')
     const third = dialect.name === 'postgres' ? '$3' : '?'
     t.same(database.statements.filter((statement) => statement.includes('from "pets"')), [
-      `select "pets"."id" as "id", "pets"."name" as "name", "pets"."born" as "born", "pets"."owner_id" as "__expand_parent" from "pets" where "pets"."owner_id" in (${key}, ${second}) order by "pets"."owner_id", "pets"."born" desc, "pets"."id" limit ${third}`,
+      `select "pets"."id" as "id", "pets"."name" as "name", "pets"."born" as "born", "pets"."owner_id" as "__expand_parent" from "pets" where "pets"."owner_id" in (${key}, ${second}) order by "pets"."owner_id", "pets"."born" desc, "pets"."id" limit 16384`,
     ])
 
     // Through a join table: the ids join the related table (its rows decide which ids exist) and follow orderBy.
@@ -176,7 +176,7 @@ for (const dialect of dialects()) {
     t.same((await app.inject('/posts/1')).json(), { id: 1, tags: [20, 10, 30, 40] }, 'through: rank descending, then key')
     t.equal(database.statements[1],
       'select "post_tags"."tag_id" as "id", "post_tags"."post_id" as "__expand_parent" from "post_tags" inner join "tags" on "tags"."id" = "post_tags"."tag_id" ' +
-      `where "post_tags"."post_id" in (${key}) order by "post_tags"."post_id", "tags"."rank" desc, "post_tags"."tag_id" limit ${second}`)
+      `where "post_tags"."post_id" in (${key}) order by "post_tags"."post_id", "tags"."rank" desc, "post_tags"."tag_id" limit 16384`)
     t.same((await app.inject('/posts/1?expand=tags')).json().tags, [
       { id: 20, label: 'twenty' }, { id: 10, label: 'ten' }, { id: 30, label: 'thirty' }, { id: 40, label: 'forty' },
     ], 'through, expanded: the same order')

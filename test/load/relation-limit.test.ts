@@ -88,7 +88,7 @@ function limitedStatement (dialect: string, { columns, from, parent, related, or
   const p = (index: number) => (dialect === 'postgres' ? `$${index}` : '?')
   const first = scope === undefined ? 1 : 2
   const keyList = Array.from({ length: keys }, (_, index) => p(first + index))
-  const bound = p(first + keys)
+  const bound = '16384'
   const scoped = (condition: string) => (scope === undefined ? condition : `${scope} and ${condition}`)
   if (dialect === 'postgres') {
     return `select ${columns.map(([, name]) => `"__expand_numbered"."${name}" as "${name}", `).join('')}"__expand_numbered"."__expand_parent" as "__expand_parent" from (` +

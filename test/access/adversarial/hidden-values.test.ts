@@ -98,7 +98,7 @@ for (const dialect of dialects()) {
         t.notMatch(user.statements.join('\n'), /salary/, 'no statement reads the hidden column')
         const admin = await get(app, database, '/teams/1', 'admin')
         t.equal(admin.text, '{"id":1,"name":"Red","roster":[2,3,4,1]}')
-        t.match(admin.statements.join('\n'), /order by "members"."team_id", "members"."salary" desc, "members"."id" limit (\?|\$\d+)$/m)
+        t.match(admin.statements.join('\n'), /order by "members"."team_id", "members"."salary" desc, "members"."id" limit \d+$/m)
       }
       const list = await get(app, database, '/teams', 'user')
       t.equal(list.text, '{"data":[{"id":1,"name":"Red","roster":[1,2,3,4]},{"id":2,"name":"Blue","roster":[5]}],"limit":20,"offset":0,"total":2}')

@@ -144,10 +144,10 @@ for (const dialect of dialects()) {
         'select "authors"."id" as "id", "authors"."name" as "name" from "authors" ' +
           'where ("authors"."deleted_at" is null and "authors"."tenant_id" = ?) and "authors"."id" in (?, ?, ?, ?)',
         `select "posts"."id" as "id", "posts"."author_id" as "__expand_parent" from "posts" where ${postScope} ` +
-          'and "posts"."author_id" in (?, ?) order by "posts"."author_id", "posts"."id" limit ?',
+          'and "posts"."author_id" in (?, ?) order by "posts"."author_id", "posts"."id" limit 16384',
         'select "tags"."id" as "id", "tags"."label" as "label", "post_tags"."post_id" as "__expand_parent" from "tags" ' +
           'inner join "post_tags" on "post_tags"."tag_id" = "tags"."id" where ("tags"."tenant_id" is null or "tags"."tenant_id" = ?) ' +
-          'and "post_tags"."post_id" in (?, ?, ?, ?) order by "post_tags"."post_id", "post_tags"."tag_id" limit ?',
+          'and "post_tags"."post_id" in (?, ?, ?, ?) order by "post_tags"."post_id", "post_tags"."tag_id" limit 16384',
       ].map((text) => placeholders(dialect, text))), "the statements Post's own route would run (its short page tells its total: no count), with Author's and Tag's scopes")
     })
 
