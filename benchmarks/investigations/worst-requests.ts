@@ -7,7 +7,8 @@
  *    page (which tells its total: one statement). Also timed: the same search as LIKE on SQLite with 32 and
  *    1,000 characters (the limit before), for comparison.
  * 2. A parent with 1,000,000 children, expanded (`GET /issues/1?expand=comments`) and as ids: `maxObjects`
- *    (10,000) stops the read at 16,384 rows (one past the budget, rounded up to a power of two) and answers 400. On PostgreSQL with an index on the foreign key
+ *    (10,000) stops the read at 16,384 rows (one past the budget, rounded up to a power of two) and answers 400.
+ *    On PostgreSQL with an index on the foreign key
  *    alone and on (foreign key, id).
  *
  * Runs on SQLite (in memory) and, with DATABASE_URL, on PostgreSQL; prints the median and the worst of `rounds`

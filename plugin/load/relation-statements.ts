@@ -107,7 +107,8 @@ const statements: { [K in RelationKind]: KindStatements<K> } = {
       const ids = context.db.selectFrom(through.table).select([`${relatedKey} as id`, `${parentColumn} as ${parentKey}`])
         .innerJoin(tableOf(relation.target), keyColumn(relation.target), relatedKey)
       const scoped = scope === undefined ? ids : ids.where(scope)
-      return orderedByParent(context, scoped.where(parentColumn, 'in', keys), field, parentColumn, relatedKey, idColumns).limit(sql.lit(bound))
+      const ordered = orderedByParent(context, scoped.where(parentColumn, 'in', keys), field, parentColumn, relatedKey, idColumns)
+      return ordered.limit(sql.lit(bound))
     },
   },
 }

@@ -277,7 +277,7 @@ for (const dialect of dialects()) {
         'select "comments"."id" as "id", "comments"."body" as "body", "comments"."author_id" as "author", "comments"."post_id" as "post", ' +
           '"comments"."post_id" as "__expand_parent" from "comments" ' +
           `where ("comments"."deleted_at" is null and "comments"."tenant_id" = ${p(1)}) and "comments"."post_id" in (${p(2)}) ` +
-          `order by "comments"."post_id", "comments"."id" limit 16384`,
+          'order by "comments"."post_id", "comments"."id" limit 16384',
       ]), 'to-one, to-many ids (author.posts), many-to-many and to-many, each with its scope')
       const tagIds = await request('/posts/1?fields=id,tags', 1)
       t.strictSame(tagIds.statements.slice(1), [
