@@ -89,11 +89,15 @@ t.test('npm run bench -- --quick completes and writes valid results', async (t) 
   for (const heading of ['## Goals', '## Serialization', '## Request overhead', '## HTTP (autocannon)', '## Database loading', '## End to end (in process)', '## Lists: filters, sort, cursor pages']) {
     t.match(markdown, `\n${heading}\n`)
   }
+  // The stress results, then the security results (the worst requests), close the report verbatim.
+  const securityFile = path.join(root, 'benchmarks', 'security-results.md')
+  const security = existsSync(securityFile) ? `\n${readFileSync(securityFile, 'utf8')}` : ''
   const stressFile = path.join(root, 'benchmarks', 'stress-results.md')
   if (existsSync(stressFile)) {
-    t.ok(markdown.endsWith(`## Stress\n\n${readFileSync(stressFile, 'utf8').trimEnd()}\n`), 'the stress results close the report, verbatim')
+    t.ok(markdown.endsWith(`## Stress\n\n${readFileSync(stressFile, 'utf8').trimEnd()}\n${security}`), 'the stress results close the report, verbatim')
   } else {
     t.notMatch(markdown, '## Stress')
   }
+  t.ok(markdown.endsWith(security), 'the security results last, verbatim')
   t.equal(existsSync(committedResults) ? readFileSync(committedResults, 'utf8') : undefined, committedBefore, 'the committed RESULTS.md is not touched')
 })
