@@ -22,15 +22,22 @@ export interface DatabaseSettings {
   databaseUrl?: string
   /** The SQLite file (default `demo.db`); `':memory:'` for a private in-memory database. */
   sqliteFile?: string
+  /**
+   * PostgreSQL: the `statement_timeout` each connection asks for, in milliseconds (default 2,000; 0: none).
+   * PgBouncer refuses it as a startup parameter: behind it, set it for the role or the database instead
+   * (`alter role app set statement_timeout = '2s'`) and give 0 here.
+   */
+  statementTimeoutMs?: number
 }
 
 export function connect (settings: DatabaseSettings = {}): DemoDatabase {
   if (settings.databaseUrl !== undefined && settings.databaseUrl !== '') {
-    // statement_timeout: PostgreSQL cancels any statement running longer (a request answers 503), so one costly
-    // request (a substring search over long texts) cannot hold a connection for long. See README, Security model.
     // A timestamp without time zone is UTC wall-clock time, whatever the process's TZ (README, Guarantees: dates and times).
     pg.types.setTypeParser(pg.types.builtins.TIMESTAMP, (text) => new Date(`${text.replace(' ', 'T')}Z`))
-    const pool = new pg.Pool({ connectionString: settings.databaseUrl, max: 10, statement_timeout: 2000 })
+    // statement_timeout: PostgreSQL cancels any statement running longer (a request answers 503), so one costly
+    // request (a substring search over long texts) cannot hold a connection for long. See README, Security model.
+    const timeout = settings.statementTimeoutMs ?? 2000
+    const pool = new pg.Pool({ connectionString: settings.databaseUrl, max: 10, ...(timeout > 0 ? { statement_timeout: timeout } : {}) })
     // A broken connection is reported as 'error' (idle: on the pool; in use: on its client): without a
     // listener the process would exit. The query in flight is rejected and answered with a 503.
     pool.on('error', (error) => console.error(`database connection lost: ${error.message}`))

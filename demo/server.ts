@@ -25,7 +25,10 @@ if (!Number.isInteger(port) || port < 0 || port > 65535) {
 
 const drainMs = Number(process.env.DRAIN_MS ?? 1000)
 const shutdownTimeoutMs = Number(process.env.SHUTDOWN_TIMEOUT_MS ?? 10_000)
-for (const [name, value] of [['DRAIN_MS', drainMs], ['SHUTDOWN_TIMEOUT_MS', shutdownTimeoutMs]] as const) {
+// PostgreSQL's statement_timeout per connection (0: none, as behind PgBouncer: see demo/database.ts).
+const statementTimeoutMs = Number(process.env.STATEMENT_TIMEOUT_MS ?? 2000)
+const durations = [['DRAIN_MS', drainMs], ['SHUTDOWN_TIMEOUT_MS', shutdownTimeoutMs], ['STATEMENT_TIMEOUT_MS', statementTimeoutMs]] as const
+for (const [name, value] of durations) {
   if (!Number.isInteger(value) || value < 0) {
     console.error(`${name} must be a number of milliseconds, not '${process.env[name]}'`)
     process.exit(1)
@@ -35,7 +38,7 @@ for (const [name, value] of [['DRAIN_MS', drainMs], ['SHUTDOWN_TIMEOUT_MS', shut
 // Without CURSOR_SECRET, a key of this process alone: never a published one, which would let anyone make cursors.
 const givenCursorSecret = process.env.CURSOR_SECRET
 const cursorSecret = givenCursorSecret === undefined || givenCursorSecret === '' ? randomBytes(32).toString('base64url') : givenCursorSecret
-const db = connect({ databaseUrl: process.env.DATABASE_URL, sqliteFile: process.env.SQLITE_FILE })
+const db = connect({ databaseUrl: process.env.DATABASE_URL, sqliteFile: process.env.SQLITE_FILE, statementTimeoutMs })
 let draining = false
 const app = await buildApp({
   db,

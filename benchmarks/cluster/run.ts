@@ -231,7 +231,7 @@ async function setup (): Promise<void> {
 
 function startPostgres (): void {
   run(join(postgresBin, 'pg_ctl'), ['-D', join(directory, 'data'), '-l', join(directory, 'postgres.log'), '-w', '-o',
-    `-p ${ports.postgres} -k ${directory} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off`, 'start'], asPostgres())
+    `-p ${ports.postgres} -k ${directory} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c statement_timeout=2000`, 'start'], asPostgres())
 }
 
 const instances: Array<{ child: ChildProcess, pids: number[] }> = []
@@ -243,6 +243,8 @@ async function startInstance (index: number): Promise<number> {
     PORT: String(ports.instances[index]),
     HOST: '127.0.0.1',
     DATABASE_URL: `postgres://postgres@127.0.0.1:${ports.bouncer}/postgres`,
+    // PgBouncer refuses statement_timeout as a startup parameter: the server sets it (see the pg_ctl options).
+    STATEMENT_TIMEOUT_MS: '0',
     DRAIN_MS: String(drainMs),
     LOG_LEVEL: 'warn',
     // One key for every instance, as behind any balancer: a cursor of one instance pages on another.
@@ -391,7 +393,7 @@ async function main (): Promise<number> {
   const b: Window = { from: Date.now(), to: 0 }
   log('(b) pg_ctl restart -m fast')
   run(join(postgresBin, 'pg_ctl'), ['-D', join(directory, 'data'), '-l', join(directory, 'postgres.log'), '-m', 'fast', '-w', '-o',
-    `-p ${ports.postgres} -k ${directory} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off`, 'restart'], asPostgres())
+    `-p ${ports.postgres} -k ${directory} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c statement_timeout=2000`, 'restart'], asPostgres())
   const postgresBack = Date.now()
   log(`(b) PostgreSQL back after ${seconds(postgresBack - b.from)} s`)
   // Each instance asked directly, every 25 ms, until it answers a database route with 200.
