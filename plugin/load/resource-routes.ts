@@ -132,7 +132,7 @@ export interface RequestLoading {
   /** Whether the plugin has a `db` option at all. */
   readonly hasDatabase: boolean
   contextFor(request: FastifyRequest): LoadContext
-  /** The key cursors are signed with when a route has no `cursorSecret`: random, per plugin instance. */
+  /** The key cursors are encrypted and authenticated with when a route has no `cursorSecret`: random, per plugin instance. */
   readonly cursorSecret: Buffer
 }
 
