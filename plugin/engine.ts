@@ -6,8 +6,8 @@ import { readExpansionQuery, type RawExpansionQuery } from './parse/query.js'
 import { fullVisibility, type ExpansionPlan, type PlanTarget, type Visibility } from './plan/plan.js'
 import { permittedPaths } from './plan/permitted.js'
 import { planExpansion } from './plan/planner.js'
-import { relationName, ResourceGraph, walkRelationPath, type ResourceNode } from './resource-graph.js'
-import type { AnyResource } from './resource.js'
+import { relationName, ResourceGraph, walkRelationPath, type ResourceNode } from './graph/resource-graph.js'
+import type { AnyResource } from './graph/resource.js'
 import { SerializerCache, type Stringify } from './compile/serializer-cache.js'
 
 export interface TargetSettings {

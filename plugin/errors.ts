@@ -69,7 +69,7 @@ export const messages = {
     `'${param}' takes a wildcard only at the end of a path ('${wildcard}', 'owner.${wildcard}'), not in '${path}'`,
   wildcardInOmit: (param: string, path: string) => `'${param}' takes field names, not the wildcard in '${path}'`,
 
-  // Startup: definitions (engine.ts, plan/) and routes (route.ts, route-declarations.ts).
+  // Startup: definitions (engine.ts, plan/) and routes (routes/).
   expansionCycle: (resource: string, unit: string) =>
     `The always-applied expansions of ${resource} (nested fields or relation 'expand' options) form a cycle: '${unit}' repeats without end`,
   defaultNotPermitted: (context: string, path: string, permitted: readonly string[]) =>
@@ -107,7 +107,7 @@ export const messages = {
   badDb: 'fastify-expand: db must be a Kysely instance or a function of the request returning one',
   sameParameterNames: 'fastify-expand: expandParam, fieldsParam and omitParam must differ',
 
-  // route.ts: a route's `expandable` setting, each message naming the property.
+  // routes/expandable-route.ts: a route's `expandable` setting, each message naming the property.
   routeSettingNotObject: (route: string) => `${route}: expandable must be an object`,
   unknownRouteOption: (route: string, name: string) => `${route}: expandable has an unknown option '${name}'`,
   badRouteResource: (route: string) => `${route}: expandable.resource must be a resource or a resource name`,
@@ -119,7 +119,7 @@ export const messages = {
     `${route}: expandable.permitListExpands needs list: true (detail routes are never restricted by it)`,
   badDefaultExpand: (route: string) => `${route}: expandable.defaultExpand must be an array of paths`,
 
-  // route.ts: a body Fastify would send as it is.
+  // routes/expandable-route.ts: a body Fastify would send as it is.
   unserializedBody: (resource: string, sent: string) =>
     `Data for ${resource} does not fit the response: the handler sent ${sent}; return the data itself and fastify-expand writes it`,
 
@@ -175,7 +175,7 @@ export const messages = {
   sortOptionNotArray: 'sort must be an array of field names',
   badSortFieldType: (name: string) => `sort: '${name}' must be a non-nullable integer, number, boolean or string field`,
 
-  // resource-graph.ts: the resources as a whole and the references between them, at startup.
+  // graph/resource-graph.ts: the resources as a whole and the references between them, at startup.
   duplicateResourceName: (name: string) => `Two different resources are named '${name}': give one a namespace or another name`,
   unregisteredResource: (context: string, name: string, registered: string) =>
     `${context}: resource '${name}' is not registered (registered: ${registered})`,
@@ -199,7 +199,7 @@ export const messages = {
     `${context}: the related rows are found by ${owner}'s primary key '${primaryKey}', which is not in its schema; ` +
     'set primaryKey to the field holding the key',
 
-  // load/resource-routes.ts: the options of routes(), after the route's context.
+  // routes/resource-routes.ts: the options of routes(), after the route's context.
   routesNeedDb: "the plugin needs the 'db' option (a Kysely instance) to serve resource routes",
   unknownRoutesOption: (name: string) => `unknown option '${name}'`,
   pageSizeNotPositive: (option: string) => `${option} must be a positive integer`,
@@ -217,7 +217,7 @@ export const messages = {
   routeSchemaNotDocumentation: (key: string, documentation: readonly string[]) =>
     `route.schema.${key}: the generated routes own their parameters and responses; route.schema takes documentation only (${documentation.join(', ')})`,
 
-  // load/resource-routes.ts: while serving the generated routes.
+  // routes/resource-routes.ts: while serving the generated routes.
   unstorableFilterValue: 'A filter value does not fit its column in the database',
   notFound: (resource: string, id: string) => `${resource} ${id} not found`,
 
@@ -237,7 +237,7 @@ export const messages = {
   // index.ts: request.expansion assigned.
   expansionReplaced: 'request.expansion cannot be replaced: it holds what the plugin planned for the request, and only that',
 
-  // resource.ts: defineResource's definition, after "Resource '<name>': ".
+  // graph/resource.ts: defineResource's definition, after "Resource '<name>': ".
   definitionNotObject: 'the definition must be an object',
   unknownDefinitionOption: (name: string, known: readonly string[]) => `unknown option '${name}' (known: ${known.join(', ')})`,
   badResourceName: 'name must be an identifier',
@@ -263,7 +263,7 @@ export const messages = {
   notARequestFunction: (option: string) => `${option} must be a function of the request`,
   scopeNeedsTable: 'scope needs a table: it is a condition on the rows the plugin reads',
 
-  // resource.ts: a relation of expandable or nested, after "<expandable|nested> field '<field>': " (relationField).
+  // graph/resource.ts: a relation of expandable or nested, after "<expandable|nested> field '<field>': " (relationField).
   badRelationMap: (where: string) => `${where} must map field names to relations`,
   relationField: (where: string, field: string, message: string) => `${where} field '${field}': ${message}`,
   manyNeedsArray: (field: string) => `many: true needs an array schema: declare '${field}' as Type.Array of the related identifier, or remove many`,

@@ -2,23 +2,23 @@ import type { FastifyInstance, FastifyPluginCallback, FastifyRequest } from 'fas
 import type { Kysely, SelectQueryBuilder } from 'kysely'
 import fp from 'fastify-plugin'
 import { randomBytes } from 'node:crypto'
-import { unknownKey } from './checks.js'
+import { unknownKey } from './graph/checks.js'
 import { ExpandEngine } from './engine.js'
 import { InvalidOptionError, messages } from './errors.js'
 import { loadRows } from './load/batch-loader.js'
 import { createLoadContext, type LoadContext } from './load/load-context.js'
-import { plannedStatements } from './load/relation-statements.js'
-import { selectLevel, type AnyKysely, type Row } from './load/selection.js'
-import { executorPlugins, StatementTemplates } from './load/statement-templates.js'
-import { registerResourceRoutes, type ResourceRoutesOptions } from './load/resource-routes.js'
+import { plannedStatements } from './sql/relation-statements.js'
+import { selectLevel, type AnyKysely, type Row } from './sql/selection.js'
+import { executorPlugins, StatementTemplates } from './sql/statement-templates.js'
+import { registerResourceRoutes, type ResourceRoutesOptions } from './routes/resource-routes.js'
 import { resolveOptions, type ExpandPluginOptions } from './options.js'
 import type { ExpansionPlan } from './plan/plan.js'
-import { plannedRequest, requestPlan } from './expansion-plan.js'
-import type { Loaded } from './expanded.js'
+import { plannedRequest, requestPlan } from './plan/request-plan.js'
+import type { Loaded } from './graph/expanded.js'
 import type { Expansion } from './request-helpers.js'
-import { ResourceGraph } from './resource-graph.js'
-import type { AnyResource } from './resource.js'
-import { compiledBody, prepareRoute, type ExpandableRouteOptions } from './route.js'
+import { ResourceGraph } from './graph/resource-graph.js'
+import type { AnyResource } from './graph/resource.js'
+import { compiledBody, prepareRoute, type ExpandableRouteOptions } from './routes/expandable-route.js'
 import type { CacheStats, SerializerMechanism } from './compile/serializer-cache.js'
 
 export interface ExpandDecorator {
@@ -193,7 +193,7 @@ const expandPluginCallback: FastifyPluginCallback<ExpandPluginOptions> = (app, p
       }
     },
   })
-  // A getter: the request is planned when something first asks (see expansion-plan.ts), never replaced.
+  // A getter: the request is planned when something first asks (see plan/request-plan.ts), never replaced.
   app.decorateRequest('expansion', {
     getter (this: FastifyRequest) {
       return requestPlan(this)?.expansion ?? null
@@ -222,7 +222,7 @@ const expandPlugin = fp(expandPluginCallback, { fastify: '5.x', name: 'fastify-e
 export default expandPlugin
 export { expandPlugin }
 
-export { defineResource, isResource } from './resource.js'
+export { defineResource, isResource } from './graph/resource.js'
 export type {
   AnyResource,
   FieldName,
@@ -234,20 +234,20 @@ export type {
   ResourceDefinition,
   ResourceReference,
   ResourceScope,
-} from './resource.js'
+} from './graph/resource.js'
 export { isExpanded, isIncluded, type Expansion, type HasExpansion } from './request-helpers.js'
-export type { Expanded, ExpandedBy, Loaded, LoadedRelation, ObjectSchema, ResourceRegistry, UnresolvedResource } from './expanded.js'
+export type { Expanded, ExpandedBy, Loaded, LoadedRelation, ObjectSchema, ResourceRegistry, UnresolvedResource } from './graph/expanded.js'
 export { createSerializer, type Serializer, type SerializerOptions } from './standalone.js'
 export type { DatabaseOption, ExpandPluginOptions } from './options.js'
-export type { ExpandableRouteOptions } from './route.js'
+export type { ExpandableRouteOptions } from './routes/expandable-route.js'
 export type { SerializerMechanism } from './compile/serializer-cache.js'
 export type { CacheStats } from './compile/serializer-cache.js'
-export type { ResourceRoutesOptions, ResourceRouteOptions, ListPage, CursorPage } from './load/resource-routes.js'
-export { filterOperators, type FilterDeclaration, type FilterOperator } from './load/list-query.js'
-export type { Row } from './load/selection.js'
-export { cachePreparedStatements, type StatementCacheOptions } from './load/statement-cache.js'
-export { namePreparedStatements, type NamedStatementOptions } from './load/named-statements.js'
-export { databaseFailure } from './load/statement-templates.js'
+export type { ResourceRoutesOptions, ResourceRouteOptions, ListPage, CursorPage } from './routes/resource-routes.js'
+export { filterOperators, type FilterDeclaration, type FilterOperator } from './routes/list-declarations.js'
+export type { Row } from './sql/selection.js'
+export { cachePreparedStatements, type StatementCacheOptions } from './drivers/statement-cache.js'
+export { namePreparedStatements, type NamedStatementOptions } from './drivers/named-statements.js'
+export { databaseFailure } from './sql/statement-templates.js'
 export {
   UnknownFieldError,
   NotPermittedError,

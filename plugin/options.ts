@@ -1,8 +1,8 @@
 import type { FastifyRequest } from 'fastify'
 import type { Kysely } from 'kysely'
-import { isPositiveInteger, unknownKey } from './checks.js'
+import { isPositiveInteger, unknownKey } from './graph/checks.js'
 import { InvalidOptionError, messages } from './errors.js'
-import type { AnyResource } from './resource.js'
+import type { AnyResource } from './graph/resource.js'
 
 export interface ExpandPluginOptions {
   /** The registry: every resource a route or a lazy reference may name. */

@@ -1,11 +1,11 @@
 import { LruMap } from 'toad-cache'
 import { ExpandEngine, type RegisteredTarget } from './engine.js'
 import { resolveOptions, type ExpandPluginOptions } from './options.js'
-import type { ExpandedBy } from './expanded.js'
+import type { ExpandedBy } from './graph/expanded.js'
 import { rawFromInput, type PathListInput } from './parse/query.js'
 import type { Expansion } from './request-helpers.js'
-import { ResourceGraph } from './resource-graph.js'
-import type { AnyResource } from './resource.js'
+import { ResourceGraph } from './graph/resource-graph.js'
+import type { AnyResource } from './graph/resource.js'
 
 export interface SerializerOptions {
   expand?: PathListInput

@@ -14,7 +14,7 @@ import { responseSchema } from '../../plugin/compile/response-schema.js'
 import { compileSerializer, compileWriter, runtimeMechanism } from '../../plugin/compile/serializer-cache.js'
 import { ExpandEngine } from '../../plugin/engine.js'
 import { resolveOptions } from '../../plugin/options.js'
-import { ResourceGraph } from '../../plugin/resource-graph.js'
+import { ResourceGraph } from '../../plugin/graph/resource-graph.js'
 import { genericStringify } from '../baselines/generic-walk.js'
 import { payloadOf, shapes } from '../domain/shapes.js'
 

@@ -1,6 +1,6 @@
-import { isDateText } from '../dates.js'
+import { isDateText } from '../graph/dates.js'
 import type { ExpansionPlan, LevelPlan } from '../plan/plan.js'
-import type { JsonSchema } from '../resource-graph.js'
+import type { JsonSchema } from '../graph/resource-graph.js'
 import { covered, dateTimeOf, envelopeSource, extraOf, fail, isOrderedKey, objectSource, type Projection } from './projection.js'
 import { isIntegerText, isNumberText } from './data-check.js'
 import { writerSchema } from './response-schema.js'

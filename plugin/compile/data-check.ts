@@ -1,7 +1,7 @@
-import { dateTimeTextOf, isDateText } from '../dates.js'
+import { dateTimeTextOf, isDateText } from '../graph/dates.js'
 import { InvalidDataError } from '../errors.js'
 import type { ExpansionPlan, LevelPlan } from '../plan/plan.js'
-import type { JsonSchema } from '../resource-graph.js'
+import type { JsonSchema } from '../graph/resource-graph.js'
 
 /** Throws `FST_EXPAND_INVALID_DATA` when the data does not fit the plan; returns nothing otherwise. */
 export type DataCheck = (data: unknown) => void

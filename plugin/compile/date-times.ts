@@ -1,5 +1,5 @@
-import { dateTimeTextOf } from '../dates.js'
-import type { JsonSchema } from '../resource-graph.js'
+import { dateTimeTextOf } from '../graph/dates.js'
+import type { JsonSchema } from '../graph/resource-graph.js'
 
 type Normalise = (value: unknown) => unknown
 

@@ -1,6 +1,6 @@
 import type { ExpansionPlan, LevelPlan } from '../plan/plan.js'
-import type { JsonSchema } from '../resource-graph.js'
-import { dateTimeTextOf, isDateText } from '../dates.js'
+import type { JsonSchema } from '../graph/resource-graph.js'
+import { dateTimeTextOf, isDateText } from '../graph/dates.js'
 import { expectedOf, fail as refuse, isIntegerText, isNumberText, kind, typesOf } from './data-check.js'
 import {
   cannotProject, covered, dateTimeOf, extraOf, fail, integerOf, isOrderedKey, numberOf, primitiveTypes,

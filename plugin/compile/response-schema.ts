@@ -1,4 +1,4 @@
-import type { JsonSchema } from '../resource-graph.js'
+import type { JsonSchema } from '../graph/resource-graph.js'
 import type { ExpansionPlan, LevelPlan } from '../plan/plan.js'
 
 /**

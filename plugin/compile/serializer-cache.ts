@@ -1,7 +1,7 @@
 import fastJson from 'fast-json-stringify'
 import { LruMap } from 'toad-cache'
 import type { ExpansionPlan } from '../plan/plan.js'
-import type { JsonSchema } from '../resource-graph.js'
+import type { JsonSchema } from '../graph/resource-graph.js'
 import { compileCheckedProjection } from './checked-projection.js'
 import { compileDataCheck } from './data-check.js'
 import { genericWriter } from './generic-writer.js'

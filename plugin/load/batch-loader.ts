@@ -1,11 +1,11 @@
 import { SqliteAdapter } from 'kysely'
 import { InvalidDataError, messages } from '../errors.js'
 import type { LevelPlan, PlannedField } from '../plan/plan.js'
-import type { RelationEdge, ResourceNode } from '../resource-graph.js'
+import type { RelationEdge, ResourceNode } from '../graph/resource-graph.js'
 import type { LoadContext } from './load-context.js'
-import { parentKey, readsPerParent, relationIdsQuery, relationRowsQuery } from './relation-statements.js'
-import { selectedRow, type AnyKysely, type Row } from './selection.js'
-import { executorOf } from './statement-templates.js'
+import { parentKey, readsPerParent, relationIdsQuery, relationRowsQuery } from '../sql/relation-statements.js'
+import { selectedRow, type AnyKysely, type Row } from '../sql/selection.js'
+import { executorOf } from '../sql/statement-templates.js'
 
 /**
  * Keys per statement: a power of two, under SQLite's 32,766 and PostgreSQL's

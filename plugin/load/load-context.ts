@@ -1,9 +1,9 @@
 import type { FastifyRequest } from 'fastify'
 import { expressionBuilder, type Expression, type SqlBool } from 'kysely'
 import { RequestAbortedError, TooLargeError, messages } from '../errors.js'
-import type { ResourceNode } from '../resource-graph.js'
-import type { AnyKysely } from './selection.js'
-import { scopeParts, type ScopeParts, type StatementTemplates } from './statement-templates.js'
+import type { ResourceNode } from '../graph/resource-graph.js'
+import type { AnyKysely } from '../sql/selection.js'
+import { scopeParts, type ScopeParts, type StatementTemplates } from '../sql/statement-templates.js'
 
 /**
  * What one load needs, threaded through every step as fast-json-stringify

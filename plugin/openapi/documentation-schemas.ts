@@ -1,5 +1,5 @@
 import { emptyPathNode, withPaths, type PathNode } from '../parse/query.js'
-import type { JsonSchema, RelationEdge, ResourceNode } from '../resource-graph.js'
+import type { JsonSchema, RelationEdge, ResourceNode } from '../graph/resource-graph.js'
 import { exampleValue } from './schema-examples.js'
 
 /*

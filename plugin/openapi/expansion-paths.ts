@@ -1,4 +1,4 @@
-import { relationAt, type ResourceNode } from '../resource-graph.js'
+import { relationAt, type ResourceNode } from '../graph/resource-graph.js'
 
 export interface PathEnumeration {
   /** Valid `expand` paths, parents before their children. */

@@ -1,4 +1,4 @@
-import type { JsonSchema } from '../resource-graph.js'
+import type { JsonSchema } from '../graph/resource-graph.js'
 
 /** Keywords whose values are data, not schemas: copied as they are. */
 const dataKeywords = new Set(['example', 'default', 'const', 'enum'])

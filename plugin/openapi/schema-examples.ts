@@ -1,4 +1,4 @@
-import type { JsonSchema } from '../resource-graph.js'
+import type { JsonSchema } from '../graph/resource-graph.js'
 
 /*
  * Example values for documentation. Documentation tools invent an example

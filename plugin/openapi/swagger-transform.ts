@@ -9,12 +9,12 @@ import {
   serverErrorCodes,
   unavailableErrorCodes,
 } from '../errors.js'
-import { generatedRouteOf, type GeneratedRoute } from '../load/resource-routes.js'
+import { generatedRouteOf, type GeneratedRoute } from '../routes/resource-routes.js'
 import { resolveOptions, type ExpandPluginOptions, type ResolvedOptions } from '../options.js'
 import { permittedPaths } from '../plan/permitted.js'
-import { clientFieldNames, ResourceGraph, type JsonSchema, type ResourceNode } from '../resource-graph.js'
-import type { AnyResource } from '../resource.js'
-import type { ExpandableRouteOptions } from '../route.js'
+import { clientFieldNames, ResourceGraph, type JsonSchema, type ResourceNode } from '../graph/resource-graph.js'
+import type { AnyResource } from '../graph/resource.js'
+import type { ExpandableRouteOptions } from '../routes/expandable-route.js'
 import { ComponentSchemas, defaultExample, restrictedLevelSchema } from './documentation-schemas.js'
 import { enumerateExpansionPaths, type PathEnumeration } from './expansion-paths.js'
 import { toOpenApi30 } from './openapi-version.js'

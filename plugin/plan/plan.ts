@@ -1,5 +1,5 @@
 import type { Expansion } from '../request-helpers.js'
-import type { RelationEdge, ResourceNode } from '../resource-graph.js'
+import type { RelationEdge, ResourceNode } from '../graph/resource-graph.js'
 
 /** One field of the response, decided for one combination of expand/fields/omit. */
 export type PlannedField =

@@ -8,11 +8,11 @@ import {
   TooDeepError,
   UnknownFieldError,
 } from '../errors.js'
-import { registerExpansion } from '../expansion-plan.js'
+import { registerExpansion } from './request-plan.js'
 import type { ResolvedOptions } from '../options.js'
 import type { Expansion } from '../request-helpers.js'
 import { emptyPathNode, parsePaths, toPathTree, withPaths, type PathNode, type RawExpansionQuery } from '../parse/query.js'
-import { relationAt, type RelationEdge, type ResourceNode } from '../resource-graph.js'
+import { relationAt, type RelationEdge, type ResourceNode } from '../graph/resource-graph.js'
 import { fullVisibility, planKey, type ExpansionPlan, type LevelPlan, type PlannedField, type PlanTarget, type Visibility } from './plan.js'
 
 /** Definition-level expansions (nested fields, relation `expand`) deeper than this can only be a cycle. */

@@ -8,7 +8,7 @@ import { compileSerializer, compileWriter } from '../../plugin/compile/serialize
 import { ExpandEngine } from '../../plugin/engine.js'
 import { resolveOptions } from '../../plugin/options.js'
 import type { ExpansionPlan } from '../../plugin/plan/plan.js'
-import { ResourceGraph } from '../../plugin/resource-graph.js'
+import { ResourceGraph } from '../../plugin/graph/resource-graph.js'
 import { gadgetResources, Gadget } from '../fixtures/gadgets.js'
 import { outcome, payloadOf } from '../helpers/gadget-payloads.js'
 

@@ -1,6 +1,6 @@
 import fc from 'fast-check'
 import type { ExpansionPlan, LevelPlan } from '../../plugin/plan/plan.js'
-import type { JsonSchema } from '../../plugin/resource-graph.js'
+import type { JsonSchema } from '../../plugin/graph/resource-graph.js'
 
 // Random bodies for the gadget plans (fixtures/gadgets.ts), as the writers of test/compile/ are compared on them:
 // data in every form the data check accepts, and (with `odd`) now and then values it does not.

@@ -4,7 +4,7 @@ import type { Kysely } from 'kysely'
 import t from 'tap'
 import { compileDateTimeNormaliser } from '../../plugin/compile/date-times.js'
 import { compileWriter } from '../../plugin/compile/serializer-cache.js'
-import { dateTimeTextOf } from '../../plugin/dates.js'
+import { dateTimeTextOf } from '../../plugin/graph/dates.js'
 import expandPlugin, { defineResource } from '../../plugin/index.js'
 import { dialects, type Dialect } from '../fixtures/dialects.js'
 

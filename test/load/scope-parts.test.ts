@@ -1,6 +1,6 @@
 import { expressionBuilder, sql } from 'kysely'
 import t from 'tap'
-import { scopeParts } from '../../plugin/load/statement-templates.js'
+import { scopeParts } from '../../plugin/sql/statement-templates.js'
 
 interface Tables { pets: { id: number; tenant_id: number; species: string; born: string } }
 const eb = expressionBuilder<Tables, 'pets'>()

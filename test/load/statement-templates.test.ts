@@ -1,7 +1,7 @@
 import SQLite from 'better-sqlite3'
 import { Kysely, OperationNodeTransformer, sql, PrimitiveValueListNode, SqliteDialect, ValueNode, WithSchemaPlugin, type KyselyPlugin, type PluginTransformResultArgs, type QueryResult, type RootOperationNode, type UnknownRow } from 'kysely'
 import t from 'tap'
-import { executorPlugins, largestTemplateKeys, padKeys, reusesStatements, StatementTemplates } from '../../plugin/load/statement-templates.js'
+import { executorPlugins, largestTemplateKeys, padKeys, reusesStatements, StatementTemplates } from '../../plugin/sql/statement-templates.js'
 import expandPlugin, { defineResource } from '../../plugin/index.js'
 import Fastify from 'fastify'
 import { Type } from '@sinclair/typebox'

@@ -6,7 +6,7 @@ import { test } from 'tap'
 import expandPlugin, { defineResource, expandOpenApi, isExpanded, openApiTransform, type ExpandOpenApiOptions, type ExpandPluginOptions } from '../../plugin/index.js'
 import { enumerateExpansionPaths } from '../../plugin/openapi/expansion-paths.js'
 import { toOpenApi30 } from '../../plugin/openapi/openapi-version.js'
-import { ResourceGraph } from '../../plugin/resource-graph.js'
+import { ResourceGraph } from '../../plugin/graph/resource-graph.js'
 import { Company, Person, Pet, PetStore, Toy, resources } from '../fixtures/pets.js'
 
 /* expandOpenApi on an application of its own: handler routes, options, OpenAPI 3.0, and what it must leave alone. */

@@ -297,9 +297,9 @@ function pluginSources (): Map<string, string> {
 // Errors plugin/ raises that are not the plugin's: each with why.
 const foreignErrors = new Map([
   // A validator's Error, which Fastify answers as its own FST_ERR_VALIDATION.
-  ['load/route-parameters.ts: Error', 2],
+  ['parse/route-parameters.ts: Error', 2],
   // A switch case no relation reaches (to-one ids are read from the row, never queried).
-  ['load/relation-statements.ts: TypeError', 1],
+  ['sql/relation-statements.ts: TypeError', 1],
   // The signal a relation of a concurrent load gets when another relation failed: caught there, never answered.
   ['load/batch-loader.ts: Error', 1],
 ])

@@ -4,7 +4,7 @@ import { ExpandEngine } from '../../plugin/engine.js'
 import { resolveOptions } from '../../plugin/options.js'
 import type { Visibility } from '../../plugin/plan/plan.js'
 import { planExpansion } from '../../plugin/plan/planner.js'
-import { ResourceGraph } from '../../plugin/resource-graph.js'
+import { ResourceGraph } from '../../plugin/graph/resource-graph.js'
 import { Pet, resources } from '../fixtures/pets.js'
 
 // A hit compares a request's raw parameters with the last request's of the same route before joining them

@@ -1,6 +1,6 @@
 import type { SqliteDatabase, SqliteStatement } from 'kysely'
 import { LruMap } from 'toad-cache'
-import { isPositiveInteger, unknownKey } from '../checks.js'
+import { isPositiveInteger, unknownKey } from '../graph/checks.js'
 import { InvalidOptionError, messages } from '../errors.js'
 
 export interface StatementCacheOptions {

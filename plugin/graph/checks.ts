@@ -28,3 +28,8 @@ export function isTableName (value: unknown): value is string {
 export const columnNameRule = 'letters, digits and underscores'
 /** How a message describes what `isTableName` accepts. */
 export const tableNameRule = 'letters, digits and underscores, or schema.table'
+
+/** Decimal text of an integer JavaScript holds exactly (16 digits at most: the range is checked after). */
+export const integerText = /^-?[0-9]{1,16}$/
+/** Decimal text of a number, as JSON and the query string write it. */
+export const numberText = /^-?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]{1,3})?$/

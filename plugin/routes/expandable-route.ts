@@ -6,12 +6,12 @@ import type {
   RouteOptions,
   preSerializationHookHandler,
 } from 'fastify'
-import { unknownKey } from './checks.js'
-import type { ExpandEngine, RegisteredTarget } from './engine.js'
-import { InvalidDataError, InvalidOptionError, messages } from './errors.js'
-import { requestPlan, routePlanner, type RoutePlanner } from './expansion-plan.js'
-import type { ResolvedOptions } from './options.js'
-import { isResource, type AnyResource } from './resource.js'
+import { unknownKey } from '../graph/checks.js'
+import type { ExpandEngine, RegisteredTarget } from '../engine.js'
+import { InvalidDataError, InvalidOptionError, messages } from '../errors.js'
+import { requestPlan, routePlanner, type RoutePlanner } from '../plan/request-plan.js'
+import type { ResolvedOptions } from '../options.js'
+import { isResource, type AnyResource } from '../graph/resource.js'
 import { expandableSetting, markPrepared } from './route-declarations.js'
 
 /** The `expandable` route option (also accepted as `config.expandable`). */

@@ -1,7 +1,7 @@
 import type { FastifyRequest } from 'fastify'
 import type { Expression, ExpressionBuilder, SqlBool } from 'kysely'
 import { columnNameRule, isIdentifier, isPositiveInteger, isTableName, tableNameRule, unknownKey } from './checks.js'
-import { InvalidDefinitionError, messages } from './errors.js'
+import { InvalidDefinitionError, messages } from '../errors.js'
 import type { ObjectSchema } from './expanded.js'
 
 /** The keys of a relation, for loading it from the database. */

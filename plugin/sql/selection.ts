@@ -1,8 +1,8 @@
 import type { Expression, Kysely, SelectQueryBuilder, SqlBool } from 'kysely'
 import { InvalidDefinitionError, messages } from '../errors.js'
 import type { LevelPlan } from '../plan/plan.js'
-import type { RelationEdge, ResourceNode } from '../resource-graph.js'
-import { literalKey } from './statement-cache.js'
+import type { RelationEdge, ResourceNode } from '../graph/resource-graph.js'
+import { literalKey } from '../drivers/statement-cache.js'
 
 export type Row = Record<string, unknown>
 // Tables are named at runtime by the resource definitions.

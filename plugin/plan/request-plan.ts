@@ -1,7 +1,7 @@
 import type { FastifyRequest } from 'fastify'
-import { InvalidOptionError, messages } from './errors.js'
-import type { ExpansionPlan } from './plan/plan.js'
-import type { Expansion } from './request-helpers.js'
+import { InvalidOptionError, messages } from '../errors.js'
+import type { ExpansionPlan } from './plan.js'
+import type { Expansion } from '../request-helpers.js'
 
 /**
  * The plan behind each public expansion. `request.expansion` (and a
@@ -26,7 +26,7 @@ export function expansionPlan (expansion: Expansion | null | undefined): Expansi
   return plan
 }
 
-/** Plans one request of one route (route.ts makes one per expandable route). */
+/** Plans one request of one route (routes/expandable-route.ts makes one per expandable route). */
 export type RoutePlanner = (request: FastifyRequest) => ExpansionPlan
 
 /**

@@ -1,4 +1,4 @@
-import { InvalidDefinitionError, messages } from './errors.js'
+import { InvalidDefinitionError, messages } from '../errors.js'
 import {
   isResource,
   type AnyResource,

@@ -1,16 +1,20 @@
 import type { FastifyInstance, FastifyRequest, RouteShorthandOptions } from 'fastify'
-import { isPositiveInteger, unknownKey } from '../checks.js'
+import { isPositiveInteger, unknownKey } from '../graph/checks.js'
 import { BadFilterError, DatabaseError, InvalidOptionError, NotFoundError, messages } from '../errors.js'
-import type { JsonSchema, SourceSchema } from '../resource-graph.js'
+import type { JsonSchema, SourceSchema } from '../graph/resource-graph.js'
 import type { ExpandEngine } from '../engine.js'
-import { requestPlan } from '../expansion-plan.js'
-import type { AnyResource } from '../resource.js'
-import { loadRows } from './batch-loader.js'
-import { ListQuery, maxValueLength, type Condition, type FilterDeclaration, type FilterField } from './list-query.js'
-import type { LoadContext } from './load-context.js'
-import { integerParameter, parameterReader } from './route-parameters.js'
-import { isSqlite } from './statement-templates.js'
-import { keyColumn, selectedRow, selectLevel, tableOf, type AnySelect, type Row } from './selection.js'
+import { requestPlan } from '../plan/request-plan.js'
+import type { AnyResource } from '../graph/resource.js'
+import { loadRows } from '../load/batch-loader.js'
+import { maxValueLength, readListQuery } from '../parse/list-query.js'
+import { CursorCodec } from '../plan/cursors.js'
+import { resolveList } from '../plan/list-plan.js'
+import { keysetCondition, listConditions, orderBy, selectKeys, type Condition } from '../sql/list-statements.js'
+import { keysOf, readListDeclaration, type FilterDeclaration, type FilterField, type ListDeclaration } from './list-declarations.js'
+import type { LoadContext } from '../load/load-context.js'
+import { integerParameter, parameterReader } from '../parse/route-parameters.js'
+import { isSqlite } from '../sql/statement-templates.js'
+import { keyColumn, selectedRow, selectLevel, tableOf, type AnySelect, type Row } from '../sql/selection.js'
 
 export interface ResourceRoutesOptions {
   /** Paths a list request may expand (prefixes included); absent: every path. */
@@ -166,7 +170,13 @@ export function registerResourceRoutes (
   if (typeof withTotal !== 'boolean') fail(messages.badTotal)
   if (pagination === 'cursor' && options.total !== undefined) fail(messages.totalWithCursor)
   const cursors = pagination === 'cursor'
-  const listQuery = new ListQuery(node, options, loading.cursorSecret, fail)
+  if (options.cursorSecret !== undefined &&
+    !(typeof options.cursorSecret === 'string' && options.cursorSecret.length >= 16) &&
+    !(Buffer.isBuffer(options.cursorSecret) && options.cursorSecret.length >= 16)) {
+    fail(messages.shortCursorSecret)
+  }
+  const secret = options.cursorSecret === undefined ? loading.cursorSecret : Buffer.from(options.cursorSecret)
+  const declaration = readListDeclaration(node, options, new CursorCodec(secret), fail)
   const cursorBinding = options.cursorBinding
   if (cursorBinding !== undefined && typeof cursorBinding !== 'function') fail(messages.badCursorBinding)
   if (cursorBinding !== undefined && !cursors) fail(messages.cursorBindingWithOffset)
@@ -189,8 +199,8 @@ export function registerResourceRoutes (
     maxPageSize,
     pagination,
     total: !cursors && withTotal,
-    filters: [...listQuery.filters.values()],
-    sort: [...listQuery.sortFields.keys()],
+    filters: [...declaration.filters.values()],
+    sort: [...declaration.sortFields.keys()],
   })
   const limitSchema = { type: 'integer', minimum: 1, maximum: Number.MAX_SAFE_INTEGER, default: pageSize, description: `Rows per page (default ${pageSize}; larger than ${maxPageSize} is clamped)` }
   app.get<{ Querystring: { limit?: number; offset?: number } }>(prefix, {
@@ -210,23 +220,23 @@ export function registerResourceRoutes (
                 },
               }
             : { offset: { type: 'integer', minimum: 0, maximum: Number.MAX_SAFE_INTEGER, default: 0, description: 'Rows to skip' } }),
-          ...sortParameter(listQuery),
-          ...filterParameters(listQuery),
+          ...sortParameter(declaration),
+          ...filterParameters(declaration),
         },
       },
     },
     validatorCompiler: parameterReader({
       integers: cursors ? { limit: { minimum: 1 } } : { limit: { minimum: 1 }, offset: { minimum: 0 } },
       // Every list reads filter[...] and sort, so that one it does not declare is a 400, never ignored.
-      list: { query: listQuery, cursors },
+      list: { cursors },
     }),
   }, async (request: FastifyRequest<{ Querystring: { limit?: number; offset?: number } }>) => {
     // Everything is read from the query this handler is given, which a hook may have replaced or changed.
-    const requested = listQuery.read(request.query, cursors)
+    const requested = readListQuery(request.query, cursors)
     const query = request.query as Record<string, unknown>
     const limit = Math.min(integerParameter(query, 'limit', 1) ?? pageSize, maxPageSize)
     const offset = cursors ? 0 : integerParameter(query, 'offset', 0) ?? 0
-    // Planned before the handler (route.ts), with the fieldsFor answers the filter and sort checks use below.
+    // Planned before the handler (expandable-route.ts), with the fieldsFor answers the filter and sort checks use below.
     const plan = requestPlan(request)!
     const loadContext = loading.contextFor(request)
     const { db, templates } = loadContext
@@ -242,32 +252,32 @@ export function registerResourceRoutes (
       return pageOf(rows, total)
     }
 
-    const list = listQuery.resolve(requested, {
+    const list = resolveList(declaration, requested, {
       visibility: plan.visibility,
       ignoreHidden,
       // The full URL (with the prefixes of every plugin it is registered in): two mounts of one list never share cursors.
       route: `GET ${request.routeOptions.url ?? prefix}`,
       identity: cursors ? identityOf(request, cursorBinding) : undefined,
     })
-    const keys = listQuery.keysOf(list)
+    const keys = keysOf(declaration, list.sort)
     const values: unknown[] = []
-    const { conditions, shape } = listQuery.conditions(list, loadContext, values)
+    const { conditions, shape } = listConditions(node, list, loadContext, values)
     const filterValues = [...values]
-    const after = cursors && list.after !== undefined ? listQuery.keyset(keys, list.after, values) : undefined
+    const after = cursors && list.after !== undefined ? keysetCondition(keys, list.after, values) : undefined
     // A related scope that cannot be told apart by shape: the statement is built for this request alone.
     const statementScope = shape === null ? { key: null, values: [] } : parts
     const sortShape = keys.map(({ field, descending }) => `${descending ? '-' : ''}${field.name}`).join(',')
     const page = (query: AnySelect) => {
       const filtered = conditions.reduce((current, condition) => current.where(condition), query)
-      const ordered = listQuery.orderBy(after === undefined ? filtered : filtered.where(after), keys)
-      return cursors ? listQuery.selectKeys(ordered, keys, isSqlite(db)) : ordered
+      const ordered = orderBy(after === undefined ? filtered : filtered.where(after), keys)
+      return cursors ? selectKeys(ordered, keys, isSqlite(db)) : ordered
     }
     if (cursors) {
       const selected = await filtered(templates.rows(db, plan.root, `cursor${shape ?? ''}|${sortShape}|${after === undefined ? '' : 'after'}`, [...values, limit + 1], () =>
         page(selectLevel(db, plan.root, scope)).limit(limit + 1), false, statementScope))
       const more = selected.length > limit
       if (more) selected.length = limit
-      const next = more ? listQuery.cursorAfter(selected[limit - 1]!, keys, list) : null
+      const next = more ? declaration.cursors.cursorAfter(selected[limit - 1]!, keys, list.binding) : null
       // The cursor columns read, each row keeps the level's own columns only.
       const rows = selected.map(selectedRow(plan.root))
       await loadRows(loadContext, plan.root, rows)
@@ -402,8 +412,8 @@ function sharedRouteOptions (
 }
 
 /** `sort` in the list route's querystring schema: a comma list of the sort fields, each maybe `-`. */
-function sortParameter (listQuery: ListQuery): Record<string, JsonSchema> {
-  const names = [...listQuery.sortFields.keys()]
+function sortParameter (declaration: ListDeclaration): Record<string, JsonSchema> {
+  const names = [...declaration.sortFields.keys()]
   if (names.length === 0) return {}
   const one = `-?(?:${names.join('|')})`
   return {
@@ -421,10 +431,10 @@ function sortParameter (listQuery: ListQuery): Record<string, JsonSchema> {
  * A longer value is a 400 FST_EXPAND_BAD_FILTER: `contains` values at most the filter's `containsMaxLength`,
  * any other value at most 1,000 characters as written (a string's `maxLength`, otherwise its description says so).
  */
-function filterParameters (listQuery: ListQuery): Record<string, JsonSchema> {
+function filterParameters (declaration: ListDeclaration): Record<string, JsonSchema> {
   const properties: Record<string, JsonSchema> = {}
   const atMost = (length: number) => ` (at most ${length.toLocaleString('en-US')} characters)`
-  for (const filter of listQuery.filters.values()) {
+  for (const filter of declaration.filters.values()) {
     const type: JsonSchema = filter.type.format === undefined
       ? { type: filter.type.kind }
       : { type: filter.type.kind, format: filter.type.format }

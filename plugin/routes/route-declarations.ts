@@ -1,7 +1,7 @@
 import { subscribe } from 'node:diagnostics_channel'
 import type { FastifyInstance, RouteOptions } from 'fastify'
-import { InvalidOptionError, messages } from './errors.js'
-import type { ExpandableRouteOptions } from './route.js'
+import { InvalidOptionError, messages } from '../errors.js'
+import type { ExpandableRouteOptions } from './expandable-route.js'
 
 /**
  * Fastify ignores route options it does not know, so an `expandable` route

@@ -1,7 +1,7 @@
 import { SqliteAdapter, sql, type Expression, type SqlBool } from 'kysely'
 import type { LevelPlan, PlannedField } from '../plan/plan.js'
-import type { RelationEdge, RelationKind, RelationLink } from '../resource-graph.js'
-import type { LoadContext } from './load-context.js'
+import type { RelationEdge, RelationKind, RelationLink } from '../graph/resource-graph.js'
+import type { LoadContext } from '../load/load-context.js'
 import { foreignKeyOf, keyColumn, selectLevel, selectLevelColumns, selectionOf, tableOf, type AnySelect } from './selection.js'
 import { executorOf } from './statement-templates.js'
 

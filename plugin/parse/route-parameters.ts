@@ -1,6 +1,6 @@
 import type { FastifySchemaCompiler } from 'fastify'
-import type { JsonSchema } from '../resource-graph.js'
-import type { ListQuery } from './list-query.js'
+import type { JsonSchema } from '../graph/resource-graph.js'
+import { readListQuery } from './list-query.js'
 
 /**
  * The generated routes read their own parameters (`limit`, `offset`, `:id`)
@@ -18,10 +18,10 @@ export interface ParameterRules {
   integers?: Record<string, { minimum: number }>
   /**
    * List routes: `filter[...]`, `sort` and (with `cursors`) `after`, read by
-   * the route's ListQuery; what does not fit is its own 400
+   * readListQuery; what does not fit is its own 400
    * (`FST_EXPAND_BAD_FILTER`, `_BAD_SORT`, `_BAD_CURSOR`).
    */
-  list?: { query: ListQuery; cursors: boolean }
+  list?: { cursors: boolean }
 }
 
 const digits = /^-?[0-9]{1,16}$/
@@ -36,7 +36,7 @@ export function parameterReader (rules: ParameterRules): FastifySchemaCompiler<u
         if (rules.list === undefined || 'error' in read) return read
         try {
           // Read to answer a bad one 400 before any hook; the handler reads the query it is given again.
-          rules.list.query.read(read.value, rules.list.cursors)
+          readListQuery(read.value, rules.list.cursors)
         } catch (error) {
           // Fastify answers an Error the validator gives with its own code and status.
           return { error: error as Error }

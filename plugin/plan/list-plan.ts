@@ -1,0 +1,169 @@
+import { BadFilterError, BadSortError, ForbiddenError, messages } from '../errors.js'
+import { instantOf, isDateText } from '../graph/dates.js'
+import { integerText, numberText } from '../graph/checks.js'
+import type { ResourceNode } from '../graph/resource-graph.js'
+import type { ListRequest } from '../parse/list-query.js'
+import { cursorVersion } from './cursors.js'
+import type { Visibility } from './plan.js'
+import {
+  keysOf, type FilterField, type FilterOperator, type ListDeclaration, type RequestedSort, type ValueType,
+} from '../routes/list-declarations.js'
+
+const sortParam = 'sort'
+const maxInValues = 100
+
+/** One filter of a request, its value read by the field's type. */
+export interface RequestedFilter {
+  readonly filter: FilterField
+  readonly operator: FilterOperator
+  /** eq..gte: one value; in: several; null: true for `is null`; contains: the text as given. */
+  readonly value: unknown
+}
+
+/** A request's filters and sort as they apply to its caller, and the keyset values of its `after` cursor. */
+export interface ResolvedList {
+  readonly filters: readonly RequestedFilter[]
+  /** The sort keys asked for (and visible), without the primary key that always ends them. */
+  readonly sort: readonly RequestedSort[]
+  /** Keyset values of the row an `after` cursor points past; undefined: the first page. */
+  readonly after: readonly unknown[] | undefined
+  /** Canonical text of what a cursor of this list is bound to: route, caller, filters (typed), sort keys. */
+  readonly binding: string
+}
+
+/** Who asks, for the parts of `resolveList` that depend on it. */
+export interface ListCaller {
+  readonly visibility: Visibility
+  /** onInvalidExpand 'ignore': filters and sort keys on hidden fields are dropped instead of a 403. */
+  readonly ignoreHidden: boolean
+  /** `GET` and the route's full URL (with every prefix it was registered under). */
+  readonly route: string
+  /** The `cursorBinding` option's answer for the request, if the route has one. */
+  readonly identity: string | undefined
+}
+
+/**
+ * The request's filters, sort keys and cursor as they apply to `caller`.
+ * A filter or sort key on a field `fieldsFor` hides from the caller is a
+ * 403 whatever its operator or value (dropped under `onInvalidExpand:
+ * 'ignore'`), checked before either is read; a name the route does not
+ * take is a 400 whose message lists only what the caller may use. The
+ * cursor must have been made by this route for the same effective filters
+ * and sort (and identity, with `cursorBinding`), else 400.
+ */
+export function resolveList (declaration: ListDeclaration, request: ListRequest, caller: ListCaller): ResolvedList {
+  const hidden = (node: ResourceNode, field: string) => {
+    const visible = caller.visibility.visible(node)
+    return visible !== undefined && !visible.has(field)
+  }
+  const hiddenFilter = (filter: FilterField) => {
+    let node = declaration.node
+    for (const hop of filter.hops) {
+      if (hidden(node, hop.field)) return true
+      node = hop.target
+    }
+    return hidden(node, filter.field)
+  }
+  const filters: RequestedFilter[] = []
+  for (const { path, operator, raw, written } of request.filters) {
+    const filter = declaration.filters.get(path)
+    if (filter === undefined) {
+      const usable = [...declaration.filters.values()].filter((filter) => !hiddenFilter(filter)).map((filter) => filter.path)
+      throw new BadFilterError(messages.unknownFilter(declaration.node.name, path, usable))
+    }
+    if (hiddenFilter(filter)) {
+      if (caller.ignoreHidden) continue
+      throw new ForbiddenError(messages.hiddenFilter(path))
+    }
+    const op = (operator === '' ? 'eq' : operator) as FilterOperator
+    if (!filter.operators.includes(op)) {
+      throw new BadFilterError(messages.badFilterOperator(declaration.node.name, path, operator, filter.operators))
+    }
+    filters.push({ filter, operator: op, value: readFilterValue(filter, op, raw, written) })
+  }
+  const sort: RequestedSort[] = []
+  const names = new Set<string>()
+  for (const { name, descending } of request.sort) {
+    const field = declaration.sortFields.get(name)
+    if (field === undefined) {
+      const usable = [...declaration.sortFields.keys()].filter((name) => !hidden(declaration.node, name))
+      throw new BadSortError(messages.unknownSort(declaration.node.name, name, usable))
+    }
+    if (hidden(declaration.node, name)) {
+      if (caller.ignoreHidden) continue
+      throw new ForbiddenError(messages.hiddenSort(name))
+    }
+    if (names.has(name)) throw new BadSortError(messages.sortRepeated(sortParam, name))
+    names.add(name)
+    sort.push({ field, descending })
+    // The primary key is unique: keys after it could never order anything.
+    if (field.column === declaration.primaryKey.column) break
+  }
+  const binding = bindingOf(declaration, caller, filters, sort)
+  const after = request.after === undefined ? undefined : declaration.cursors.readCursor(request.after, keysOf(declaration, sort), binding)
+  return { filters, sort, after, binding }
+}
+
+/**
+ * What a cursor is bound to, as JSON (never a join of raw text, which two
+ * different requests could share): the resource, the route's method and
+ * full URL, the caller's identity when the route binds cursors to it, each
+ * filter as (path, operator, value read by its type) in a canonical order,
+ * and the sort keys.
+ */
+function bindingOf (
+  declaration: ListDeclaration, caller: ListCaller, filters: readonly RequestedFilter[], sort: readonly RequestedSort[]
+): string {
+  const filterTuples = filters.map(({ filter, operator, value }) => [filter.path, operator, value] as const)
+    .sort((a, b) => (a[0] === b[0] ? (a[1] < b[1] ? -1 : 1) : a[0] < b[0] ? -1 : 1))
+  const sortTuples = keysOf(declaration, sort).map(({ field, descending }) => [field.name, descending])
+  return JSON.stringify([cursorVersion, declaration.node.qualifiedName, caller.route, caller.identity ?? null, filterTuples, sortTuples])
+}
+
+function readFilterValue (filter: FilterField, operator: FilterOperator, raw: string, written: string): unknown {
+  switch (operator) {
+    case 'null':
+      if (raw !== 'true' && raw !== 'false') throw new BadFilterError(messages.badFilterValue(written, 'true or false', raw))
+      return raw === 'true'
+    case 'in': {
+      const items = raw.split(',')
+      if (items.length > maxInValues) throw new BadFilterError(messages.tooManyValues(written, maxInValues))
+      return items.map((item) => readTyped(filter.type, item, written))
+    }
+    case 'contains':
+      if (raw.length > filter.containsMaxLength) throw new BadFilterError(messages.tooLong(written, raw.length, filter.containsMaxLength))
+      // The text as given: each dialect writes its own search (see containsCondition).
+      return raw
+    default:
+      return readTyped(filter.type, raw, written)
+  }
+}
+
+/**
+ * A value of the field's type, as the database compares it (booleans as 1
+ * and 0 on every dialect, a date-time as its instant in UTC written by
+ * `toISOString()`), or a 400.
+ */
+export function readTyped (type: ValueType, raw: string, written: string): unknown {
+  const refuse = (what: string): never => { throw new BadFilterError(messages.badFilterValue(written, what, raw)) }
+  switch (type.kind) {
+    case 'integer': {
+      const number = integerText.test(raw) ? Number(raw) : NaN
+      return Number.isSafeInteger(number) ? number : refuse(`an integer from ${Number.MIN_SAFE_INTEGER} to ${Number.MAX_SAFE_INTEGER}`)
+    }
+    case 'number': {
+      const number = numberText.test(raw) ? Number(raw) : NaN
+      return Number.isFinite(number) ? number : refuse('a number')
+    }
+    case 'boolean':
+      return raw === 'true' ? 1 : raw === 'false' ? 0 : refuse('true or false')
+    case 'string':
+      if (type.format === 'date') {
+        if (!isDateText(raw)) refuse('a date (YYYY-MM-DD)')
+      } else if (type.format === 'date-time') {
+        const instant = instantOf(raw, true)
+        return instant === undefined ? refuse('a date-time (RFC 3339, with a time zone)') : new Date(instant).toISOString()
+      }
+      return raw
+  }
+}

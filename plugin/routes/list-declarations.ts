@@ -1,0 +1,221 @@
+import { messages } from '../errors.js'
+import type { JsonSchema, RelationEdge, ResourceNode } from '../graph/resource-graph.js'
+import { maxValueLength } from '../parse/list-query.js'
+import type { CursorCodec } from '../plan/cursors.js'
+import { tableOf } from '../sql/selection.js'
+
+/** The operators a declared filter may allow. */
+export const filterOperators = ['eq', 'ne', 'lt', 'lte', 'gt', 'gte', 'in', 'null', 'contains'] as const
+export type FilterOperator = typeof filterOperators[number]
+
+/** What a filter, sort key or cursor value is read as: the field's schema type. */
+export interface ValueType {
+  readonly kind: 'integer' | 'number' | 'boolean' | 'string'
+  /** Strings only: `date` (YYYY-MM-DD) and `date-time` (RFC 3339) are checked. */
+  readonly format?: string
+}
+
+/** A declared filter: a column of the resource's table, or of a table reached through to-one relations. */
+export interface FilterField {
+  /** As declared and written in the query: `species`, `owner.name`. */
+  readonly path: string
+  /** The to-one relations walked from the route's resource, in order. */
+  readonly hops: readonly RelationEdge[]
+  /** The resource holding the field, and the field. */
+  readonly node: ResourceNode
+  readonly field: string
+  readonly column: string
+  readonly type: ValueType
+  readonly operators: readonly FilterOperator[]
+  readonly nullable: boolean
+  /** The longest `contains` value this filter takes, in characters. */
+  readonly containsMaxLength: number
+}
+
+/**
+ * A filter as `routes()` declares it: its operators, or its operators and
+ * the longest `contains` value it takes (the cost of a substring search
+ * grows with the text times the value: see the README's security model).
+ */
+export type FilterDeclaration = readonly FilterOperator[] | {
+  readonly operators: readonly FilterOperator[]
+  /** The longest `contains` value, in characters (default 32). */
+  readonly containsMaxLength?: number
+}
+
+export interface SortField {
+  readonly name: string
+  readonly column: string
+  readonly type: ValueType
+}
+
+export interface ListQueryOptions {
+  filter?: Readonly<Record<string, FilterDeclaration>>
+  sort?: readonly string[]
+  cursorSecret?: string | Buffer
+}
+
+/** The longest `contains` value by default: a substring search costs the text's length times the value's. */
+export const defaultContainsMaxLength = 32
+
+/** A sort key of a request: a declared sort field, and its direction. */
+export interface RequestedSort {
+  readonly field: SortField
+  readonly descending: boolean
+}
+
+/**
+ * A list route's filters, sort keys and cursor codec, checked at startup
+ * (`readListDeclaration`): what every later stage reads of the route's
+ * `filter`, `sort` and `cursorSecret` options.
+ */
+export interface ListDeclaration {
+  readonly node: ResourceNode
+  readonly filters: ReadonlyMap<string, FilterField>
+  readonly sortFields: ReadonlyMap<string, SortField>
+  readonly primaryKey: SortField
+  readonly cursors: CursorCodec
+}
+
+/** The route's list options, checked (each mistake through `fail`, naming it). */
+export function readListDeclaration (
+  node: ResourceNode,
+  options: ListQueryOptions,
+  cursors: CursorCodec,
+  fail: (message: string) => never
+): ListDeclaration {
+  return {
+    node,
+    filters: readFilterOption(node, options.filter, fail),
+    sortFields: readSortOption(node, options.sort, fail),
+    primaryKey: {
+      name: node.primaryKey,
+      column: `${tableOf(node)}.${node.column(node.primaryKey)}`,
+      type: sortableType(node, node.primaryKey) ?? { kind: 'string' },
+    },
+    cursors,
+  }
+}
+
+/** The sort keys of a request, the primary key (ascending) last unless it is already there. */
+export function keysOf (declaration: ListDeclaration, sort: readonly RequestedSort[]): RequestedSort[] {
+  const keys = [...sort]
+  const { primaryKey } = declaration
+  if (!keys.some(({ field }) => field.column === primaryKey.column)) keys.push({ field: primaryKey, descending: false })
+  return keys
+}
+
+export function isDateFormat (type: ValueType): boolean {
+  return type.format === 'date' || type.format === 'date-time'
+}
+
+/** The plain types a filter or sort key reads: a field's schema type, less null. */
+function valueTypeOf (schema: JsonSchema | undefined): { type: ValueType; nullable: boolean } | undefined {
+  if (schema === undefined) return undefined
+  const types = Array.isArray(schema.type) ? schema.type as unknown[] : [schema.type]
+  const nullable = types.includes('null')
+  const plain = types.filter((type) => type !== 'null')
+  if (plain.length !== 1) return undefined
+  const kind = plain[0]
+  if (kind !== 'integer' && kind !== 'number' && kind !== 'boolean' && kind !== 'string') return undefined
+  return { type: typeof schema.format === 'string' && kind === 'string' ? { kind, format: schema.format } : { kind }, nullable }
+}
+
+/** A field's column on its resource's table: a value field's, or a to-one relation's local column. */
+function columnOf (node: ResourceNode, field: string): string | undefined {
+  const relation = node.relations.get(field)
+  if (relation === undefined) return node.column(field)
+  return relation.link.kind === 'to-one' ? relation.link.column : undefined
+}
+
+function sortableType (node: ResourceNode, field: string): ValueType | undefined {
+  const read = valueTypeOf(node.fieldSchemas.get(field))
+  return read === undefined || read.nullable ? undefined : read.type
+}
+
+function readFilterOption (
+  node: ResourceNode, option: ListQueryOptions['filter'], fail: (message: string) => never
+): Map<string, FilterField> {
+  const filters = new Map<string, FilterField>()
+  if (option === undefined) return filters
+  if (typeof option !== 'object' || option === null || Array.isArray(option)) fail(messages.filterOptionNotObject)
+  for (const [path, declaration] of Object.entries(option)) {
+    const at = `filter '${path}'`
+    const { operators, containsMaxLength } = readFilterDeclaration(declaration, at, fail)
+    const segments = path.split('.')
+    const hops: RelationEdge[] = []
+    let current = node
+    for (const segment of segments.slice(0, -1)) {
+      const relation = current.relations.get(segment)
+      if (relation === undefined || relation.link.kind !== 'to-one' || relation.target.table === undefined) {
+        fail(messages.filterNotToOne(at, segment, current.qualifiedName))
+      }
+      hops.push(relation!)
+      current = relation!.target
+    }
+    const field = segments[segments.length - 1]!
+    const read = valueTypeOf(current.fieldSchemas.get(field))
+    const column = current.fieldSchemas.has(field) ? columnOf(current, field) : undefined
+    if (!current.fieldSchemas.has(field)) fail(messages.noSuchField(at, current.qualifiedName, field))
+    if (column === undefined || (current.relations.get(field)?.alwaysNested ?? false)) {
+      fail(messages.notAColumn(at, field, current.qualifiedName))
+    }
+    if (read === undefined) fail(messages.badFilterFieldType(at, field))
+    if (!Array.isArray(operators) || operators.length === 0) fail(messages.noFilterOperators(at, filterOperators))
+    for (const operator of operators) {
+      if (!(filterOperators as readonly string[]).includes(operator)) {
+        fail(messages.unknownFilterOperator(at, String(operator), filterOperators))
+      }
+      if (operator === 'contains' && read!.type.kind !== 'string') fail(messages.containsNeedsString(at))
+      if (['lt', 'lte', 'gt', 'gte'].includes(operator) && read!.type.kind === 'boolean') fail(messages.comparisonOnBoolean(at, operator))
+    }
+    filters.set(path, Object.freeze({
+      path,
+      hops: Object.freeze(hops),
+      node: current,
+      field,
+      column: `${tableOf(current)}.${column!}`,
+      type: read!.type,
+      operators: Object.freeze([...new Set(operators)]),
+      nullable: read!.nullable,
+      containsMaxLength,
+    }))
+  }
+  return filters
+}
+
+/** A filter's declaration, in either form: its operators and the longest `contains` value. */
+function readFilterDeclaration (
+  declaration: FilterDeclaration, at: string, fail: (message: string) => never
+): { operators: readonly FilterOperator[]; containsMaxLength: number } {
+  if (Array.isArray(declaration)) return { operators: declaration, containsMaxLength: defaultContainsMaxLength }
+  if (typeof declaration !== 'object' || declaration === null) fail(messages.noFilterOperators(at, filterOperators))
+  const { operators, containsMaxLength, ...rest } = declaration as Exclude<FilterDeclaration, readonly FilterOperator[]>
+  const unknown = Object.keys(rest)[0]
+  if (unknown !== undefined) fail(messages.unknownFilterKey(at, unknown))
+  const lengthFits = (length: number) => Number.isSafeInteger(length) && length >= 1 && length <= maxValueLength
+  if (containsMaxLength !== undefined && !lengthFits(containsMaxLength)) {
+    fail(messages.badContainsMaxLength(at, maxValueLength))
+  }
+  return { operators, containsMaxLength: containsMaxLength ?? defaultContainsMaxLength }
+}
+
+function readSortOption (
+  node: ResourceNode, option: readonly string[] | undefined, fail: (message: string) => never
+): Map<string, SortField> {
+  const fields = new Map<string, SortField>()
+  if (option === undefined) return fields
+  if (!Array.isArray(option)) fail(messages.sortOptionNotArray)
+  for (const name of option) {
+    if (typeof name !== 'string' || !node.fieldSchemas.has(name)) fail(messages.noSuchField('sort', node.qualifiedName, String(name)))
+    const column = columnOf(node, name)
+    if (column === undefined || (node.relations.get(name)?.alwaysNested ?? false)) {
+      fail(messages.notAColumn('sort', name, node.qualifiedName))
+    }
+    const type = sortableType(node, name)
+    // NULL sorts first on SQLite and last on PostgreSQL, and never compares in a keyset.
+    if (type === undefined) fail(messages.badSortFieldType(name))
+    fields.set(name, Object.freeze({ name, column: `${tableOf(node)}.${column!}`, type: type! }))
+  }
+  return fields
+}
