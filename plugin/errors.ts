@@ -1,41 +1,105 @@
 import createError from '@fastify/error'
 
-// Request errors: the client sent an expansion the route cannot serve.
-export const UnknownFieldError = createError<'FST_EXPAND_UNKNOWN_FIELD', 400, [string]>('FST_EXPAND_UNKNOWN_FIELD', '%s', 400)
-export const NotPermittedError = createError<'FST_EXPAND_NOT_PERMITTED', 400, [string]>('FST_EXPAND_NOT_PERMITTED', '%s', 400)
-export const TooDeepError = createError<'FST_EXPAND_TOO_DEEP', 400, [string]>('FST_EXPAND_TOO_DEEP', '%s', 400)
-export const RecursiveError = createError<'FST_EXPAND_RECURSIVE', 400, [string]>('FST_EXPAND_RECURSIVE', '%s', 400)
-export const MalformedError = createError<'FST_EXPAND_MALFORMED', 400, [string]>('FST_EXPAND_MALFORMED', '%s', 400)
-// The request names a field that the resource's fieldsFor hides from it.
-export const ForbiddenError = createError<'FST_EXPAND_FORBIDDEN', 403, [string]>('FST_EXPAND_FORBIDDEN', '%s', 403)
-// List routes of `app.expand.routes`: a filter, sort or cursor the route does not take.
-export const BadFilterError = createError<'FST_EXPAND_BAD_FILTER', 400, [string]>('FST_EXPAND_BAD_FILTER', '%s', 400)
-export const BadSortError = createError<'FST_EXPAND_BAD_SORT', 400, [string]>('FST_EXPAND_BAD_SORT', '%s', 400)
-export const BadCursorError = createError<'FST_EXPAND_BAD_CURSOR', 400, [string]>('FST_EXPAND_BAD_CURSOR', '%s', 400)
-// Found while loading: to-many levels multiply, so only the rows themselves tell how large a response gets.
-export const TooLargeError = createError<'FST_EXPAND_TOO_LARGE', 400, [string]>('FST_EXPAND_TOO_LARGE', '%s', 400)
-// The detail route of `app.expand.routes`: no row with that id (or none this request may see).
-export const NotFoundError = createError<'FST_EXPAND_NOT_FOUND', 404, [string]>('FST_EXPAND_NOT_FOUND', '%s', 404)
+/** When a code is answered: what the OpenAPI document and the README's error table group it under. */
+export type ErrorGroup = 'request' | 'access' | 'list' | 'loading' | 'not-found' | 'server' | 'unavailable' | 'aborted' | 'startup'
 
-// Server errors. Their bodies say what kind of failure it was, never what the data or the driver said.
-// Data a handler (or the database) produced does not fit the plan: the message names the resource and the path.
-export const InvalidDataError = createError<'FST_EXPAND_INVALID_DATA', 500, [string]>('FST_EXPAND_INVALID_DATA', '%s', 500)
-// The database cannot be reached (refused, dropped or timed-out connections, a server shutting down, too many
-// connections, a busy SQLite file): worth retrying, so a 503 with Retry-After; the driver's error is the `cause`.
-export const UnavailableError = createError<'FST_EXPAND_UNAVAILABLE', 503, [{ cause: unknown }]>(
-  'FST_EXPAND_UNAVAILABLE', 'Service Unavailable', 503)
-// The client went away while its relations were being loaded: the remaining statements are not run. Logged only.
-export const RequestAbortedError = createError<'FST_EXPAND_REQUEST_ABORTED', 499, []>(
-  'FST_EXPAND_REQUEST_ABORTED', 'The client closed the request before its relations were loaded', 499)
-// A statement the plugin ran failed: the driver's error is the `cause` (logged), never the body.
-export const DatabaseError = createError<'FST_EXPAND_DATABASE_ERROR', 500, [{ cause: unknown }]>(
-  'FST_EXPAND_DATABASE_ERROR', 'Internal Server Error', 500)
+interface ErrorEntry {
+  readonly code: `FST_EXPAND_${string}`
+  readonly status: number
+  /** The @fastify/error template: '%s' where the module that finds the mistake writes the message (see `messages`). */
+  readonly template: string
+  readonly group: ErrorGroup
+  /** Startup mistakes are TypeErrors, as Fastify's own option errors are. */
+  readonly typeError?: true
+}
 
-// Startup errors: a definition or an option is wrong; raised by defineResource,
-// register() or ready(), never while serving a request.
-export const InvalidDefinitionError = createError<'FST_EXPAND_INVALID_DEFINITION', 500, [string]>(
-  'FST_EXPAND_INVALID_DEFINITION', '%s', 500, TypeError)
-export const InvalidOptionError = createError<'FST_EXPAND_INVALID_OPTION', 500, [string]>('FST_EXPAND_INVALID_OPTION', '%s', 500, TypeError)
+/**
+ * Every code the plugin answers or throws, once: its status, its template
+ * and its group. The error classes below and the code lists the OpenAPI
+ * document enumerates are made from this table; the README's error table is
+ * tested against it both ways.
+ */
+export const errorTable = [
+  // Request errors: the client sent an expansion the route cannot serve.
+  { code: 'FST_EXPAND_UNKNOWN_FIELD', status: 400, template: '%s', group: 'request' },
+  { code: 'FST_EXPAND_NOT_PERMITTED', status: 400, template: '%s', group: 'request' },
+  { code: 'FST_EXPAND_TOO_DEEP', status: 400, template: '%s', group: 'request' },
+  { code: 'FST_EXPAND_RECURSIVE', status: 400, template: '%s', group: 'request' },
+  { code: 'FST_EXPAND_MALFORMED', status: 400, template: '%s', group: 'request' },
+  // The request names a field that the resource's fieldsFor hides from it.
+  { code: 'FST_EXPAND_FORBIDDEN', status: 403, template: '%s', group: 'access' },
+  // List routes of `app.expand.routes`: a filter, sort or cursor the route does not take.
+  { code: 'FST_EXPAND_BAD_FILTER', status: 400, template: '%s', group: 'list' },
+  { code: 'FST_EXPAND_BAD_SORT', status: 400, template: '%s', group: 'list' },
+  { code: 'FST_EXPAND_BAD_CURSOR', status: 400, template: '%s', group: 'list' },
+  // Found while loading: to-many levels multiply, so only the rows themselves tell how large a response gets.
+  { code: 'FST_EXPAND_TOO_LARGE', status: 400, template: '%s', group: 'loading' },
+  // The detail route of `app.expand.routes`: no row with that id (or none this request may see).
+  { code: 'FST_EXPAND_NOT_FOUND', status: 404, template: '%s', group: 'not-found' },
+  // Server errors. Their bodies say what kind of failure it was, never what the data or the driver said.
+  // Data a handler (or the database) produced does not fit the plan: the message names the resource and the path.
+  { code: 'FST_EXPAND_INVALID_DATA', status: 500, template: '%s', group: 'server' },
+  // A statement the plugin ran failed: the driver's error is the `cause` (logged), never the body.
+  { code: 'FST_EXPAND_DATABASE_ERROR', status: 500, template: 'Internal Server Error', group: 'server' },
+  // The database cannot be reached (refused, dropped or timed-out connections, a server shutting down, too many
+  // connections, a busy SQLite file, a statement cancelled by its time limit): worth retrying, so a 503 with
+  // Retry-After; the driver's error is the `cause`.
+  { code: 'FST_EXPAND_UNAVAILABLE', status: 503, template: 'Service Unavailable', group: 'unavailable' },
+  // The client went away while its relations were being loaded: the remaining statements are not run. Logged only.
+  {
+    code: 'FST_EXPAND_REQUEST_ABORTED',
+    status: 499,
+    template: 'The client closed the request before its relations were loaded',
+    group: 'aborted',
+  },
+  // Startup errors: a definition or an option is wrong; raised by defineResource, register() or ready(), never
+  // while serving a request.
+  { code: 'FST_EXPAND_INVALID_DEFINITION', status: 500, template: '%s', group: 'startup', typeError: true },
+  { code: 'FST_EXPAND_INVALID_OPTION', status: 500, template: '%s', group: 'startup', typeError: true },
+] as const satisfies readonly ErrorEntry[]
+
+type ErrorRow = typeof errorTable[number]
+export type ErrorCode = ErrorRow['code']
+type RowOf<C extends ErrorCode> = Extract<ErrorRow, { code: C }>
+/** The codes of the rows of group G, in the table's order, as a tuple type. */
+type CodesOf<Rows extends readonly ErrorRow[], G extends ErrorGroup> =
+  Rows extends readonly [infer Row extends ErrorRow, ...infer Rest extends readonly ErrorRow[]]
+    ? Row['group'] extends G ? [Row['code'], ...CodesOf<Rest, G>] : CodesOf<Rest, G>
+    : []
+
+const rows = new Map<string, ErrorEntry>(errorTable.map((row) => [row.code, row]))
+
+/** The error class of `code`, made from its row of the table. */
+function declareError<C extends ErrorCode, Args extends unknown[] = [string]> (code: C) {
+  const { status, template, typeError } = rows.get(code)!
+  return typeError === true
+    ? createError<C, RowOf<C>['status'], Args>(code, template, status as RowOf<C>['status'], TypeError)
+    : createError<C, RowOf<C>['status'], Args>(code, template, status as RowOf<C>['status'])
+}
+
+/** The codes of one group, in the table's order. */
+function codesOf<G extends ErrorGroup> (group: G): Readonly<CodesOf<typeof errorTable, G>> {
+  const codes = errorTable.filter((row) => row.group === group).map((row) => row.code)
+  return Object.freeze(codes) as unknown as Readonly<CodesOf<typeof errorTable, G>>
+}
+
+export const UnknownFieldError = declareError('FST_EXPAND_UNKNOWN_FIELD')
+export const NotPermittedError = declareError('FST_EXPAND_NOT_PERMITTED')
+export const TooDeepError = declareError('FST_EXPAND_TOO_DEEP')
+export const RecursiveError = declareError('FST_EXPAND_RECURSIVE')
+export const MalformedError = declareError('FST_EXPAND_MALFORMED')
+export const ForbiddenError = declareError('FST_EXPAND_FORBIDDEN')
+export const BadFilterError = declareError('FST_EXPAND_BAD_FILTER')
+export const BadSortError = declareError('FST_EXPAND_BAD_SORT')
+export const BadCursorError = declareError('FST_EXPAND_BAD_CURSOR')
+export const TooLargeError = declareError('FST_EXPAND_TOO_LARGE')
+export const NotFoundError = declareError('FST_EXPAND_NOT_FOUND')
+export const InvalidDataError = declareError('FST_EXPAND_INVALID_DATA')
+export const DatabaseError = declareError<'FST_EXPAND_DATABASE_ERROR', [{ cause: unknown }]>('FST_EXPAND_DATABASE_ERROR')
+export const UnavailableError = declareError<'FST_EXPAND_UNAVAILABLE', [{ cause: unknown }]>('FST_EXPAND_UNAVAILABLE')
+export const RequestAbortedError = declareError<'FST_EXPAND_REQUEST_ABORTED', []>('FST_EXPAND_REQUEST_ABORTED')
+export const InvalidDefinitionError = declareError('FST_EXPAND_INVALID_DEFINITION')
+export const InvalidOptionError = declareError('FST_EXPAND_INVALID_OPTION')
 
 /**
  * The wording of the messages, in one place. One code covers several mistakes
@@ -288,27 +352,21 @@ export const messages = {
 } as const
 
 /** Every code a request's query string can be answered with (400), whatever the data. */
-export const requestErrorCodes = [
-  'FST_EXPAND_UNKNOWN_FIELD',
-  'FST_EXPAND_NOT_PERMITTED',
-  'FST_EXPAND_TOO_DEEP',
-  'FST_EXPAND_RECURSIVE',
-  'FST_EXPAND_MALFORMED',
-] as const
+export const requestErrorCodes = codesOf('request')
 
 /** Codes a request can get from its caller's access rules (`fieldsFor`): 403. */
-export const accessErrorCodes = ['FST_EXPAND_FORBIDDEN'] as const
+export const accessErrorCodes = codesOf('access')
 
 /** Codes the list route of `app.expand.routes` answers for its `filter`, `sort` and `after` parameters. */
-export const listErrorCodes = ['FST_EXPAND_BAD_FILTER', 'FST_EXPAND_BAD_SORT', 'FST_EXPAND_BAD_CURSOR'] as const
+export const listErrorCodes = codesOf('list')
 
 /** Codes a request can get while its relations are loaded (`app.expand.load`, `app.expand.routes`). */
-export const loadingErrorCodes = ['FST_EXPAND_TOO_LARGE'] as const
+export const loadingErrorCodes = codesOf('loading')
 
 /** Codes of a 500 the plugin itself answers: data that does not fit the plan, a failed statement. */
-export const serverErrorCodes = ['FST_EXPAND_INVALID_DATA', 'FST_EXPAND_DATABASE_ERROR'] as const
+export const serverErrorCodes = codesOf('server')
 
 /** Codes of a 503 the plugin answers when the database cannot be reached (with a Retry-After header). */
-export const unavailableErrorCodes = ['FST_EXPAND_UNAVAILABLE'] as const
+export const unavailableErrorCodes = codesOf('unavailable')
 
 export type RequestErrorCode = typeof requestErrorCodes[number]

@@ -29,8 +29,6 @@ export interface Serializer<Shape = unknown> {
   shape(data: unknown): Shape
   /** What this combination expands and writes, as `request.expansion` says it for a route. */
   readonly expansion: Expansion
-  /** @deprecated The same object as `expansion`. */
-  readonly plan: Expansion
 }
 
 // One engine (registry, plan and serializer caches) per registry, reused across calls.
@@ -59,7 +57,6 @@ export function createSerializer<R extends AnyResource, const Settings extends S
   const stringify = engine.serializerFor(plan)
   return {
     expansion: plan.expansion,
-    plan: plan.expansion,
     stringify,
     shape: (data) => JSON.parse(stringify(data)),
   }

@@ -149,10 +149,8 @@ export class ResourceGraph {
   }
 
   private lookup (reference: string, context: string): ResourceNode | undefined {
-    // The older form 'namespace.resources.Name' names the same resource as 'namespace.Name'.
-    const qualified = reference.replace(/\.resources\.(?=[^.]+$)/, '.')
-    if (qualified.includes('.')) return this.byQualifiedName.get(qualified)
-    const named = this.byName.get(qualified) ?? []
+    if (reference.includes('.')) return this.byQualifiedName.get(reference)
+    const named = this.byName.get(reference) ?? []
     if (named.length > 1) {
       throw new InvalidDefinitionError(messages.ambiguousReference(context, reference, named.map((node) => node.qualifiedName)))
     }

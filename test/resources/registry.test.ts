@@ -16,14 +16,14 @@ const employeeOf = (reference: AnyResource | string | (() => AnyResource)) => de
   expandable: { employer: reference },
 })
 
-t.test("lazy references: 'Company', 'people.Person', 'people.resources.Person' and thunks", async (t) => {
+t.test("lazy references: 'Company', 'people.Person' and thunks", async (t) => {
   const Contract = defineResource({
     name: 'Contract',
     schema: Type.Object({
       id: Type.Integer(), a: Type.Integer(), b: Type.Integer(), c: Type.Integer(), d: Type.Integer(), e: Type.Integer(),
     }),
     fields: ['id', 'a', 'b', 'c', 'd', 'e'],
-    expandable: { a: 'Person', b: 'people.Person', c: 'people.resources.Person', d: () => Person, e: 'Company' },
+    expandable: { a: 'Person', b: 'people.Person', c: 'people.Person', d: () => Person, e: 'Company' },
   })
   const store = new MemoryStore(
     { ...{ Person: { 8: petStore.get('Person', 8)! }, Company: { 4: petStore.get('Company', 4)! } }, Contract: { 1: { id: 1, a: 8, b: 8, c: 8, d: 8, e: 4 } } },
@@ -37,14 +37,21 @@ t.test("lazy references: 'Company', 'people.Person', 'people.resources.Person' a
 
 t.test('routes name resources by the same references', async (t) => {
   const app = await buildApp({ resources }, (app) => {
-    for (const name of ['Person', 'people.Person', 'people.resources.Person']) {
+    for (const name of ['Person', 'people.Person']) {
       app.get(`/${name}`, { expandable: { resource: name } }, async (request) => petStore.shape(request, 'Person', petStore.get('Person', 8)!))
     }
     app.get('/object', { expandable: { resource: Person } }, async (request) => petStore.shape(request, 'Person', petStore.get('Person', 8)!))
   })
-  for (const url of ['/Person', '/people.Person', '/people.resources.Person', '/object']) {
+  for (const url of ['/Person', '/people.Person', '/object']) {
     t.equal((await getJson(app, `${url}?expand=employer`)).text, JSON.stringify({ ...jon, employer: acme }), url)
   }
+})
+
+t.test("one spelling per resource: the earlier form 'people.resources.Person' is a startup error naming the registered ones", async (t) => {
+  t.throws(() => createSerializer(employeeOf('people.resources.Person'), { resources }), {
+    code: 'FST_EXPAND_INVALID_DEFINITION',
+    message: /^Resource 'Employee', field 'employer': .*'people\.resources\.Person'/,
+  })
 })
 
 t.test('mutual references resolve, by name and by thunk', async (t) => {
@@ -80,7 +87,7 @@ t.test('a bare name finds a namespaced resource when unambiguous; qualified name
     name: 'Pair',
     schema: Type.Object({ id: Type.Integer(), left: Type.Integer(), right: Type.Integer() }),
     fields: ['id', 'left', 'right'],
-    expandable: { left: 'left.Unit', right: 'right.resources.Unit' },
+    expandable: { left: 'left.Unit', right: 'right.Unit' },
   })
   const serializer = createSerializer(Pair, { expand: 'left,right', resources: [Left, Right] })
   t.equal(serializer.stringify({ id: 1, left: { id: 2, label: 'l' }, right: { id: 3, label: 'r' } }), '{"id":1,"left":{"id":2},"right":{"label":"r"}}')

@@ -2,10 +2,9 @@ import { Type } from '@sinclair/typebox'
 import { defineResource } from '../../../plugin/index.js'
 
 // drf-flex-fields' own test app (tests/testapp): its models and serializers as
-// resources. Lazy references use the namespace forms that stand for its dotted
-// import paths: 'testapp.resources.Company' for the older
-// 'tests.testapp.serializers.CompanySerializer', 'testapp.Person' for
-// 'tests.testapp.PersonSerializer'.
+// resources. Lazy references use the namespace form that stands for its dotted
+// import paths: 'testapp.Company' for 'tests.testapp.serializers.CompanySerializer',
+// 'testapp.Person' for 'tests.testapp.PersonSerializer'.
 
 export const Company = defineResource({
   name: 'Company',
@@ -19,7 +18,7 @@ export const Person = defineResource({
   namespace: 'testapp',
   schema: Type.Object({ id: Type.Integer(), name: Type.String(), hobbies: Type.String(), employer: Type.Integer() }),
   fields: ['name', 'hobbies'],
-  expandable: { employer: 'testapp.resources.Company' },
+  expandable: { employer: 'testapp.Company' },
 })
 
 export const PetStore = defineResource({
