@@ -32,9 +32,7 @@ export interface WalkthroughStep {
 
 export const walkthroughSteps: readonly WalkthroughStep[] = [
   {
-    text: `## Walkthrough: the demo API
-
-\`npm start\` serves a veterinary network (companies, people, pets, pet stores,
+    text: `\`npm start\` serves a veterinary network (companies, people, pets, pet stores,
 toys, vets, visits: about 61,000 rows) from \`demo.db\`, an SQLite file it seeds
 on first start, or from PostgreSQL when \`DATABASE_URL\` is set. \`PORT\` and \`HOST\`
 default to 3000 and 127.0.0.1. Every response below is the demo's real answer.
