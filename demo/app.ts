@@ -17,14 +17,14 @@ export interface DemoAppSettings {
   draining?: () => boolean
   /**
    * The key list routes encrypt their cursors with. The default is a fixed,
-   * published key, so that the README's cursors are reproducible in the
+   * published key, so that the walkthrough's cursors are reproducible in the
    * tests; demo/server.ts always passes one (CURSOR_SECRET, or a random key
    * of the process), as a real deployment must.
    */
   cursorSecret?: string
 }
 
-/** The cursor key of the README's examples and the tests when none is given: published, so never served. */
+/** The cursor key of the walkthrough (docs/walkthrough.md) and the tests when none is given: published, so never served. */
 export const demoCursorSecret = 'fastify-expand demo cursor key (not a secret)'
 
 /** Where the interactive documentation is served (`/docs/json` holds the OpenAPI document). */

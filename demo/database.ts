@@ -32,10 +32,10 @@ export interface DatabaseSettings {
 
 export function connect (settings: DatabaseSettings = {}): DemoDatabase {
   if (settings.databaseUrl !== undefined && settings.databaseUrl !== '') {
-    // A timestamp without time zone is UTC wall-clock time, whatever the process's TZ (README, Guarantees: dates and times).
+    // A timestamp without time zone is UTC wall-clock time, whatever the process's TZ (docs/guarantees.md, dates and times).
     pg.types.setTypeParser(pg.types.builtins.TIMESTAMP, (text) => new Date(`${text.replace(' ', 'T')}Z`))
     // statement_timeout: PostgreSQL cancels any statement running longer (a request answers 503), so one costly
-    // request (a substring search over long texts) cannot hold a connection for long. See README, Security model.
+    // request (a substring search over long texts) cannot hold a connection for long. See docs/operations.md, Statement timeouts.
     const timeout = settings.statementTimeoutMs ?? 2000
     const pool = new pg.Pool({ connectionString: settings.databaseUrl, max: 10, ...(timeout > 0 ? { statement_timeout: timeout } : {}) })
     // A broken connection is reported as 'error' (idle: on the pool; in use: on its client): without a
@@ -47,7 +47,7 @@ export function connect (settings: DatabaseSettings = {}): DemoDatabase {
   const file = settings.sqliteFile ?? 'demo.db'
   const database = new SQLite(file)
   if (file !== ':memory:') database.pragma('journal_mode = WAL')
-  // Each SQL text prepared once, rows built by a compiled function: see README, Loading.
+  // Each SQL text prepared once, rows built by a compiled function: see docs/performance.md.
   return new Kysely<DemoTables>({ dialect: new SqliteDialect({ database: cachePreparedStatements(database) }) })
 }
 

@@ -6,14 +6,15 @@ import { connect } from './database.js'
 import { seedIfEmpty } from './seed.js'
 
 /*
- * The README's walkthrough, generated from real responses of the demo app
+ * The walkthrough of docs/walkthrough.md, generated from real responses of the demo app
  * (in-process, on a freshly seeded in-memory database, which `npm start`
  * seeds identically). `npx tsx demo/readme-examples.ts` rewrites the section;
  * test/demo/readme.test.ts replays every request in it and fails when a
  * response changes.
  */
 
-export const readmePath = fileURLToPath(new URL('../README.md', import.meta.url))
+/** The page the walkthrough is written in. */
+export const walkthroughPath = fileURLToPath(new URL('../docs/walkthrough.md', import.meta.url))
 const walkthroughStart = '<!-- walkthrough:start -->'
 const walkthroughEnd = '<!-- walkthrough:end -->'
 /** The address `npm start` listens on by default, as written in the examples. */
@@ -31,9 +32,7 @@ export interface WalkthroughStep {
 
 export const walkthroughSteps: readonly WalkthroughStep[] = [
   {
-    text: `## Walkthrough: the demo API
-
-\`npm start\` serves a veterinary network (companies, people, pets, pet stores,
+    text: `\`npm start\` serves a veterinary network (companies, people, pets, pet stores,
 toys, vets, visits: about 61,000 rows) from \`demo.db\`, an SQLite file it seeds
 on first start, or from PostgreSQL when \`DATABASE_URL\` is set. \`PORT\` and \`HOST\`
 default to 3000 and 127.0.0.1. Every response below is the demo's real answer.
@@ -110,7 +109,7 @@ its own \`expand\`. The latest visits:`,
   },
   {
     text: `The OpenAPI documentation, generated from the resource definitions by
-\`expandOpenApi\` (see OpenAPI above), is served at ${exampleBase}${docsPath}
+\`expandOpenApi\` (see [OpenAPI](openapi.md)), is served at ${exampleBase}${docsPath}
 (the document itself at \`${docsPath}/json\`): each route lists its valid
 \`expand\` paths, on list routes exactly the permitted ones.`,
   },
@@ -136,22 +135,22 @@ export async function renderWalkthrough (app: FastifyInstance): Promise<string> 
   return parts.join('\n\n')
 }
 
-/** Where the walkthrough sits in the README: the end of the start marker, and the end marker. */
-function walkthroughBounds (readme: string): { from: number; to: number } {
-  const start = readme.indexOf(walkthroughStart)
-  const end = readme.indexOf(walkthroughEnd)
-  if (start === -1 || end < start) throw new Error(`README.md needs the markers ${walkthroughStart} and ${walkthroughEnd}`)
+/** Where the walkthrough sits in its page: the end of the start marker, and the end marker. */
+function walkthroughBounds (page: string): { from: number; to: number } {
+  const start = page.indexOf(walkthroughStart)
+  const end = page.indexOf(walkthroughEnd)
+  if (start === -1 || end < start) throw new Error(`docs/walkthrough.md needs the markers ${walkthroughStart} and ${walkthroughEnd}`)
   return { from: start + walkthroughStart.length, to: end }
 }
 
-function replaceWalkthrough (readme: string, section: string): string {
-  const { from, to } = walkthroughBounds(readme)
-  return `${readme.slice(0, from)}\n${section}\n${readme.slice(to)}`
+function replaceWalkthrough (page: string, section: string): string {
+  const { from, to } = walkthroughBounds(page)
+  return `${page.slice(0, from)}\n${section}\n${page.slice(to)}`
 }
 
-export function walkthroughOf (readme: string): string {
-  const { from, to } = walkthroughBounds(readme)
-  return readme.slice(from, to).trim()
+export function walkthroughOf (page: string): string {
+  const { from, to } = walkthroughBounds(page)
+  return page.slice(from, to).trim()
 }
 
 /** A seeded in-memory database and the demo app on it, as the tests use them. */
@@ -166,9 +165,9 @@ export async function inMemoryDemo (): Promise<{ app: FastifyInstance; close: ()
 if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === process.argv[1]) {
   const { app, close } = await inMemoryDemo()
   try {
-    const readme = await readFile(readmePath, 'utf8')
-    await writeFile(readmePath, replaceWalkthrough(readme, await renderWalkthrough(app)))
-    console.log(`README.md walkthrough: ${walkthroughSteps.filter((step) => step.path !== undefined).length} examples written`)
+    const page = await readFile(walkthroughPath, 'utf8')
+    await writeFile(walkthroughPath, replaceWalkthrough(page, await renderWalkthrough(app)))
+    console.log(`docs/walkthrough.md: ${walkthroughSteps.filter((step) => step.path !== undefined).length} examples written`)
   } finally {
     await close()
   }

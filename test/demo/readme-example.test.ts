@@ -1,3 +1,4 @@
+import { readdirSync } from 'node:fs'
 import { readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
@@ -8,32 +9,63 @@ import ts from 'typescript'
 /*
  * The README's complete example, as an application would paste it: its code
  * block is written to a file and run, every request shown after it is made in
- * order and must get the response printed there, byte for byte. The example
- * and the snippets that continue it are type-checked as one module, with
- * 'fastify-expand' resolved to this repository's source.
+ * order and must get the response printed there, byte for byte. The pages of
+ * docs/ continue it: every ts block of the README and of each page is
+ * type-checked with the example as one module, with 'fastify-expand' resolved
+ * to this repository's source; a page that shows requests has its snippets run
+ * with the example, and each of its requests replayed. docs/access.md holds a
+ * program of its own, run and replayed the same way.
  */
 
 const root = fileURLToPath(new URL('../../', import.meta.url))
 const pluginEntry = join(root, 'plugin', 'index.ts')
 const readme = await readFile(join(root, 'README.md'), 'utf8')
+/** Every page of docs/, by file name, in name order. */
+const pages = new Map<string, string>()
+for (const name of readdirSync(join(root, 'docs')).filter((file) => file.endsWith('.md')).sort()) {
+  pages.set(name, await readFile(join(root, 'docs', name), 'utf8'))
+}
 const exampleBase = 'http://localhost:3000'
+/**
+ * The key the pages' cursors were made with (published: the tests' only). The
+ * snippets read it from CURSOR_SECRET, as an application behind a load
+ * balancer would.
+ */
+const pagesCursorSecret = 'published cursor key of the documentation examples'
 
-function between (text: string, start: string, end: string): string {
+function between (text: string, start: string, end: string, where: string): string {
   const from = text.indexOf(start)
   const to = text.indexOf(end)
-  if (from === -1 || to < from) throw new Error(`README.md needs the markers ${start} and ${end}`)
+  if (from === -1 || to < from) throw new Error(`${where} needs the markers ${start} and ${end}`)
   return text.slice(from + start.length, to)
 }
 
-const tsBlocks = (text: string) => [...text.matchAll(/```ts\n([\s\S]*?)\n```/g)].map((match) => match[1])
-const section = between(readme, '<!-- example:start -->', '<!-- example:end -->')
+/** `text` without the part between the markers, markers included (unchanged when it has none). */
+function without (text: string, start: string, end: string): string {
+  const from = text.indexOf(start)
+  const to = text.indexOf(end)
+  if (from === -1 && to === -1) return text
+  if (from === -1 || to < from) throw new Error(`unbalanced markers ${start} and ${end}`)
+  return text.slice(0, from) + text.slice(to + end.length)
+}
+
+/** The ts blocks of a markdown text, indented ones (in a list item) dedented. */
+const tsBlocks = (text: string) => [...text.matchAll(/^( *)```ts\n([\s\S]*?)\n\1```$/gm)]
+  .map((match) => match[2].split('\n').map((line) => line.slice(match[1].length)).join('\n'))
+const exampleMarkers = ['<!-- example:start -->', '<!-- example:end -->'] as const
+const accessMarkers = ['<!-- access-example:start -->', '<!-- access-example:end -->'] as const
+const section = between(readme, ...exampleMarkers, 'README.md')
 const codeBlocks = tsBlocks(section)
+const accessPage = pages.get('access.md')
+if (accessPage === undefined) throw new Error('docs/access.md is missing')
 /** The access section's own example: a program, its requests, and the snippet that continues it. */
-const accessSection = between(readme, '<!-- access-example:start -->', '<!-- access-example:end -->')
-/** The ts blocks after the example, up to the walkthrough, but for the access example's: the snippets that continue it. */
+const accessSection = between(accessPage, ...accessMarkers, 'docs/access.md')
+/** Every page's text but the access example's program. */
+const continuingPages = new Map([...pages].map(([name, text]) => [name, without(text, ...accessMarkers)]))
+/** The ts blocks that continue the example: the README's after it, then every page's, but for the access example's. */
 const continuation = [
-  ...tsBlocks(between(readme, '<!-- example:end -->', '<!-- access-example:start -->')),
-  ...tsBlocks(between(readme, '<!-- access-example:end -->', '<!-- walkthrough:start -->')),
+  ...tsBlocks(without(readme, ...exampleMarkers)),
+  ...[...continuingPages.values()].flatMap(tsBlocks),
 ]
 
 interface ExampleRequest { command: string; method: string; url: string; headers: Record<string, string>; payload?: string; body: string }
@@ -63,6 +95,10 @@ function parseCurl (command: string, body: string): ExampleRequest {
 }
 
 const requestsOf = (text: string) => [...text.matchAll(/```sh\n(curl [^\n]+)\n```\s*```json\n([^\n]+)\n```/g)].map((match) => parseCurl(match[1], match[2]))
+/** The curl commands of a text. */
+const curlCommands = (text: string) => [...text.matchAll(/```sh\n(curl [^\n]+)\n```/g)].map((match) => match[1])
+/** The page the demo's walkthrough is generated in, with the demo's address: test/demo/readme.test.ts replays it. */
+const walkthroughPage = 'walkthrough.md'
 const requests = requestsOf(section)
 
 t.test('the example section holds one program and its requests', async (t) => {
@@ -76,19 +112,23 @@ t.test('the example section holds one program and its requests', async (t) => {
   t.match(codeBlocks[0], /await app\.listen\(/)
 })
 
-/** Runs a program of the README as an application would (NODE_ENV=test skips listen) and replays its requests. */
+/** Runs a program of the documentation as an application would (NODE_ENV=test skips listen) and replays its requests. */
 async function replay (t: Test, program: string, exampleRequests: ExampleRequest[]): Promise<void> {
   const directory = t.testdir({})
   const file = join(directory, 'app.ts')
   // The application imports the package; here the package is this repository's source.
   await writeFile(file, program.replace("from 'fastify-expand'", `from ${JSON.stringify(pathToFileURL(pluginEntry).href)}`))
-  const previous = process.env.NODE_ENV
+  const previous = { NODE_ENV: process.env.NODE_ENV, CURSOR_SECRET: process.env.CURSOR_SECRET }
   process.env.NODE_ENV = 'test'
+  process.env.CURSOR_SECRET = pagesCursorSecret
   let app: FastifyInstance
   try {
     app = (await import(pathToFileURL(file).href) as { default: FastifyInstance }).default
   } finally {
-    process.env.NODE_ENV = previous
+    for (const [name, value] of Object.entries(previous)) {
+      if (value === undefined) delete process.env[name]
+      else process.env[name] = value
+    }
   }
   t.teardown(() => app.close())
   await app.ready()
@@ -112,6 +152,57 @@ t.test('the access example runs and answers every request as printed', async (t)
   t.ok(accessRequests.length >= 6, `${accessRequests.length} requests`)
   t.equal(accessSection.match(/```sh/g)?.length, accessRequests.length, 'every curl block is followed by a one-line JSON response')
   await replay(t, tsBlocks(accessSection)[0], accessRequests)
+})
+
+t.test("the README's requests outside the example are the example's own, answered as printed there", async (t) => {
+  const outside = requestsOf(without(readme, ...exampleMarkers))
+  t.ok(outside.length >= 1, `${outside.length} requests`)
+  t.equal(curlCommands(without(readme, ...exampleMarkers)).length, outside.length, 'every curl block is followed by a one-line JSON response')
+  for (const request of outside) {
+    t.ok(requests.some((shown) => shown.command === request.command && shown.body === request.body), `${request.command} is in the example, with the same response`)
+  }
+})
+
+/**
+ * The example's program continued by a page's blocks, as one module: a block
+ * that declares a resource goes with the example's resources and joins the
+ * plugin's `resources` (as the pages say to do), any other block is added
+ * before the program exports the app.
+ */
+function exampleWith (blocks: string[]): string {
+  const program = codeBlocks[0]
+  const appStart = program.indexOf('\nconst app = Fastify(')
+  const appEnd = program.indexOf('\nexport default app\n')
+  const registered = 'resources: [Company, Person, Pet]'
+  if (appStart === -1 || appEnd < appStart || !program.includes(registered)) {
+    throw new Error(`the example creates the app, registers ${registered} and ends with export default app`)
+  }
+  const declaration = /^const (\w+) = defineResource\(/
+  const declarations = blocks.filter((block) => declaration.test(block))
+  const others = blocks.filter((block) => !declaration.test(block))
+  const names = declarations.map((block) => declaration.exec(block)![1])
+  const app = program.slice(appStart + 1, appEnd).replace(registered, `resources: [Company, Person, Pet${names.map((name) => `, ${name}`).join('')}]`)
+  return mergedModule([program.slice(0, appStart), ...declarations, app, ...others, program.slice(appEnd + 1)])
+}
+
+for (const [name, text] of continuingPages) {
+  if (name === walkthroughPage) continue
+  const pageRequests = requestsOf(text)
+  if (curlCommands(text).length === 0) continue
+  t.test(`docs/${name}: its snippets run with the example, and answer every request as printed`, async (t) => {
+    t.equal(curlCommands(text).length, pageRequests.length, 'every curl block is followed by a one-line JSON response')
+    await replay(t, exampleWith(tsBlocks(text)), pageRequests)
+  })
+}
+
+t.test('every request the documentation shows is replayed, here or by test/demo/readme.test.ts', async (t) => {
+  const withRequests = [...continuingPages].filter(([name, text]) => name !== walkthroughPage && curlCommands(text).length > 0)
+  t.same(withRequests.map(([name]) => name), ['lists.md', 'routes.md'], 'the pages whose snippets continue the example with requests')
+  const walkthrough = curlCommands(pages.get(walkthroughPage) ?? '')
+  t.ok(walkthrough.every((command) => command.startsWith("curl -s 'http://127.0.0.1:3000/")), "the walkthrough's requests address the demo")
+  const everyPage = [...pages.values()].flatMap(curlCommands).length
+  const replayedHere = requestsOf(accessSection).length + withRequests.flatMap(([, text]) => requestsOf(text)).length
+  t.equal(everyPage, replayedHere + walkthrough.length, 'each curl block of docs/ is the access example\'s, a replayed page\'s or the walkthrough\'s')
 })
 
 /** One module of the example and its continuation, their imports merged (the snippets repeat some). */
@@ -147,7 +238,7 @@ function mergedModule (blocks: string[]): string {
   return [...imports, ...bodies].join('\n')
 }
 
-/** Type errors of one module made of README blocks, with 'fastify-expand' resolved to this repository's source. */
+/** Type errors of one module made of documentation blocks, with 'fastify-expand' resolved to this repository's source. */
 async function typeErrors (t: Test, blocks: string[]): Promise<string[]> {
   const directory = t.testdir({})
   const file = join(directory, 'app.ts')
@@ -165,8 +256,8 @@ async function typeErrors (t: Test, blocks: string[]): Promise<string[]> {
   }))
 }
 
-t.test('the example and the snippets that continue it type-check', async (t) => {
-  t.ok(continuation.length >= 4, `${continuation.length} snippets continue the example`)
+t.test('the example and the snippets that continue it, in the README and every docs page, type-check', async (t) => {
+  t.ok(continuation.length >= 12, `${continuation.length} snippets continue the example`)
   t.same(await typeErrors(t, [codeBlocks[0], ...continuation]), [], 'no type errors')
 })
 

@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises'
 import { test } from 'tap'
 import { buildApp } from '../../demo/app.js'
 import { seedIfEmpty } from '../../demo/seed.js'
-import { exampleBase, readmePath, renderWalkthrough, walkthroughOf } from '../../demo/readme-examples.js'
+import { exampleBase, renderWalkthrough, walkthroughOf, walkthroughPath } from '../../demo/readme-examples.js'
 import { dialects } from '../fixtures/dialects.js'
 
 interface ReadmeExample { path: string; body: unknown }
@@ -18,8 +18,8 @@ function examplesOf (section: string): ReadmeExample[] {
   return found
 }
 
-const readme = await readFile(readmePath, 'utf8')
-const section = walkthroughOf(readme)
+const page = await readFile(walkthroughPath, 'utf8')
+const section = walkthroughOf(page)
 const examples = examplesOf(section)
 
 test('the walkthrough holds the examples it promises', async (t) => {
@@ -40,7 +40,7 @@ test('the walkthrough holds the examples it promises', async (t) => {
 })
 
 for (const dialect of dialects()) {
-  test(`${dialect.name}: every README response is what the demo answers`, async (t) => {
+  test(`${dialect.name}: every walkthrough response in docs/walkthrough.md is what the demo answers`, async (t) => {
     const database = await dialect.open()
     t.teardown(() => database.close())
     await seedIfEmpty(database.db)
@@ -52,7 +52,7 @@ for (const dialect of dialects()) {
       t.equal(response.headers['content-type'], 'application/json; charset=utf-8', `${example.path}: content type`)
     }
     if (dialect.name === 'sqlite') {
-      t.equal(await renderWalkthrough(app), section, 'the README section is current: regenerate it with `npx tsx demo/readme-examples.ts`')
+      t.equal(await renderWalkthrough(app), section, 'docs/walkthrough.md is current: regenerate it with `npx tsx demo/readme-examples.ts`')
     }
   })
 }

@@ -223,25 +223,33 @@ function exportedErrors (): Map<string, { name: string; statusCode: number }> {
   return found
 }
 
-/** The rows of README.md's error table: code and status cell. */
-function readmeErrorTable (): Map<string, string> {
-  const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8')
+/** The rows of docs/errors.md's error table: code and status cell. */
+function errorTable (): Map<string, string> {
+  const page = readFileSync(new URL('../../docs/errors.md', import.meta.url), 'utf8')
   const rows = new Map<string, string>()
-  for (const line of readme.split('\n')) {
+  for (const line of page.split('\n')) {
     const match = /^\| `(FST_[A-Z_]+)` \| ([^|]+) \|/.exec(line)
     if (match === null) continue
-    if (rows.has(match[1])) throw new Error(`${match[1]} appears twice in README.md's error table`)
+    if (rows.has(match[1])) throw new Error(`${match[1]} appears twice in docs/errors.md's error table`)
     rows.set(match[1], match[2].trim())
   }
   return rows
 }
 
+/** The README and every page of docs/: the documentation a user reads. */
+function documentation (): string {
+  const docs = new URL('../../docs/', import.meta.url)
+  const pages = readdirSync(docs).filter((name) => name.endsWith('.md')).sort()
+  return [new URL('../../README.md', import.meta.url), ...pages.map((name) => new URL(name, docs))]
+    .map((file) => readFileSync(file, 'utf8')).join('\n')
+}
+
 /** Raised while starting (defineResource, register, ready); a 500 only when first met while serving. */
 const startupCodes = new Set(['FST_EXPAND_INVALID_DEFINITION', 'FST_EXPAND_INVALID_OPTION'])
 
-t.test("README.md's error table lists every code plugin/errors.ts exports, with its status, and no other code of the plugin", async (t) => {
+t.test("docs/errors.md's error table lists every code plugin/errors.ts exports, with its status, and no other code of the plugin", async (t) => {
   const exported = exportedErrors()
-  const table = readmeErrorTable()
+  const table = errorTable()
   t.ok(exported.size >= 11, `${exported.size} error classes exported`)
   for (const [code, { name, statusCode }] of exported) {
     t.ok(Object.hasOwn(publicExports, name), `${name} is exported from the package`)
@@ -264,20 +272,22 @@ t.test("README.md's error table lists every code plugin/errors.ts exports, with 
     t.ok(FastifyError !== undefined, `${code} is one of Fastify's error codes`)
     if (FastifyError !== undefined) t.equal(status, String(new FastifyError('x').statusCode), `${code} documented with Fastify's status`)
   }
+  const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8')
+  t.ok(readme.includes('](docs/errors.md)'), 'README.md links to the error table')
   t.ok(table.has('FST_ERR_VALIDATION'), "FST_ERR_VALIDATION: the generated routes' parameters")
   t.ok(table.has('FST_ERR_MAX_PARAM_LENGTH'), "FST_ERR_MAX_PARAM_LENGTH: a path parameter past Fastify's maxParamLength")
   for (const code of [...requestErrorCodes, ...loadingErrorCodes]) t.equal(table.get(code), '400', `${code} documented as a 400`)
   for (const code of serverErrorCodes) t.equal(table.get(code), '500', `${code} documented as a 500`)
 })
 
-t.test('every FST_EXPAND_ code README.md names is a code plugin/errors.ts exports, and each is in the error table', async (t) => {
-  const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8')
+t.test('every FST_EXPAND_ code the documentation names is a code plugin/errors.ts exports, and each is in the error table', async (t) => {
+  const text = documentation()
   const exported = exportedErrors()
-  const table = readmeErrorTable()
-  const mentioned = new Set(readme.match(/FST_EXPAND_[A-Z_]*[A-Z]/g))
-  for (const code of mentioned) t.ok(exported.has(code), `${code}, named in README.md, is exported`)
-  for (const code of mentioned) t.ok(table.has(code), `${code}, named in README.md, is in the error table`)
-  for (const code of exported.keys()) t.ok(mentioned.has(code), `${code} is named in README.md`)
+  const table = errorTable()
+  const mentioned = new Set(text.match(/FST_EXPAND_[A-Z_]*[A-Z]/g))
+  for (const code of mentioned) t.ok(exported.has(code), `${code}, named in the documentation, is exported`)
+  for (const code of mentioned) t.ok(table.has(code), `${code}, named in the documentation, is in the error table`)
+  for (const code of exported.keys()) t.ok(mentioned.has(code), `${code} is named in the documentation`)
   const lists = { requestErrorCodes, loadingErrorCodes, serverErrorCodes, accessErrorCodes, listErrorCodes, unavailableErrorCodes }
   for (const [name, codes] of Object.entries(lists)) {
     for (const code of codes) t.ok(exported.has(code), `${name}: ${code} is the code of an exported class`)
