@@ -1,8 +1,8 @@
 import { InvalidDataError, messages } from '../errors.js'
 import type { LevelPlan, PlannedField } from '../plan/plan.js'
-import type { RelationEdge, ResourceNode } from '../graph/resource-graph.js'
+import { ownerColumn, type RelationEdge, type ResourceNode } from '../graph/resource-graph.js'
 import type { LoadContext } from './load-context.js'
-import { bindsKeysFirst, parentKey, relationIdsQuery, relationRowsQuery } from '../sql/relation-statements.js'
+import { bindsKeysFirst, parentKey, relationIdsQuery, relationRowsQuery, rowBoundOf } from '../sql/relation-statements.js'
 import { selectedRow, type Row } from '../sql/selection.js'
 
 /**
@@ -97,8 +97,8 @@ async function loadLevel (load: Load, level: LevelPlan, rows: Row[], weights: nu
 
 /** Rows given by a handler may carry a to-one id under the column's name only. */
 function copyToOneIds (relation: RelationEdge, rows: Row[]): void {
-  if (relation.link.kind !== 'to-one') return
-  const { column } = relation.link
+  const column = ownerColumn(relation.link)
+  if (column === undefined) return
   for (const row of rows) {
     if (row[relation.field] !== undefined) continue
     const id = row[column]
@@ -230,7 +230,7 @@ async function rowsOf<F extends ExpandedField | IdField> (
   const { context } = load
   context.ensureClientWaits()
   // A to-one statement has no bound: it reads at most a row per key, and the keys are of parents already charged.
-  const bound = field.relation.link.kind === 'to-one' ? undefined : context.budget.rowBound
+  const bound = rowBoundOf(context, field.relation)
   const build = (keys: readonly unknown[]) => query(context, field, keys, bound ?? 0)
   const scope = context.scopeParts(field.relation.target)
   const rows = await context.templates.rowsByKeys(context.db, field, keys, bound, build, scope, bindsKeysFirst(context, field.relation))

@@ -1,5 +1,5 @@
 import { sql, type Expression, type ExpressionBuilder, type SqlBool } from 'kysely'
-import type { RelationEdge, ResourceNode } from '../graph/resource-graph.js'
+import { ownerColumn, type ResourceNode } from '../graph/resource-graph.js'
 import type { LoadContext } from '../load/load-context.js'
 import { cursorColumn } from '../plan/cursors.js'
 import type { RequestedFilter, ResolvedList } from '../plan/list-plan.js'
@@ -93,13 +93,14 @@ function filterCondition (
   const through = (index: number, owner: ResourceNode): Condition => (eb) => {
     if (index === filter.hops.length) return comparison.leaf(eb)
     const hop = filter.hops[index]!
-    const link = hop.link as Extract<RelationEdge['link'], { kind: 'to-one' }>
+    // A hop is a to-one relation (list-declarations.ts checks it): its owner's column holds the related key.
+    const column = ownerColumn(hop.link)!
     const table = tableOf(hop.target)
     let related = context.db.selectFrom(table).select(`${table}.${hop.target.column(hop.target.primaryKey)}`)
     const scope = scopes[index]
     if (scope !== undefined) related = related.where(scope)
     related = related.where(through(index + 1, hop.target))
-    return eb(`${tableOf(owner)}.${link.column}`, 'in', related)
+    return eb(`${tableOf(owner)}.${column}`, 'in', related)
   }
   return [through(0, root), shape]
 }

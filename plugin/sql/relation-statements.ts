@@ -18,6 +18,8 @@ type RelationField = Extract<PlannedField, { kind: 'id' | 'expanded' }>
  * budget lets it read (see `ObjectBudget.rowBound`).
  */
 interface KindStatements<K extends RelationKind> {
+  /** Whether its statements end with `limit <bound>`: a kind that reads at most a row per key needs none. */
+  readonly bounded: boolean
   /** The related rows of the level, each to-many row tagged with its parent key. */
   readonly rows: (
     context: LoadContext, link: Extract<RelationLink, { kind: K }>, field: ExpandedField, keys: readonly unknown[], bound: number
@@ -36,11 +38,13 @@ const statements = {
   // A to-one statement reads at most one row per key, and its keys are those of parent rows already charged:
   // it needs no bound (batch-loader's `rowsOf` binds none). A `limit ?` there costs SQLite about 20% on an IN over the key.
   'to-one': {
+    bounded: false,
     rows: (context, _link, { relation, level }, keys) =>
       selectLevel(context.db, level, context.scope(relation.target)).where(keyColumn(level.node), 'in', keys),
     ids: undefined,
   },
   'to-many': {
+    bounded: true,
     rows: (context, link, field, keys, bound) => toManyStatement(context, field, keys, bound, {
       table: tableOf(field.relation.target),
       parentColumn: `${tableOf(field.relation.target)}.${foreignKeyOf(field.relation, link.foreignKey)}`,
@@ -60,6 +64,7 @@ const statements = {
     },
   },
   'many-to-many': {
+    bounded: true,
     rows (context, { through }, field, keys, bound) {
       const relatedKey = `${through.table}.${through.to}`
       return toManyStatement(context, field, keys, bound, {
@@ -157,6 +162,11 @@ const idColumns = ['id', parentKey]
  */
 export function bindsKeysFirst (context: LoadContext, relation: RelationEdge): boolean {
   return relation.keys.limit !== undefined && context.dialect.firstRowsBindKeysFirst
+}
+
+/** The most rows a relation's statement reads (its `limit`), or undefined for a kind whose statement needs no bound. */
+export function rowBoundOf (context: LoadContext, relation: RelationEdge): number | undefined {
+  return statements[relation.link.kind].bounded ? context.budget.rowBound : undefined
 }
 
 /** Whether a relation field is loaded by a statement of its own: ids its owner's row holds are not. */
