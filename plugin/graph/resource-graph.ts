@@ -84,6 +84,30 @@ export type RelationLink =
 
 export type RelationKind = RelationLink['kind']
 
+/**
+ * What each kind of relation is, for the stages that need only that: whether
+ * its value is a list (`RelationEdge.many`). Typed by kind, so a kind added to
+ * RelationLink does not compile until it says so here.
+ */
+export const relationKinds = {
+  'to-one': { many: false },
+  'to-many': { many: true },
+  'many-to-many': { many: true },
+} as const satisfies Record<RelationKind, { readonly many: boolean }>
+
+/**
+ * The column of the owner's table that holds the related row's key: a
+ * to-one relation's; undefined for kinds whose keys are elsewhere.
+ */
+export function ownerColumn (link: RelationLink): string | undefined {
+  switch (link.kind) {
+    case 'to-one': return link.column
+    case 'to-many':
+    case 'many-to-many': return undefined
+    default: return link satisfies never
+  }
+}
+
 interface MutableNode extends ResourceNode {
   relations: Map<string, RelationEdge>
   scopedBy: readonly ResourceNode[]
@@ -186,7 +210,7 @@ export class ResourceGraph {
           owner: node,
           target,
           alwaysNested,
-          many: options.many === true,
+          many: relationKinds[link.kind].many,
           baseFields: Object.freeze(baseFields),
           clientFields: Object.freeze(new Set(clientFields)),
           alwaysExpand: Object.freeze((options.expand ?? []).map((path) => Object.freeze(path.split('.')))),

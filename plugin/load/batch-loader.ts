@@ -1,11 +1,9 @@
-import { SqliteAdapter } from 'kysely'
 import { InvalidDataError, messages } from '../errors.js'
 import type { LevelPlan, PlannedField } from '../plan/plan.js'
-import type { RelationEdge, ResourceNode } from '../graph/resource-graph.js'
+import { ownerColumn, type RelationEdge, type ResourceNode } from '../graph/resource-graph.js'
 import type { LoadContext } from './load-context.js'
-import { parentKey, readsPerParent, relationIdsQuery, relationRowsQuery } from '../sql/relation-statements.js'
-import { selectedRow, type AnyKysely, type Row } from '../sql/selection.js'
-import { executorOf } from '../sql/statement-templates.js'
+import { bindsKeysFirst, parentKey, relationIdsQuery, relationRowsQuery, rowBoundOf } from '../sql/relation-statements.js'
+import { selectedRow, type Row } from '../sql/selection.js'
 
 /**
  * Keys per statement: a power of two, under SQLite's 32,766 and PostgreSQL's
@@ -30,7 +28,7 @@ type IdField = Extract<PlannedField, { kind: 'id' }>
  * statement after its parent's.
  */
 export async function loadRows (context: LoadContext, level: LevelPlan, rows: Row[]): Promise<void> {
-  await loadLevel({ context, concurrent: runsConcurrently(context.db), stopped: false }, level, rows, rows.map(() => 1))
+  await loadLevel({ context, concurrent: runsConcurrently(context), stopped: false }, level, rows, rows.map(() => 1))
 }
 
 /** One load: its context, whether its statements may overlap, and whether one of them has failed. */
@@ -44,25 +42,13 @@ interface Load {
 /** Thrown to a relation whose load stops because another relation of the same load failed; never answered. */
 const stoppedByOther = new Error('stopped: another relation of this load failed')
 
-const concurrency = new WeakMap<AnyKysely, boolean>()
-
 /**
- * Whether the statements of one load may run at the same time on `db`: not
- * in a transaction (one connection, which runs one statement at a time), and
- * not on SQLite (Kysely's SQLite driver has one connection and runs its
- * statements one after another; overlapping them would only reorder them).
- * On a pool, statements beyond its free connections wait for one, as any
- * other query does.
+ * Whether the statements of one load may run at the same time: not in a
+ * transaction (one connection, which runs one statement at a time), and only
+ * where the dialect's connections run them so (`loadsConcurrently`).
  */
-function runsConcurrently (db: AnyKysely): boolean {
-  if (db.isTransaction) return false
-  let concurrent = concurrency.get(db)
-  if (concurrent === undefined) {
-    const adapter = executorOf(db)?.adapter
-    concurrent = adapter !== undefined && !(adapter instanceof SqliteAdapter)
-    concurrency.set(db, concurrent)
-  }
-  return concurrent
+function runsConcurrently ({ db, dialect }: LoadContext): boolean {
+  return dialect.loadsConcurrently && !db.isTransaction
 }
 
 async function loadLevel (load: Load, level: LevelPlan, rows: Row[], weights: number[]): Promise<void> {
@@ -111,8 +97,8 @@ async function loadLevel (load: Load, level: LevelPlan, rows: Row[], weights: nu
 
 /** Rows given by a handler may carry a to-one id under the column's name only. */
 function copyToOneIds (relation: RelationEdge, rows: Row[]): void {
-  if (relation.link.kind !== 'to-one') return
-  const { column } = relation.link
+  const column = ownerColumn(relation.link)
+  if (column === undefined) return
   for (const row of rows) {
     if (row[relation.field] !== undefined) continue
     const id = row[column]
@@ -244,10 +230,10 @@ async function rowsOf<F extends ExpandedField | IdField> (
   const { context } = load
   context.ensureClientWaits()
   // A to-one statement has no bound: it reads at most a row per key, and the keys are of parents already charged.
-  const bound = field.relation.link.kind === 'to-one' ? undefined : context.budget.rowBound
+  const bound = rowBoundOf(context, field.relation)
   const build = (keys: readonly unknown[]) => query(context, field, keys, bound ?? 0)
   const scope = context.scopeParts(field.relation.target)
-  const rows = await context.templates.rowsByKeys(context.db, field, keys, bound, build, scope, readsPerParent(context, field.relation))
+  const rows = await context.templates.rowsByKeys(context.db, field, keys, bound, build, scope, bindsKeysFirst(context, field.relation))
   context.budget.charge(rows.length)
   return rows
 }

@@ -2,6 +2,7 @@ import type { FastifyRequest } from 'fastify'
 import { expressionBuilder, type Expression, type SqlBool } from 'kysely'
 import { RequestAbortedError, TooLargeError, messages } from '../errors.js'
 import type { ResourceNode } from '../graph/resource-graph.js'
+import { dialectOf, type ExpandDialect } from '../sql/dialects/index.js'
 import type { AnyKysely } from '../sql/selection.js'
 import { scopeParts, type ScopeParts, type StatementTemplates } from '../sql/statement-templates.js'
 
@@ -12,6 +13,8 @@ import { scopeParts, type ScopeParts, type StatementTemplates } from '../sql/sta
  */
 export interface LoadContext {
   readonly db: AnyKysely
+  /** What the statements of `db` are written in (resolved once per Kysely instance). */
+  readonly dialect: ExpandDialect
   /** The request the rows are loaded for; undefined outside a request (no scopes apply). */
   readonly request: FastifyRequest | undefined
   readonly templates: StatementTemplates
@@ -45,6 +48,7 @@ export function createLoadContext (
   }
   return {
     db,
+    dialect: dialectOf(db),
     request,
     templates,
     budget: new ObjectBudget(maxObjects),

@@ -12,7 +12,7 @@ import { registerExpansion } from './request-plan.js'
 import type { ResolvedOptions } from '../options.js'
 import type { Expansion } from '../request-helpers.js'
 import { emptyPathNode, parsePaths, toPathTree, withPaths, type PathNode, type RawExpansionQuery } from '../parse/query.js'
-import { relationAt, type RelationEdge, type ResourceNode } from '../graph/resource-graph.js'
+import { ownerColumn, relationAt, type RelationEdge, type ResourceNode } from '../graph/resource-graph.js'
 import { fullVisibility, planKey, type ExpansionPlan, type LevelPlan, type PlannedField, type PlanTarget, type Visibility } from './plan.js'
 
 /** Definition-level expansions (nested fields, relation `expand`) deeper than this can only be a cycle. */
@@ -255,7 +255,7 @@ class Planner {
     const target = relation.target
     for (const field of target.fieldSchemas.keys()) {
       const link = target.relations.get(field)?.link
-      const fieldColumn = link === undefined ? target.column(field) : link.kind === 'to-one' ? link.column : undefined
+      const fieldColumn = link === undefined ? target.column(field) : ownerColumn(link)
       if (fieldColumn === column && this.hides(target, field)) return undefined
     }
     return orderBy

@@ -1,5 +1,5 @@
 import { messages } from '../errors.js'
-import type { JsonSchema, RelationEdge, ResourceNode } from '../graph/resource-graph.js'
+import { ownerColumn, type JsonSchema, type RelationEdge, type ResourceNode } from '../graph/resource-graph.js'
 import { maxValueLength } from '../parse/list-query.js'
 import type { CursorCodec } from '../plan/cursors.js'
 import { tableOf } from '../sql/selection.js'
@@ -125,7 +125,7 @@ function valueTypeOf (schema: JsonSchema | undefined): { type: ValueType; nullab
 function columnOf (node: ResourceNode, field: string): string | undefined {
   const relation = node.relations.get(field)
   if (relation === undefined) return node.column(field)
-  return relation.link.kind === 'to-one' ? relation.link.column : undefined
+  return ownerColumn(relation.link)
 }
 
 function sortableType (node: ResourceNode, field: string): ValueType | undefined {
@@ -147,7 +147,7 @@ function readFilterOption (
     let current = node
     for (const segment of segments.slice(0, -1)) {
       const relation = current.relations.get(segment)
-      if (relation === undefined || relation.link.kind !== 'to-one' || relation.target.table === undefined) {
+      if (relation === undefined || ownerColumn(relation.link) === undefined || relation.target.table === undefined) {
         fail(messages.filterNotToOne(at, segment, current.qualifiedName))
       }
       hops.push(relation!)

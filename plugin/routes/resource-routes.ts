@@ -13,7 +13,7 @@ import { keysetCondition, listConditions, orderBy, selectKeys, type Condition } 
 import { keysOf, readListDeclaration, type FilterDeclaration, type FilterField, type ListDeclaration } from './list-declarations.js'
 import type { LoadContext } from '../load/load-context.js'
 import { integerParameter, parameterReader } from '../parse/route-parameters.js'
-import { isSqlite } from '../sql/statement-templates.js'
+import { databaseFailureKind } from '../sql/dialects/index.js'
 import { keyColumn, selectedRow, selectLevel, tableOf, type AnySelect, type Row } from '../sql/selection.js'
 
 export interface ResourceRoutesOptions {
@@ -263,14 +263,14 @@ export function registerResourceRoutes (
     const values: unknown[] = []
     const { conditions, shape } = listConditions(node, list, loadContext, values)
     const filterValues = [...values]
-    const after = cursors && list.after !== undefined ? keysetCondition(keys, list.after, values) : undefined
+    const after = cursors && list.after !== undefined ? keysetCondition(keys, list.after, values, loadContext.dialect) : undefined
     // A related scope that cannot be told apart by shape: the statement is built for this request alone.
     const statementScope = shape === null ? { key: null, values: [] } : parts
     const sortShape = keys.map(({ field, descending }) => `${descending ? '-' : ''}${field.name}`).join(',')
     const page = (query: AnySelect) => {
       const filtered = conditions.reduce((current, condition) => current.where(condition), query)
       const ordered = orderBy(after === undefined ? filtered : filtered.where(after), keys)
-      return cursors ? selectKeys(ordered, keys, isSqlite(db)) : ordered
+      return cursors ? selectKeys(ordered, keys, loadContext.dialect) : ordered
     }
     if (cursors) {
       const selected = await filtered(templates.rows(db, plan.root, `cursor${shape ?? ''}|${sortShape}|${after === undefined ? '' : 'after'}`, [...values, limit + 1], () =>
@@ -306,7 +306,7 @@ export function registerResourceRoutes (
     }
 
     /**
-     * A filter value the column's type refuses (PostgreSQL's class 22) is the
+     * A filter value the column's type refuses (an unstorable value) is the
      * filter's fault: a 400, not a 500. Values of the types the plugin reads
      * never get here (list-query.ts compares them as if the column could hold
      * them, as SQLite does); what remains is a column of a type the field's
@@ -481,13 +481,11 @@ function identifierSchema (schema: SourceSchema | undefined): JsonSchema | undef
 }
 
 /**
- * A lookup by a value its column cannot hold (PostgreSQL's data exceptions,
- * SQLSTATE class 22: an int4 key asked for 2147483648, a uuid key asked for
- * 'abc') finds no row. SQLite, which stores any value in any column, simply
+ * A lookup by a value its column cannot hold (an int4 key asked for
+ * 2147483648, a uuid key asked for 'abc': the dialect's 'unstorable value')
+ * finds no row, as a database that stores any value in any column simply
  * finds none: both answer 404.
  */
 function isUnstorableValue (error: unknown): boolean {
-  if (!(error instanceof DatabaseError)) return false
-  const code = (error.cause as { code?: unknown } | undefined)?.code
-  return typeof code === 'string' && /^22[0-9A-Z]{3}$/.test(code)
+  return error instanceof DatabaseError && databaseFailureKind(error.cause) === 'unstorable value'
 }

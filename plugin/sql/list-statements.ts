@@ -1,11 +1,12 @@
 import { sql, type Expression, type ExpressionBuilder, type SqlBool } from 'kysely'
-import type { RelationEdge, ResourceNode } from '../graph/resource-graph.js'
+import { ownerColumn, type ResourceNode } from '../graph/resource-graph.js'
 import type { LoadContext } from '../load/load-context.js'
 import { cursorColumn } from '../plan/cursors.js'
 import type { RequestedFilter, ResolvedList } from '../plan/list-plan.js'
-import { isDateFormat, type FilterField, type FilterOperator, type RequestedSort, type ValueType } from '../routes/list-declarations.js'
+import type { FilterField, FilterOperator, RequestedSort } from '../routes/list-declarations.js'
+import type { ExpandDialect, FilterValue } from './dialects/index.js'
 import { tableOf, type AnySelect } from './selection.js'
-import { isSqlite, padKeys, type ScopeParts } from './statement-templates.js'
+import { padKeys, type ScopeParts } from './statement-templates.js'
 
 // Conditions are written on the statement's own expression builder.
 export type Condition = (eb: ExpressionBuilder<any, any>) => Expression<SqlBool>
@@ -39,16 +40,18 @@ export function orderBy<Q extends AnySelect> (query: Q, keys: readonly Requested
 
 /**
  * Rows after the cursor's. Keys all in one direction compare as a row
- * value, `(k1, k2) > (?, ?)` (SQLite and PostgreSQL both take it, and each
- * value is bound once); mixed directions are written out as an OR of
- * ANDs, `k1 < ? or (k1 = ? and k2 > ?)`, each comparison following its key.
+ * value (the dialect's `rowComparison`, each value bound once); mixed
+ * directions are written out as an OR of ANDs, `k1 < ? or (k1 = ? and k2 > ?)`,
+ * each comparison following its key.
  */
-export function keysetCondition (keys: readonly RequestedSort[], after: readonly unknown[], values: unknown[]): Condition {
+export function keysetCondition (
+  keys: readonly RequestedSort[], after: readonly unknown[], values: unknown[], dialect: ExpandDialect
+): Condition {
   const descending = keys[0]!.descending
   if (keys.every((key) => key.descending === descending)) {
     values.push(...after)
-    const columns = sql.join(keys.map(({ field }) => sql.ref(field.column)))
-    return () => sql<SqlBool>`(${columns}) ${sql.raw(descending ? '<' : '>')} (${sql.join(after.map((value) => sql`${value}`))})`
+    const condition = dialect.rowComparison(keys.map(({ field }) => field.column), descending ? '<' : '>', after)
+    return () => condition
   }
   keys.forEach((_key, index) => {
     for (let before = 0; before <= index; before++) values.push(after[before])
@@ -62,18 +65,11 @@ export function keysetCondition (keys: readonly RequestedSort[], after: readonly
 }
 
 /**
- * The columns a cursor is made of, selected under names of their own. On
- * PostgreSQL a `date` or `date-time` key is read as text: the value the
- * database compares, whatever the column's type. pg would read a `timestamp` or `date` as a
- * Date in the process's time zone, whose UTC text the database then reads
- * back as another wall-clock time (rows repeated or skipped outside UTC);
- * the text cast back to the column's type is the key itself, to the microsecond.
+ * The columns a cursor is made of, selected under names of their own, each
+ * in the form the database compares it in (the dialect's `cursorKey`).
  */
-export function selectKeys<Q extends AnySelect> (query: Q, keys: readonly RequestedSort[], sqlite: boolean): Q {
-  return query.select((eb) => keys.map(({ field }, index) => {
-    const key = `${cursorColumn}${index}`
-    return sqlite || !isDateFormat(field.type) ? eb.ref(field.column).as(key) : eb.cast(eb.ref(field.column), 'text').as(key)
-  })) as Q
+export function selectKeys<Q extends AnySelect> (query: Q, keys: readonly RequestedSort[], dialect: ExpandDialect): Q {
+  return query.select((eb) => keys.map(({ field }, index) => dialect.cursorKey(eb, field.type, field.column).as(`${cursorColumn}${index}`))) as Q
 }
 
 /** The condition of one filter, through its relations (`IN` subqueries, each with the related resource's scope). */
@@ -81,7 +77,7 @@ function filterCondition (
   requested: RequestedFilter, root: ResourceNode, context: LoadContext, values: unknown[]
 ): [Condition, string | null] {
   const { filter } = requested
-  const comparison = comparisonOf(filter, requested.operator, requested.value, isSqlite(context.db))
+  const comparison = comparisonOf(filter, requested.operator, requested.value, context.dialect)
   let shape: string | null = `${filter.path}[${comparison.shape}]`
   // Values in statement order: each hop's scope first, then the filter's own.
   const scopes: Array<Expression<SqlBool> | undefined> = filter.hops.map((hop) => {
@@ -97,13 +93,14 @@ function filterCondition (
   const through = (index: number, owner: ResourceNode): Condition => (eb) => {
     if (index === filter.hops.length) return comparison.leaf(eb)
     const hop = filter.hops[index]!
-    const link = hop.link as Extract<RelationEdge['link'], { kind: 'to-one' }>
+    // A hop is a to-one relation (list-declarations.ts checks it): its owner's column holds the related key.
+    const column = ownerColumn(hop.link)!
     const table = tableOf(hop.target)
     let related = context.db.selectFrom(table).select(`${table}.${hop.target.column(hop.target.primaryKey)}`)
     const scope = scopes[index]
     if (scope !== undefined) related = related.where(scope)
     related = related.where(through(index + 1, hop.target))
-    return eb(`${tableOf(owner)}.${link.column}`, 'in', related)
+    return eb(`${tableOf(owner)}.${column}`, 'in', related)
   }
   return [through(0, root), shape]
 }
@@ -126,12 +123,11 @@ const never: Condition = () => sql<SqlBool>`1 = 0`
  *   its text before the NUL: `eq` and `contains` find no row, `ne` every row
  *   not null, `in` leaves it out, `lt`/`lte` compare `<=` that text,
  *   `gt`/`gte` `>` it;
- * - on PostgreSQL, a number its untyped parameter could not be read as
- *   (an integer outside int4, a number outside real's range) is bound with
- *   a type that holds it (`valueExpression`);
- * - on SQLite, a date-time column is compared by its instant (`julianday`).
+ * - a number the database would not read its bare parameter as is bound with
+ *   a type that holds it (the dialect's `filterValue`), and a column is
+ *   compared in the form its dialect compares it in (`filterColumn`).
  */
-function comparisonOf (filter: FilterField, operator: FilterOperator, value: unknown, sqlite: boolean): Comparison {
+function comparisonOf (filter: FilterField, operator: FilterOperator, value: unknown, dialect: ExpandDialect): Comparison {
   const column = filter.column
   if (operator === 'null') {
     return { leaf: (eb) => eb(column, value === true ? 'is' : 'is not', null), values: [], shape: `null${String(value)}` }
@@ -139,9 +135,8 @@ function comparisonOf (filter: FilterField, operator: FilterOperator, value: unk
   if (operator === 'contains') {
     const text = value as string
     if (text.includes('\u0000')) return { leaf: never, values: [], shape: 'never' }
-    if (sqlite) return { leaf: () => sql<SqlBool>`instr(lower(${sql.ref(column)}), lower(${text})) > 0`, values: [text], shape: 'contains' }
-    const pattern = likePattern(text)
-    return { leaf: () => sql<SqlBool>`lower(${sql.ref(column)}) like lower(${pattern}) escape '\\'`, values: [pattern], shape: 'contains' }
+    const { condition, value: bound } = dialect.contains(column, text)
+    return { leaf: () => condition, values: [bound], shape: 'contains' }
   }
   let op: keyof typeof comparisonOperators | 'in' = operator
   let bound = operator === 'in' ? value as unknown[] : [value]
@@ -160,15 +155,11 @@ function comparisonOf (filter: FilterField, operator: FilterOperator, value: unk
     }
     if (bound.length === 0) return { leaf: never, values: [], shape: 'never' }
   }
-  const byInstant = sqlite && filter.type.format === 'date-time'
-  const left = byInstant ? sql`julianday(${sql.ref(column)})` : sql.ref(column)
-  const typed = bound.map((item) => valueExpression(filter.type, item, sqlite))
-  const right = (item: unknown, cast: string | undefined) => byInstant
-    ? sql`julianday(${item})`
-    : cast === undefined ? sql`${item}` : sql`cast(${item} as ${sql.raw(cast)})`
+  const left = dialect.filterColumn(filter.type, column)
+  const typed: FilterValue[] = bound.map((item) => dialect.filterValue(filter.type, item))
   if (op !== 'in') {
-    const { item, cast } = typed[0]!
-    return { leaf: (eb) => eb(left, comparisonOperators[op as keyof typeof comparisonOperators], right(item, cast)), values: bound, shape: `${op}${cast ?? ''}` }
+    const { expression, cast } = typed[0]!
+    return { leaf: (eb) => eb(left, comparisonOperators[op as keyof typeof comparisonOperators], expression), values: bound, shape: `${op}${cast ?? ''}` }
   }
   // PostgreSQL reads an IN list as one type, the column's where it can: a
   // typed value (an int4 column's 2^31 is bound as bigint, fine; a real's
@@ -178,40 +169,9 @@ function comparisonOf (filter: FilterField, operator: FilterOperator, value: unk
   const alone = typed.filter(({ cast }) => cast !== undefined)
   const shape = `in${plain.length}${alone.map(({ cast }) => `,${cast!}`).join('')}`
   const leaf: Condition = (eb) => {
-    const parts: Array<Expression<SqlBool>> = plain.length === 0 ? [] : [eb(left, 'in', plain.map(({ item }) => right(item, undefined)))]
-    for (const { item, cast } of alone) parts.push(eb(left, '=', right(item, cast)))
+    const parts: Array<Expression<SqlBool>> = plain.length === 0 ? [] : [eb(left, 'in', plain.map(({ expression }) => expression))]
+    for (const { expression } of alone) parts.push(eb(left, '=', expression))
     return parts.length === 1 ? parts[0]! : eb.or(parts)
   }
   return { leaf, values: [...plain, ...alone].map(({ item }) => item), shape }
-}
-
-const int4 = { min: -2147483648, max: 2147483647 }
-/** The largest finite PostgreSQL `real`. */
-const realMax = 3.4028234663852886e38
-
-/**
- * A value with the type PostgreSQL reads its parameter as: none (the
- * column's, as for every value the column's type can hold), `bigint` for an
- * integer outside int4 (an int2/int4 column compares with it through the
- * integer operators its index serves), `numeric` for a number that is an
- * integer outside int4 or beyond real's range. SQLite compares any value
- * with any column: never a cast.
- */
-function valueExpression (type: ValueType, item: unknown, sqlite: boolean): { item: unknown; cast: 'bigint' | 'numeric' | undefined } {
-  if (sqlite || typeof item !== 'number') return { item, cast: undefined }
-  const outsideInt4 = Number.isInteger(item) && (item < int4.min || item > int4.max)
-  if (type.kind === 'integer') return { item, cast: outsideInt4 ? 'bigint' : undefined }
-  return { item, cast: outsideInt4 || Math.abs(item) > realMax ? 'numeric' : undefined }
-}
-
-/**
- * `contains` as a LIKE pattern: the text between wildcards, its own `%`, `_`
- * and `\\` escaped. PostgreSQL searches with LIKE, which a trigram index on
- * `lower(column)` serves; SQLite has no index for a substring and searches
- * with `instr`, which compares bytes at each position: 1,000-character values
- * over 200 rows of 20,000 characters measured about 0.2 s with `instr`
- * against 20 s with LIKE, whose matcher backtracks character by character.
- */
-function likePattern (text: string): string {
-  return `%${text.replace(/[\\%_]/g, '\\$&')}%`
 }

@@ -1,7 +1,7 @@
 import type { Expression, Kysely, SelectQueryBuilder, SqlBool } from 'kysely'
 import { InvalidDefinitionError, messages } from '../errors.js'
 import type { LevelPlan } from '../plan/plan.js'
-import type { RelationEdge, ResourceNode } from '../graph/resource-graph.js'
+import { ownerColumn, type RelationEdge, type ResourceNode } from '../graph/resource-graph.js'
 import { literalKey } from '../drivers/statement-cache.js'
 
 export type Row = Record<string, unknown>
@@ -20,8 +20,12 @@ export function selectionOf (level: LevelPlan): Array<[column: string, field: st
   const { node } = level
   const selection = new Map<string, string>([[node.primaryKey, node.column(node.primaryKey)]])
   for (const field of level.fields) {
-    if (field.kind === 'value') selection.set(field.name, node.column(field.name))
-    else if (field.relation.link.kind === 'to-one') selection.set(field.name, field.relation.link.column)
+    if (field.kind === 'value') {
+      selection.set(field.name, node.column(field.name))
+      continue
+    }
+    const column = ownerColumn(field.relation.link)
+    if (column !== undefined) selection.set(field.name, column)
   }
   return [...selection].map(([field, column]) => [column, field])
 }

@@ -1,6 +1,8 @@
-import { createQueryId, SqliteAdapter, type Compilable, type CompiledQuery, type Expression, type SqlBool } from 'kysely'
+import { createQueryId, type Compilable, type CompiledQuery, type Expression, type SqlBool } from 'kysely'
 import { LruMap } from 'toad-cache'
 import { DatabaseError, UnavailableError } from '../errors.js'
+import { databaseFailureKind } from './dialects/index.js'
+import { executorOf } from './executor.js'
 import type { AnyKysely, Row } from './selection.js'
 
 /** Longer key lists are neither padded nor kept as templates: a statement costs memory per parameter. */
@@ -125,22 +127,6 @@ export function executorPlugins (db: AnyKysely): readonly unknown[] | undefined 
   return Array.isArray(plugins) ? plugins : undefined
 }
 
-/** A Kysely instance's executor (its `plugins`, its `adapter`), or undefined when this Kysely does not expose it. */
-export function executorOf (db: AnyKysely): { plugins?: unknown; adapter?: unknown } | undefined {
-  const getExecutor = (db as { getExecutor?: unknown }).getExecutor
-  if (typeof getExecutor !== 'function') return undefined
-  try {
-    return (getExecutor.call(db) as { plugins?: unknown; adapter?: unknown } | null | undefined) ?? undefined
-  } catch {
-    return undefined
-  }
-}
-
-/** Whether `db` runs on SQLite (Kysely's SQLite adapter), where some conditions are written differently. */
-export function isSqlite (db: AnyKysely): boolean {
-  return executorOf(db)?.adapter instanceof SqliteAdapter
-}
-
 /** Whether statements may be reused on `db`: a Kysely instance known to have no plugins. */
 export function reusesStatements (db: AnyKysely): boolean {
   const plugins = executorPlugins(db)
@@ -164,7 +150,7 @@ async function run (db: AnyKysely, compiled: CompiledQuery<unknown>): Promise<Ro
  * (`app.expand.select(request)...execute()`): `catch (error) { throw databaseFailure(error) }`.
  */
 export function databaseFailure (error: unknown): Error {
-  if (!isUnavailable(error)) return new DatabaseError({ cause: error })
+  if (databaseFailureKind(error) !== 'unavailable') return new DatabaseError({ cause: error })
   const unavailable = new UnavailableError({ cause: error })
   // Fastify's error handler sets an error's `headers` on the reply.
   return Object.assign(unavailable, { headers: { 'retry-after': String(retryAfterSeconds) } })
@@ -172,35 +158,6 @@ export function databaseFailure (error: unknown): Error {
 
 /** What a client is told to wait before retrying when the database cannot be reached. */
 const retryAfterSeconds = 1
-
-/** Network errors of a connection, as Node reports them. */
-const connectionErrorCodes = new Set([
-  'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN',
-])
-/**
- * PostgreSQL's SQLSTATEs of an unreachable or unavailable server: class 08
- * (connection exception), 57P01-57P03 (shutting down, crashed, cannot connect
- * now), 53300 (too many connections), 57014 (a statement cancelled, as the
- * connection's `statement_timeout` does: the server declined to spend more on
- * it now); SQLite's busy and locked files.
- */
-const unavailableStates = /^(08...|57P0[123]|53300|57014)$/
-
-/**
- * Whether a statement failed because the database cannot be reached now,
- * rather than because of the statement: pg's connection errors carry a Node
- * code or a SQLSTATE, or (a connection that ends mid-query, a pool that
- * times out) only their message.
- */
-function isUnavailable (error: unknown): boolean {
-  if (typeof error !== 'object' || error === null) return false
-  const { code, message } = error as { code?: unknown; message?: unknown }
-  if (typeof code === 'string') {
-    if (connectionErrorCodes.has(code) || unavailableStates.test(code)) return true
-    if (code === 'SQLITE_BUSY' || code === 'SQLITE_LOCKED') return true
-  }
-  return typeof message === 'string' && /^(Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Connection terminated unexpectedly)/.test(message)
-}
 
 /**
  * A scope condition as templates see it: `key`, its shape (the condition

@@ -1,0 +1,127 @@
+import { sql, type AliasableExpression, type Expression, type ExpressionBuilder, type SqlBool } from 'kysely'
+import type { ValueType } from '../../routes/list-declarations.js'
+import type { AnyKysely, AnySelect } from '../selection.js'
+
+/**
+ * Everything the plugin writes or reads differently on one database. The
+ * statement builders (relation-statements.ts, list-statements.ts) and the
+ * loader ask the dialect of their Kysely instance (`dialectOf`, resolved once
+ * per instance) and name no database themselves; each dialect's file holds
+ * its whole list of differences, and test/sql/dialects.test.ts asserts the SQL
+ * each one writes and runs it.
+ */
+export interface ExpandDialect {
+  readonly name: 'sqlite' | 'postgres'
+  /**
+   * Whether the relations of one level may load at the same time (outside a
+   * transaction, which has one connection): on a pool of connections, yes; on
+   * a single connection that runs statements one after another, overlapping
+   * them would only reorder them.
+   */
+  readonly loadsConcurrently: boolean
+
+  /** `contains` on `column`, ignoring case: the condition, and the one value it binds (the text, or a pattern made of it). */
+  contains(column: string, text: string): { readonly condition: Expression<SqlBool>; readonly value: unknown }
+  /** A filtered column as compared with its filter's values (a date-time by its instant, say). */
+  filterColumn(type: ValueType, column: string): Expression<unknown>
+  /**
+   * A filter value as the statement binds it: the expression written, and the
+   * cast it carries (undefined: none), when the database would not read the
+   * bare parameter as a type that holds it.
+   */
+  filterValue(type: ValueType, item: unknown): FilterValue
+  /** A sort key selected for a cursor, in the form the database compares it in (and reads back exactly). */
+  cursorKey(eb: ExpressionBuilder<any, any>, type: ValueType, column: string): AliasableExpression<unknown>
+  /** Rows whose sort keys, all in one direction, come after `values`: a row value comparison. */
+  rowComparison(columns: readonly string[], operator: '<' | '>', values: readonly unknown[]): Expression<SqlBool>
+  /** `query` ordered by `column`, with its NULLs written first or last explicitly (the databases' defaults differ). */
+  orderBy<Q extends AnySelect>(query: Q, column: string, direction: OrderDirection, nulls: 'first' | 'last'): Q
+  /** `query` returning `bound` rows at most: a literal of the statement's text, so that it binds no parameter. */
+  limit<Q extends AnySelect>(query: Q, bound: number): Q
+
+  /** The statement of a relation with `limit`: each parent's first `limit` rows, `bound` rows at most in all. */
+  firstRowsPerParent(relation: LimitedRelation): AnySelect
+  /** Whether `firstRowsPerParent` binds the parent keys before the scope's values (statement templates need the order). */
+  readonly firstRowsBindKeysFirst: boolean
+
+  /** What a driver's error of this database means for the client, if it says anything: see `DatabaseFailureKind`. */
+  failureOf(error: DriverError): DatabaseFailureKind | undefined
+}
+
+/** The cast a number is bound with where the bare parameter would not hold it. */
+export type WideNumberCast = 'bigint' | 'numeric'
+
+export interface FilterValue {
+  readonly item: unknown
+  readonly cast: WideNumberCast | undefined
+  readonly expression: Expression<unknown>
+}
+
+export type OrderDirection = 'asc' | 'desc'
+
+/**
+ * What a driver's error tells: the database cannot be reached now (worth
+ * retrying: a 503), or a value bound was one its column's type cannot hold
+ * (the request's value, never a row: a 400 or a 404).
+ */
+export type DatabaseFailureKind = 'unavailable' | 'unstorable value'
+
+/** The parts of a driver's error the dialects read. */
+export interface DriverError {
+  readonly code?: unknown
+  readonly message?: unknown
+}
+
+/** Column of loaded child rows holding the parent key they belong to; removed once they are grouped. */
+export const parentKey = '__expand_parent'
+
+/** A to-many relation's statement, in parts: the tables it reads, and what it selects. */
+export interface RelationSource {
+  /** The first table read, and the joins after it. */
+  readonly table: string
+  readonly join?: ((query: AnySelect) => AnySelect) | undefined
+  /** The column holding each row's parent key, and the related row's key. */
+  readonly parentColumn: string
+  readonly relatedKey: string
+  /** The columns selected besides the parent key. */
+  readonly select: (query: AnySelect) => AnySelect
+  /** The names of those columns, then `parentKey`: the statement's columns in order. */
+  readonly columns: readonly string[]
+}
+
+/** One key of a relation's order within a parent. */
+export type RelationOrder = readonly [column: string, direction: OrderDirection]
+
+/** What `firstRowsPerParent` writes a statement from. */
+export interface LimitedRelation {
+  readonly db: AnyKysely
+  readonly source: RelationSource
+  /** The request's condition on the related table, if any. */
+  readonly scope: Expression<SqlBool> | undefined
+  readonly keys: readonly unknown[]
+  readonly order: readonly RelationOrder[]
+  /** The relation's `limit`, per parent. */
+  readonly limit: number
+  /** The most rows the statement returns in all. */
+  readonly bound: number
+  /** The relation's rows of every parent: scoped, each tagged with its parent key, in no order and unbounded. */
+  tagged(): AnySelect
+}
+
+/** `query` ordered by each key of `order` in turn. */
+export function orderedBy<Q extends AnySelect> (query: Q, order: readonly RelationOrder[]): Q {
+  let ordered = query
+  for (const [column, direction] of order) ordered = (direction === 'desc' ? ordered.orderBy(column, 'desc') : ordered.orderBy(column)) as Q
+  return ordered
+}
+
+/** `(k1, k2) > (?, ?)`, each value bound once: the form both databases take. */
+export function rowValueComparison (columns: readonly string[], operator: '<' | '>', values: readonly unknown[]): Expression<SqlBool> {
+  const left = sql.join(columns.map((column) => sql.ref(column)))
+  return sql<SqlBool>`(${left}) ${sql.raw(operator)} (${sql.join(values.map((value) => sql`${value}`))})`
+}
+
+/** `limit <bound>` as a literal. */
+export function literalLimit<Q extends AnySelect> (query: Q, bound: number): Q {
+  return query.limit(sql.lit(bound)) as Q
+}

@@ -1,0 +1,61 @@
+import { SqliteAdapter } from 'kysely'
+import { executorOf } from '../executor.js'
+import type { AnyKysely } from '../selection.js'
+import type { DatabaseFailureKind, DriverError, ExpandDialect } from './dialect.js'
+import { postgresDialect } from './postgres.js'
+import { sqliteDialect } from './sqlite.js'
+
+export type {
+  DatabaseFailureKind, ExpandDialect, FilterValue, LimitedRelation, OrderDirection, RelationOrder, RelationSource,
+} from './dialect.js'
+export { orderedBy, parentKey } from './dialect.js'
+export { postgresDialect } from './postgres.js'
+export { sqliteDialect } from './sqlite.js'
+
+/**
+ * A Kysely instance whose executor this Kysely release hides: written to as
+ * PostgreSQL (the standard forms: LIKE with ESCAPE, casts, `row_number()`),
+ * and its statements run one after another, its connections unknown.
+ */
+const unseenDatabase: ExpandDialect = Object.freeze({ ...postgresDialect, loadsConcurrently: false })
+
+// A transaction or `withPlugin` copy is another Kysely instance over the same adapter: each is resolved once.
+const resolved = new WeakMap<AnyKysely, ExpandDialect>()
+
+/**
+ * The dialect `db` is written to in: SQLite's for Kysely's SQLite adapter,
+ * PostgreSQL's for any other (Kysely's PostgreSQL adapter, or an adapter
+ * whose database speaks as PostgreSQL does). Resolved once per Kysely instance.
+ */
+export function dialectOf (db: AnyKysely): ExpandDialect {
+  let dialect = resolved.get(db)
+  if (dialect === undefined) {
+    const adapter = executorOf(db)?.adapter
+    dialect = adapter === undefined ? unseenDatabase : adapter instanceof SqliteAdapter ? sqliteDialect : postgresDialect
+    resolved.set(db, dialect)
+  }
+  return dialect
+}
+
+/** Network errors of a connection, as Node reports them for any driver. */
+const connectionErrorCodes = new Set([
+  'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN',
+])
+
+const knownDialects: readonly ExpandDialect[] = [sqliteDialect, postgresDialect]
+
+/**
+ * What a driver's error says for the client, read without knowing its
+ * database (`databaseFailure` is given the error alone; the codes of the
+ * dialects do not overlap): undefined when it is the statement's failure.
+ */
+export function databaseFailureKind (error: unknown): DatabaseFailureKind | undefined {
+  if (typeof error !== 'object' || error === null) return undefined
+  const driverError = error as DriverError
+  if (typeof driverError.code === 'string' && connectionErrorCodes.has(driverError.code)) return 'unavailable'
+  for (const dialect of knownDialects) {
+    const kind = dialect.failureOf(driverError)
+    if (kind !== undefined) return kind
+  }
+  return undefined
+}

@@ -1,0 +1,127 @@
+import { sql, type SqlBool } from 'kysely'
+import { isDateFormat, type ValueType } from '../../routes/list-declarations.js'
+import type { AnySelect } from '../selection.js'
+import {
+  literalLimit,
+  parentKey,
+  rowValueComparison,
+  type DriverError,
+  type ExpandDialect,
+  type LimitedRelation,
+  type WideNumberCast,
+} from './dialect.js'
+
+/**
+ * PostgreSQL (Kysely's PostgreSQL adapter, and any adapter but SQLite's: see
+ * `dialectOf`): a pool of connections, typed columns and parameters.
+ */
+export const postgresDialect: ExpandDialect = {
+  name: 'postgres',
+  // On a pool, statements beyond its free connections wait for one, as any other query does.
+  loadsConcurrently: true,
+
+  /**
+   * `lower(column) like lower(?) escape '\'`, the text between wildcards with
+   * its own `%`, `_` and `\` escaped: a trigram index on `lower(column)`
+   * serves it.
+   */
+  contains: (column, text) => {
+    const pattern = `%${text.replace(/[\\%_]/g, '\\$&')}%`
+    return { condition: sql<SqlBool>`lower(${sql.ref(column)}) like lower(${pattern}) escape '\\'`, value: pattern }
+  },
+
+  filterColumn: (_type, column) => sql.ref(column),
+  filterValue: (type, item) => {
+    const cast = wideNumberCast(type, item)
+    return { item, cast, expression: cast === undefined ? sql`${item}` : sql`cast(${item} as ${sql.raw(cast)})` }
+  },
+
+  /**
+   * A `date` or `date-time` key is read as text: the value the database
+   * compares, whatever the column's type. pg would read a `timestamp` or
+   * `date` as a Date in the process's time zone, whose UTC text the database
+   * then reads back as another wall-clock time (rows repeated or skipped
+   * outside UTC); the text cast back to the column's type is the key itself,
+   * to the microsecond.
+   */
+  cursorKey: (eb, type, column) => isDateFormat(type) ? eb.cast(eb.ref(column), 'text') : eb.ref(column),
+  rowComparison: rowValueComparison,
+
+  orderBy: <Q extends AnySelect>(query: Q, column: string, direction: 'asc' | 'desc', nulls: 'first' | 'last') =>
+    query.orderBy(column, (item) => {
+      const ordered = direction === 'desc' ? item.desc() : item.asc()
+      return nulls === 'first' ? ordered.nullsFirst() : ordered.nullsLast()
+    }) as Q,
+  limit: literalLimit,
+
+  firstRowsPerParent,
+  firstRowsBindKeysFirst: false,
+
+  failureOf: (error: DriverError) => {
+    const { code, message } = error
+    if (typeof code === 'string') {
+      if (unavailableStates.test(code)) return 'unavailable'
+      if (dataExceptions.test(code)) return 'unstorable value'
+    }
+    return typeof message === 'string' && connectionLost.test(message) ? 'unavailable' : undefined
+  },
+}
+
+const int4 = { min: -2147483648, max: 2147483647 }
+/** The largest finite PostgreSQL `real`. */
+const realMax = 3.4028234663852886e38
+
+/**
+ * The type a number is bound with where PostgreSQL would not read its
+ * untyped parameter as one that holds it: none for every value the column's
+ * type holds, `bigint` for an integer outside int4 (an int2/int4 column
+ * compares with it through the integer operators its index serves),
+ * `numeric` for a number that is an integer outside int4 or beyond real's range.
+ */
+function wideNumberCast (type: ValueType, item: unknown): WideNumberCast | undefined {
+  if (typeof item !== 'number') return undefined
+  const outsideInt4 = Number.isInteger(item) && (item < int4.min || item > int4.max)
+  if (type.kind === 'integer') return outsideInt4 ? 'bigint' : undefined
+  return outsideInt4 || Math.abs(item) > realMax ? 'numeric' : undefined
+}
+
+/**
+ * SQLSTATEs of an unreachable or unavailable server: class 08 (connection
+ * exception), 57P01-57P03 (shutting down, crashed, cannot connect now), 53300
+ * (too many connections), 57014 (a statement cancelled, as the connection's
+ * `statement_timeout` does: the server declined to spend more on it now).
+ */
+const unavailableStates = /^(08...|57P0[123]|53300|57014)$/
+/**
+ * Class 22, data exceptions: a value its column's type cannot hold (an int4
+ * key asked for 2147483648, a uuid key asked for 'abc').
+ */
+const dataExceptions = /^22[0-9A-Z]{3}$/
+/** pg's errors of a connection that ends mid-query or a pool that times out, which carry only their message. */
+const connectionLost = /^(Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Connection terminated unexpectedly)/
+
+/** The subquery numbering each parent's rows, and the column holding the numbers. */
+const numberedRows = '__expand_numbered'
+const rowNumber = '__expand_row'
+
+/**
+ * Still one statement: the rows are numbered per parent in the relation's
+ * order by `row_number()` in a subquery, which keeps the request's scope, so
+ * a row out of scope takes no place, and the outer statement keeps the first
+ * `limit` of each parent, parent key first. The limit is a literal
+ * (defineResource checked it is a positive integer): the statement's
+ * parameters stay the scope's values and the keys.
+ */
+function firstRowsPerParent ({ db, source, order, limit, bound, tagged }: LimitedRelation): AnySelect {
+  const numbered = tagged().select((eb) => eb.fn.agg<number>('row_number').over((over) => {
+    let window = over.partitionBy(source.parentColumn)
+    for (const [column, direction] of order) window = direction === 'desc' ? window.orderBy(column, 'desc') : window.orderBy(column)
+    return window
+  }).as(rowNumber))
+  const firstRows = db.selectFrom(numbered.as(numberedRows))
+    .select(source.columns.map((column) => sql.id(numberedRows, column).as(column)))
+    .where(sql.id(numberedRows, rowNumber), '<=', sql.lit(limit))
+    .orderBy(sql.id(numberedRows, parentKey))
+    .orderBy(sql.id(numberedRows, rowNumber)) as AnySelect
+  return literalLimit(firstRows, bound)
+}

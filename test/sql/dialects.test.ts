@@ -1,0 +1,246 @@
+// Each difference between the databases, as its dialect writes it: the exact
+// SQL and parameters on each one, then the statement run there, with the rows
+// it must find. Kept beside plugin/sql/dialects/: a new quirk gets its case here.
+import { sql, type Kysely } from 'kysely'
+import t from 'tap'
+import {
+  databaseFailureKind,
+  dialectOf,
+  postgresDialect,
+  sqliteDialect,
+  type ExpandDialect,
+  type LimitedRelation,
+} from '../../plugin/sql/dialects/index.js'
+import type { AnySelect } from '../../plugin/sql/selection.js'
+import { dialects, type Dialect } from '../fixtures/dialects.js'
+
+const dateTime = { kind: 'string', format: 'date-time' } as const
+const date = { kind: 'string', format: 'date' } as const
+const integer = { kind: 'integer' } as const
+const number = { kind: 'number' } as const
+
+/** The statement's SQL and parameters as the dialect compiles them. */
+function compiled (query: { compile(): { sql: string; parameters: readonly unknown[] } }): [string, unknown[]] {
+  const { sql, parameters } = query.compile()
+  return [sql, [...parameters]]
+}
+
+async function seeded (dialect: Dialect): Promise<{ db: Kysely<any>; close(): Promise<void> }> {
+  const { db, close } = await dialect.open()
+  const postgres = dialect.name === 'postgres'
+  await sql.raw(`create table items (id integer primary key, name text not null, at ${postgres ? 'timestamptz' : 'text'} not null, ` +
+    `day ${postgres ? 'date' : 'text'} not null, n integer)`).execute(db)
+  await sql.raw('create table children (id integer primary key, parent integer not null)').execute(db)
+  await db.insertInto('items').values([
+    // 01:00 at +01:00 is midnight UTC: as text it sorts after every 00:xx UTC, as an instant it is midnight.
+    { id: 1, name: 'Half 50%_off\\ sale', at: '2021-01-01T01:00:00+01:00', day: '2021-03-04', n: null },
+    { id: 2, name: 'no match: 50 off', at: '2021-01-01T00:00:01Z', day: '2021-03-05', n: 3 },
+    { id: 3, name: 'HALF 50%_OFF\\', at: '2020-12-31T23:59:59Z', day: '2021-03-06', n: 5 },
+  ]).execute()
+  await db.insertInto('children').values([10, 11, 12, 20, 30, 31].map((id) => ({ id, parent: Math.floor(id / 10) }))).execute()
+  return { db, close }
+}
+
+for (const dialect of dialects()) {
+  const onSqlite = dialect.name !== 'postgres'
+  /** The SQL written on this dialect: SQLite's or PostgreSQL's. */
+  const either = (sqlite: string, postgres: string) => onSqlite ? sqlite : postgres
+
+  t.test(`${dialect.name}: each difference, written and run`, async (t) => {
+    const { db, close } = await seeded(dialect)
+    t.teardown(close)
+    const written: ExpandDialect = dialectOf(db)
+    t.equal(written, onSqlite ? sqliteDialect : postgresDialect, 'the adapter tells the dialect')
+    t.equal(dialectOf(db), written, 'resolved once per Kysely instance')
+    await db.transaction().execute(async (trx) => { t.equal(dialectOf(trx), written, "a transaction's Kysely: the same dialect") })
+    const ids = async (query: AnySelect) => (await query.execute()).map((row) => Number(row.id))
+    const items = () => db.selectFrom('items').select('id') as AnySelect
+
+    t.test('contains: instr on SQLite, an escaped LIKE on PostgreSQL, ignoring case', async (t) => {
+      const { condition, value } = written.contains('items.name', '50%_off\\')
+      const query = items().where(() => condition).orderBy('id')
+      t.same(compiled(query), [either(
+        'select "id" from "items" where instr(lower("items"."name"), lower(?)) > 0 order by "id"',
+        'select "id" from "items" where lower("items"."name") like lower($1) escape \'\\\' order by "id"'
+      ), [either('50%_off\\', '%50\\%\\_off\\\\%')]])
+      t.equal(value, either('50%_off\\', '%50\\%\\_off\\\\%'))
+      t.same(await ids(query), [1, 3], '% _ and \\ are the text itself')
+    })
+
+    t.test('date-time compared by its instant: julianday on SQLite, the timestamp itself on PostgreSQL', async (t) => {
+      const query = items().where((eb) => eb(written.filterColumn(dateTime, 'items.at'), '>', written.filterValue(dateTime, '2021-01-01T00:00:00Z').expression))
+      t.same(compiled(query), [either(
+        'select "id" from "items" where julianday("items"."at") > julianday(?)',
+        'select "id" from "items" where "items"."at" > $1'
+      ), ['2021-01-01T00:00:00Z']])
+      t.same(await ids(query), [2], "midnight at +01:00's 01:00 is not after midnight UTC")
+      t.same(written.filterColumn(integer, 'items.n').toOperationNode(), sql.ref('items.n').toOperationNode(), 'other types: the column itself')
+    })
+
+    t.test('wide numbers: cast on PostgreSQL where the bare parameter would not hold them, never on SQLite', async (t) => {
+      const cases: Array<[typeof integer | typeof number, number, '=' | '<', string | undefined, number[]]> = [
+        [integer, 2 ** 31, '=', 'bigint', []],
+        [integer, -(2 ** 31) - 1, '=', 'bigint', []],
+        [integer, 2 ** 31 - 1, '=', undefined, []],
+        [number, 1e300, '<', 'numeric', [2, 3]],
+        [number, 2 ** 40, '<', 'numeric', [2, 3]],
+        [number, 4, '<', undefined, [2]],
+      ]
+      for (const [type, value, operator, cast, expected] of cases) {
+        const bound = written.filterValue(type, value)
+        t.equal(bound.cast, onSqlite ? undefined : cast, `${type.kind} ${value}`)
+        t.equal(bound.item, value)
+        const query = items().where((eb) => eb(written.filterColumn(type, 'items.n'), operator, bound.expression)).orderBy('id')
+        const right = onSqlite || cast === undefined ? either('?', '$1') : `cast($1 as ${cast})`
+        t.same(compiled(query), [`select "id" from "items" where "items"."n" ${operator} ${right} order by "id"`, [value]])
+        t.same(await ids(query), expected, `${type.kind} ${value} runs`)
+      }
+      t.equal(written.filterValue(integer, '7').cast, undefined, 'a string is never cast')
+    })
+
+    t.test("cursor keys: a date as PostgreSQL's text, the stored value on SQLite", async (t) => {
+      const query = db.selectFrom('items').select((eb) => [
+        written.cursorKey(eb, date, 'items.day').as('k0'),
+        written.cursorKey(eb, dateTime, 'items.at').as('k1'),
+        written.cursorKey(eb, integer, 'items.id').as('k2'),
+      ]).where('id', '=', 3)
+      t.same(compiled(query), [either(
+        'select "items"."day" as "k0", "items"."at" as "k1", "items"."id" as "k2" from "items" where "id" = ?',
+        'select cast("items"."day" as text) as "k0", cast("items"."at" as text) as "k1", "items"."id" as "k2" from "items" where "id" = $1'
+      ), [3]])
+      const [row] = await query.execute()
+      t.equal(row!.k0, '2021-03-06', 'the key as text, never a Date in the time zone of the process')
+      t.equal(typeof row!.k1, 'string')
+      t.equal(row!.k2, 3)
+    })
+
+    t.test('keyset: a row value comparison on both', async (t) => {
+      const query = items().where(() => written.rowComparison(['items.n', 'items.id'], '>', [3, 2]))
+      t.same(compiled(query), [either(
+        'select "id" from "items" where ("items"."n", "items"."id") > (?, ?)',
+        'select "id" from "items" where ("items"."n", "items"."id") > ($1, $2)'
+      ), [3, 2]])
+      t.same(await ids(query), [3])
+      const before = items().where(() => written.rowComparison(['items.n', 'items.id'], '<', [5, 3]))
+      t.same(await ids(before), [2])
+    })
+
+    t.test('NULL order written explicitly: `is null` on SQLite, NULLS FIRST/LAST on PostgreSQL', async (t) => {
+      const cases: Array<['asc' | 'desc', 'first' | 'last', string, string, number[]]> = [
+        ['asc', 'first', '"items"."n" is null desc, "items"."n" asc', '"items"."n" asc nulls first', [1, 2, 3]],
+        ['asc', 'last', '"items"."n" is null asc, "items"."n" asc', '"items"."n" asc nulls last', [2, 3, 1]],
+        ['desc', 'first', '"items"."n" is null desc, "items"."n" desc', '"items"."n" desc nulls first', [1, 3, 2]],
+        ['desc', 'last', '"items"."n" is null asc, "items"."n" desc', '"items"."n" desc nulls last', [3, 2, 1]],
+      ]
+      for (const [direction, nulls, sqlite, postgres, expected] of cases) {
+        const query = written.orderBy(items(), 'items.n', direction, nulls)
+        t.same(compiled(query), [`select "id" from "items" order by ${either(sqlite, postgres)}`, []], `${direction} nulls ${nulls}`)
+        t.same(await ids(query), expected, `${direction} nulls ${nulls} runs`)
+      }
+    })
+
+    t.test('a statement bound: a literal `limit`, no parameter', async (t) => {
+      const query = written.limit(items().orderBy('id'), 2)
+      t.same(compiled(query), ['select "id" from "items" order by "id" limit 2', []])
+      t.same(await ids(query), [1, 2])
+    })
+
+    t.test("a relation's first rows per parent: a correlated LIMIT on SQLite, row_number() on PostgreSQL", async (t) => {
+      const relation = (bound: number, order: LimitedRelation['order']): LimitedRelation => ({
+        db,
+        source: {
+          table: 'children',
+          parentColumn: 'children.parent',
+          relatedKey: 'children.id',
+          select: (query) => query.select('children.id as id'),
+          columns: ['id', '__expand_parent'],
+        },
+        scope: undefined,
+        keys: [1, 2, 1],
+        order,
+        limit: 2,
+        bound,
+        tagged: () => db.selectFrom('children').select(['children.id as id', 'children.parent as __expand_parent'])
+          .where('children.parent', 'in', [1, 2, 1]) as AnySelect,
+      })
+      const query = written.firstRowsPerParent(relation(16, [['children.id', 'asc']]))
+      t.same(compiled(query), [either(
+        'with "__expand_keys" as (select distinct "column1" as "key" from (values (?), (?), (?))) ' +
+          'select "children"."id" as "id", "__expand_keys"."key" as "__expand_parent" from "__expand_keys" cross join "children" ' +
+          'where "children"."parent" = "__expand_keys"."key" and "children"."id" in ' +
+          '(select "children"."id" from "children" where "children"."parent" = "__expand_keys"."key" order by "children"."id" limit 2) ' +
+          'order by "__expand_keys"."key", "children"."id" limit 16',
+        'select "__expand_numbered"."id" as "id", "__expand_numbered"."__expand_parent" as "__expand_parent" from ' +
+          '(select "children"."id" as "id", "children"."parent" as "__expand_parent", ' +
+          'row_number() over(partition by "children"."parent" order by "children"."id") as "__expand_row" ' +
+          'from "children" where "children"."parent" in ($1, $2, $3)) as "__expand_numbered" ' +
+          'where "__expand_numbered"."__expand_row" <= 2 order by "__expand_numbered"."__expand_parent", "__expand_numbered"."__expand_row" limit 16'
+      ), [1, 2, 1]])
+      t.equal(written.firstRowsBindKeysFirst, onSqlite, 'the keys come first only where the statement starts with them')
+      const rows = async (query: AnySelect) => (await query.execute()).map((row) => [Number(row.id), Number(row.__expand_parent)])
+      t.same(await rows(query), [[10, 1], [11, 1], [20, 2]], 'two per parent, parent first')
+      t.same(await rows(written.firstRowsPerParent(relation(2, [['children.id', 'asc']]))), [[10, 1], [11, 1]], 'the bound caps them all')
+      t.same(await rows(written.firstRowsPerParent(relation(16, [['children.id', 'desc']]))), [[12, 1], [11, 1], [20, 2]], "the relation's order")
+    })
+
+    t.test('loading: relations of a level at the same time on a pool only', async (t) => {
+      t.equal(written.loadsConcurrently, !onSqlite)
+    })
+
+    t.test("the driver's own errors, classified", async (t) => {
+      const failureOf = async (statement: (db: Kysely<any>) => Promise<unknown>) => {
+        try {
+          await statement(db)
+        } catch (error) {
+          return databaseFailureKind(error)
+        }
+        return 'no error'
+      }
+      t.equal(await failureOf((db) => sql`select * from no_such_table`.execute(db)), undefined, "the statement's failure: none")
+      if (onSqlite) return
+      t.equal(await failureOf((db) => sql`select cast(${'abc'} as integer)`.execute(db)), 'unstorable value', '22P02')
+      t.equal(await failureOf((db) => db.selectFrom('items').select('id').where('n', '=', 2 ** 31).execute()), 'unstorable value', '22003')
+      t.equal(await failureOf((db) => db.transaction().execute(async (trx) => {
+        await sql`set local statement_timeout = 10`.execute(trx)
+        await sql`select pg_sleep(1)`.execute(trx)
+      })), 'unavailable', '57014: the statement timeout')
+    })
+  })
+}
+
+t.test('driver errors by code and message, whichever database raised them', async (t) => {
+  const cases: Array<[unknown, string | undefined]> = [
+    [{ code: 'SQLITE_BUSY' }, 'unavailable'],
+    [{ code: 'SQLITE_LOCKED' }, 'unavailable'],
+    [{ code: 'SQLITE_CONSTRAINT' }, undefined],
+    [{ code: 'ECONNREFUSED' }, 'unavailable'],
+    [{ code: 'EAI_AGAIN' }, 'unavailable'],
+    [{ code: '08006' }, 'unavailable'],
+    [{ code: '57P01' }, 'unavailable'],
+    [{ code: '53300' }, 'unavailable'],
+    [{ code: '57014' }, 'unavailable'],
+    [{ code: '22P02' }, 'unstorable value'],
+    [{ code: '22003' }, 'unstorable value'],
+    [{ code: '23505' }, undefined],
+    [{ code: '42P01', message: 'relation "x" does not exist' }, undefined],
+    [{ message: 'Connection terminated unexpectedly' }, 'unavailable'],
+    [{ message: 'timeout exceeded when trying to connect' }, 'unavailable'],
+    [{ code: 7, message: 42 }, undefined],
+    [new Error('anything else'), undefined],
+    ['08006', undefined],
+    [null, undefined],
+  ]
+  for (const [error, kind] of cases) t.equal(databaseFailureKind(error), kind, JSON.stringify(error) ?? String(error))
+})
+
+t.test("a Kysely whose executor is hidden: PostgreSQL's forms, its statements one after another", async (t) => {
+  const [sqlite] = dialects()
+  const { db, close } = await sqlite!.open()
+  t.teardown(close)
+  const hidden = new Proxy(db, { get: (target, name) => name === 'getExecutor' ? undefined : Reflect.get(target, name, target) })
+  const unseen = dialectOf(hidden)
+  t.not(unseen, sqliteDialect)
+  t.equal(unseen.loadsConcurrently, false)
+  t.equal(unseen.contains, postgresDialect.contains)
+  t.equal(unseen.firstRowsPerParent, postgresDialect.firstRowsPerParent)
+})
