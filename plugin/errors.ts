@@ -27,6 +27,8 @@ export const UnavailableError = createError<'FST_EXPAND_UNAVAILABLE', 503, [{ ca
 // The client went away while its relations were being loaded: the remaining statements are not run. Logged only.
 export const RequestAbortedError = createError<'FST_EXPAND_REQUEST_ABORTED', 499, []>(
   'FST_EXPAND_REQUEST_ABORTED', 'The client closed the request before its relations were loaded', 499)
+// A route's handler found no plan for its request: the route was not prepared as the plugin registered it.
+export const NoPlanError = createError<'FST_EXPAND_NO_PLAN', 500, [string]>('FST_EXPAND_NO_PLAN', '%s', 500)
 // A statement the plugin ran failed: the driver's error is the `cause` (logged), never the body.
 export const DatabaseError = createError<'FST_EXPAND_DATABASE_ERROR', 500, [{ cause: unknown }]>(
   'FST_EXPAND_DATABASE_ERROR', 'Internal Server Error', 500)
@@ -150,6 +152,9 @@ export const messages = {
     `Cannot sort ${resource} by '${name}': ${sortFields.length > 0 ? `sort fields are ${sortFields.join(', ')}` : 'this list has no sort fields'}`,
   sortRepeated: (param: string, name: string) => `'${param}' names '${name}' more than once`,
   hiddenSort: (name: string) => `Cannot sort by '${name}': it is not available to this request`,
+  noPlan: (route: string, part: 'expansion' | 'list') =>
+    `Route ${route} reached its handler without ${part === 'list' ? "its request's list plan" : 'a plan for its request'}: ` +
+    'the route was not prepared as fastify-expand registered it (an onRoute hook may have changed its expandable option or its config)',
   listQueryNotObject: (what: string) => `The query of a list route is not an object: a hook replaced request.query with ${what}`,
   badCursor: (param: string) => `'${param}' is not a cursor of this list for this sort and these filters: ask again from the first page`,
 
@@ -305,8 +310,8 @@ export const listErrorCodes = ['FST_EXPAND_BAD_FILTER', 'FST_EXPAND_BAD_SORT', '
 /** Codes a request can get while its relations are loaded (`app.expand.load`, `app.expand.routes`). */
 export const loadingErrorCodes = ['FST_EXPAND_TOO_LARGE'] as const
 
-/** Codes of a 500 the plugin itself answers: data that does not fit the plan, a failed statement. */
-export const serverErrorCodes = ['FST_EXPAND_INVALID_DATA', 'FST_EXPAND_DATABASE_ERROR'] as const
+/** Codes of a 500 the plugin itself answers: data that does not fit the plan, a failed statement, a route without a plan. */
+export const serverErrorCodes = ['FST_EXPAND_INVALID_DATA', 'FST_EXPAND_DATABASE_ERROR', 'FST_EXPAND_NO_PLAN'] as const
 
 /** Codes of a 503 the plugin answers when the database cannot be reached (with a Retry-After header). */
 export const unavailableErrorCodes = ['FST_EXPAND_UNAVAILABLE'] as const
