@@ -152,8 +152,8 @@ export const messages = {
     `Cannot sort ${resource} by '${name}': ${sortFields.length > 0 ? `sort fields are ${sortFields.join(', ')}` : 'this list has no sort fields'}`,
   sortRepeated: (param: string, name: string) => `'${param}' names '${name}' more than once`,
   hiddenSort: (name: string) => `Cannot sort by '${name}': it is not available to this request`,
-  noPlan: (route: string, part: 'expansion' | 'list') =>
-    `Route ${route} reached its handler without ${part === 'list' ? "its request's list plan" : 'a plan for its request'}: ` +
+  noPlan: (route: string, missing: 'plan' | 'list part') =>
+    `Route ${route} reached its handler without ${missing === 'plan' ? 'a plan for its request' : "the list part of its request's plan"}: ` +
     'the route was not prepared as fastify-expand registered it (an onRoute hook may have changed its expandable option or its config)',
   listQueryNotObject: (what: string) => `The query of a list route is not an object: a hook replaced request.query with ${what}`,
   badCursor: (param: string) => `'${param}' is not a cursor of this list for this sort and these filters: ask again from the first page`,

@@ -85,8 +85,10 @@ export function attachedPlan (request: FastifyRequest, part: 'list'): RequestPla
 export function attachedPlan (request: FastifyRequest, part: 'expansion' | 'list'): RequestPlan {
   // A failed planning never reaches a handler (planBeforeHandler throws it): here it is no plan like any other.
   const planned = (request as Planned)[plannedRequest]
-  if (planned !== null && !(planned instanceof PlanningFailure) && (part === 'expansion' || planned.list !== undefined)) return planned
-  const error = new NoPlanError(messages.noPlan(`${request.method} ${request.routeOptions.url ?? request.url}`, part))
+  const plan = planned === null || planned instanceof PlanningFailure ? undefined : planned
+  if (plan !== undefined && (part === 'expansion' || plan.list !== undefined)) return plan
+  const route = `${request.method} ${request.routeOptions.url ?? request.url}`
+  const error = new NoPlanError(messages.noPlan(route, plan === undefined ? 'plan' : 'list part'))
   request.log.error({ err: error }, error.message)
   throw error
 }
