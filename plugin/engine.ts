@@ -115,7 +115,7 @@ export class ExpandEngine {
     }
     const query = readRequestQuery(request.query, this.options, list)
     const planned = this.expansionOnly(target, query.expansion, visibility)
-    return Object.freeze({ expansion: planned.expansion, list: Object.freeze(planList(list, query.list, request, visibility)) })
+    return { expansion: planned.expansion, list: planList(list, query.list, request, visibility) }
   }
 
   /** The expansion plan of a query given in code (standalone serializers, tests), for every field. */

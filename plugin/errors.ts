@@ -135,7 +135,7 @@ export const messages = {
   openApiComponent: (name: string) =>
     `expandOpenApi: the document already has a component '${name}'; set componentPrefix to keep the resource schemas apart`,
 
-  // load/list-query.ts: the list route's filter, sort and after parameters.
+  // parse/list-query.ts and plan/list-plan.ts: the list route's filter, sort and after parameters.
   filterNotOnce: (written: string) => `'${written}' must be given once, as a string`,
   unknownFilter: (resource: string, path: string, filters: readonly string[]) =>
     `Cannot filter ${resource} by '${path}': ${filters.length > 0 ? `filters are ${filters.join(', ')}` : 'this list has no filters'}`,

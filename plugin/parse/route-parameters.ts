@@ -34,7 +34,7 @@ export function parameterReader (rules: ParameterRules): FastifySchemaCompiler<u
         const read = readQuery(query, rules.integers ?? {})
         if (rules.list === undefined || 'error' in read) return read
         try {
-          // Read to answer a bad one 400 before any hook; the handler reads the query it is given again.
+          // Read to answer a bad one 400 before any hook; the request's plan reads the query again, as it is when made.
           readListQuery(read.value, rules.list.cursors)
         } catch (error) {
           // Fastify answers an Error the validator gives with its own code and status.
