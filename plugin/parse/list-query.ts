@@ -74,8 +74,7 @@ export function readListQuery (query: unknown, cursors: boolean): ListQuery {
     ;(filters ??= []).push({ path, operator, raw, written })
   }
   const record = query as Record<string, unknown>
-  for (const name in record) {
-    if (!Object.hasOwn(record, name)) continue
+  for (const name of Object.keys(record)) {
     if (name === filterParam) {
       readNestedFilters(record[name], add)
       continue
