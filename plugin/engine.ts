@@ -3,7 +3,10 @@ import { LruMap } from 'toad-cache'
 import { InvalidDefinitionError, messages } from './errors.js'
 import type { ResolvedOptions } from './options.js'
 import { readExpansionQuery, type RawExpansionQuery } from './parse/query.js'
+import { readRequestQuery } from './parse/request-query.js'
+import { planList, type ListTarget } from './plan/list-plan.js'
 import { fullVisibility, type ExpansionPlan, type PlanTarget, type Visibility } from './plan/plan.js'
+import type { RequestPlan } from './plan/request-plan.js'
 import { permittedPaths } from './plan/permitted.js'
 import { planExpansion } from './plan/planner.js'
 import { relationName, ResourceGraph, walkRelationPath, type ResourceNode } from './graph/resource-graph.js'
@@ -32,7 +35,7 @@ interface LastPlan {
   readonly fields: string
   readonly omit: string
   readonly visibility: string
-  readonly plan: ExpansionPlan
+  readonly plan: RequestPlan
 }
 
 /**
@@ -41,14 +44,15 @@ interface LastPlan {
  */
 export class ExpandEngine {
   readonly serializers: SerializerCache
-  private readonly plans: LruMap<ExpansionPlan>
+  /** Request plans without a list part, by raw parameters and visibility: the expansion part is planned once per key. */
+  private readonly plans: LruMap<RequestPlan>
   private nextTargetId = 0
   /** Resources with a `fieldsFor`: asked once per request. */
   private readonly fieldRules: readonly ResourceNode[]
 
   constructor (readonly graph: ResourceGraph, readonly options: ResolvedOptions) {
     this.serializers = new SerializerCache(options.cacheSize, options.maxCompilesPerSecond)
-    this.plans = new LruMap<ExpansionPlan>(options.cacheSize)
+    this.plans = new LruMap<RequestPlan>(options.cacheSize)
     this.fieldRules = graph.nodes.filter((node) => node.resource.fieldsFor !== undefined)
     this.checkDefinitionExpansions()
   }
@@ -96,16 +100,35 @@ export class ExpandEngine {
   }
 
   /**
-   * The plan of one request: one lookup by the raw values (and, where
-   * resources have `fieldsFor`, by what the request may see); parsed and
-   * validated only on a miss.
+   * The plan of one request of a route: its query read once, as it is now
+   * (a hook may have replaced it), the expansion part found by one lookup by
+   * the raw values and what the request may see (parsed and validated only
+   * on a miss), the list part (on a generated list route) resolved for the
+   * same visibility. On any other route the cached plan itself is the
+   * request's: nothing is made per request.
    */
-  planFor (target: RegisteredTarget, query: unknown, request?: FastifyRequest): ExpansionPlan {
-    const visibility = request === undefined ? fullVisibility : this.visibilityFor(request)
-    return this.planForRaw(target, readExpansionQuery(query, this.options), visibility)
+  planRequest (target: RegisteredTarget, request: FastifyRequest, list: ListTarget | undefined): RequestPlan {
+    // fieldsFor is asked first, whatever the query holds: once per request (see plan/request-plan.ts).
+    const visibility = this.visibilityFor(request)
+    if (list === undefined) {
+      return this.expansionOnly(target, readRequestQuery(request.query, this.options, undefined).expansion, visibility)
+    }
+    const query = readRequestQuery(request.query, this.options, list)
+    const planned = this.expansionOnly(target, query.expansion, visibility)
+    return { expansion: planned.expansion, list: planList(list, query.list, request, visibility) }
+  }
+
+  /** The expansion plan of a query given in code (standalone serializers, tests), for every field. */
+  planFor (target: RegisteredTarget, query: unknown): ExpansionPlan {
+    return this.planForRaw(target, readExpansionQuery(query, this.options))
   }
 
   planForRaw (target: RegisteredTarget, raw: RawExpansionQuery, visibility: Visibility = fullVisibility): ExpansionPlan {
+    return this.expansionOnly(target, raw, visibility).expansion
+  }
+
+  /** The cached request plan of these raw values and this visibility: an expansion part, no list part. */
+  private expansionOnly (target: RegisteredTarget, raw: RawExpansionQuery, visibility: Visibility): RequestPlan {
     // An absent expand (the route's defaults) and an empty one (none) are different plans.
     const usesDefaults = raw.expandAbsent === true && target.defaultExpand !== undefined
     // Requests to a route mostly repeat one combination: comparing the raw strings with the last request's costs
@@ -118,7 +141,7 @@ export class ExpandEngine {
     const key = `${target.id}\u0000${usesDefaults ? '' : `=${raw.expand}`}\u0000${raw.fields}\u0000${raw.omit}\u0000${visibility.key}`
     let plan = this.plans.get(key)
     if (plan === undefined) {
-      plan = planExpansion(target, raw, this.options, visibility)
+      plan = Object.freeze({ expansion: planExpansion(target, raw, this.options, visibility), list: undefined })
       this.plans.set(key, plan)
     }
     target.memo.last = { usesDefaults, expand: raw.expand, fields: raw.fields, omit: raw.omit, visibility: visibility.key, plan }

@@ -41,6 +41,8 @@ export const errorTable = [
   { code: 'FST_EXPAND_INVALID_DATA', status: 500, template: '%s', group: 'server' },
   // A statement the plugin ran failed: the driver's error is the `cause` (logged), never the body.
   { code: 'FST_EXPAND_DATABASE_ERROR', status: 500, template: 'Internal Server Error', group: 'server' },
+  // A route's handler found no plan for its request: the route was not prepared as the plugin registered it.
+  { code: 'FST_EXPAND_NO_PLAN', status: 500, template: '%s', group: 'server' },
   // The database cannot be reached (refused, dropped or timed-out connections, a server shutting down, too many
   // connections, a busy SQLite file, a statement cancelled by its time limit): worth retrying, so a 503 with
   // Retry-After; the driver's error is the `cause`.
@@ -95,6 +97,7 @@ export const BadCursorError = declareError('FST_EXPAND_BAD_CURSOR')
 export const TooLargeError = declareError('FST_EXPAND_TOO_LARGE')
 export const NotFoundError = declareError('FST_EXPAND_NOT_FOUND')
 export const InvalidDataError = declareError('FST_EXPAND_INVALID_DATA')
+export const NoPlanError = declareError('FST_EXPAND_NO_PLAN')
 export const DatabaseError = declareError<'FST_EXPAND_DATABASE_ERROR', [{ cause: unknown }]>('FST_EXPAND_DATABASE_ERROR')
 export const UnavailableError = declareError<'FST_EXPAND_UNAVAILABLE', [{ cause: unknown }]>('FST_EXPAND_UNAVAILABLE')
 export const RequestAbortedError = declareError<'FST_EXPAND_REQUEST_ABORTED', []>('FST_EXPAND_REQUEST_ABORTED')
@@ -197,7 +200,7 @@ export const messages = {
   openApiComponent: (name: string) =>
     `expandOpenApi: the document already has a component '${name}'; set componentPrefix to keep the resource schemas apart`,
 
-  // load/list-query.ts: the list route's filter, sort and after parameters.
+  // parse/list-query.ts and plan/list-plan.ts: the list route's filter, sort and after parameters.
   filterNotOnce: (written: string) => `'${written}' must be given once, as a string`,
   unknownFilter: (resource: string, path: string, filters: readonly string[]) =>
     `Cannot filter ${resource} by '${path}': ${filters.length > 0 ? `filters are ${filters.join(', ')}` : 'this list has no filters'}`,
@@ -214,6 +217,9 @@ export const messages = {
     `Cannot sort ${resource} by '${name}': ${sortFields.length > 0 ? `sort fields are ${sortFields.join(', ')}` : 'this list has no sort fields'}`,
   sortRepeated: (param: string, name: string) => `'${param}' names '${name}' more than once`,
   hiddenSort: (name: string) => `Cannot sort by '${name}': it is not available to this request`,
+  noPlan: (route: string, missing: 'plan' | 'list part') =>
+    `Route ${route} reached its handler without ${missing === 'plan' ? 'a plan for its request' : "the list part of its request's plan"}: ` +
+    'the route was not prepared as fastify-expand registered it (an onRoute hook may have changed its expandable option or its config)',
   listQueryNotObject: (what: string) => `The query of a list route is not an object: a hook replaced request.query with ${what}`,
   badCursor: (param: string) => `'${param}' is not a cursor of this list for this sort and these filters: ask again from the first page`,
 

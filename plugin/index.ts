@@ -12,8 +12,9 @@ import { selectLevel, type AnyKysely, type Row } from './sql/selection.js'
 import { executorPlugins, StatementTemplates } from './sql/statement-templates.js'
 import { registerResourceRoutes, type ResourceRoutesOptions } from './routes/resource-routes.js'
 import { resolveOptions, type ExpandPluginOptions } from './options.js'
-import type { ExpansionPlan } from './plan/plan.js'
-import { plannedRequest, requestPlan } from './plan/request-plan.js'
+import { plannedRequest, planRequest, type RequestPlan } from './plan/request-plan.js'
+import type { ListPlan } from './plan/list-plan.js'
+import type { FilterOperator } from './routes/list-declarations.js'
 import type { Loaded } from './graph/expanded.js'
 import type { Expansion } from './request-helpers.js'
 import { ResourceGraph } from './graph/resource-graph.js'
@@ -80,6 +81,23 @@ export interface ExpansionExplanation {
   projection: string | undefined
   /** With `db` and table-bound resources: the root select and one statement per relation path. */
   statements: Array<{ path: string; sql: string }>
+  /** On a list route of `app.expand.routes`: its page as planned for the request. */
+  list?: ListExplanation
+}
+
+/** The list part of a request's plan on a list route of `app.expand.routes`. */
+export interface ListExplanation {
+  pagination: 'offset' | 'cursor'
+  /** Each filter as it applies: its path, its operator and its value read by the field's type. */
+  filters: Array<{ path: string; operator: FilterOperator; value: unknown }>
+  /** The keys the rows are ordered by, the primary key last unless it is asked before. */
+  order: Array<{ field: string; descending: boolean }>
+  /** Rows per page, clamped to the route's maxPageSize. */
+  limit: number
+  /** Offset pages: the rows skipped. */
+  offset?: number
+  /** Cursor pages: whether the request continues after a cursor (its values are not shown). */
+  after?: boolean
 }
 
 declare module 'fastify' {
@@ -122,8 +140,9 @@ const expandPluginCallback: FastifyPluginCallback<ExpandPluginOptions> = (app, p
       'statements are built for every request, none is reused')
   }
 
-  const planOf = (request: FastifyRequest): ExpansionPlan => {
-    const plan = requestPlan(request)
+  // The request's plan: made now by its route's planner if no hook asked before (see plan/request-plan.ts).
+  const planOf = (request: FastifyRequest): RequestPlan => {
+    const plan = planRequest(request)
     if (plan === null) throw new InvalidOptionError(`Route ${request.method} ${request.url} is not expandable`)
     return plan
   }
@@ -157,13 +176,13 @@ const expandPluginCallback: FastifyPluginCallback<ExpandPluginOptions> = (app, p
   const decoratorFor = (instance: FastifyInstance): ExpandDecorator => ({
     cacheStats: () => engine.serializers.stats(),
     async load (request, rows, options) {
-      const plan = planOf(request)
+      const plan = planOf(request).expansion
       // Loading writes fields into the given objects, whatever their declared type: rows are records at runtime.
       await loadRows(contextFor(request, options), plan.root, rows as unknown as Row[])
       return rows as never
     },
     select (request, options) {
-      const plan = planOf(request)
+      const plan = planOf(request).expansion
       if (plan.root.node.table === undefined) {
         throw new InvalidOptionError(`fastify-expand: select needs a table: resource '${plan.root.node.qualifiedName}' has none`)
       }
@@ -174,7 +193,7 @@ const expandPluginCallback: FastifyPluginCallback<ExpandPluginOptions> = (app, p
       registerResourceRoutes(instance, engine, loading, prefix, resource, routesOptions)
     },
     explain (request) {
-      const plan = planOf(request)
+      const { expansion: plan, list } = planOf(request)
       const context = db === undefined || plan.root.node.table === undefined ? undefined : contextFor(request)
       const writer = engine.serializers.compiled(plan)
       return {
@@ -190,13 +209,14 @@ const expandPluginCallback: FastifyPluginCallback<ExpandPluginOptions> = (app, p
               { path: '', sql: selectLevel(context.db, plan.root, context.scope(plan.root.node)).compile().sql },
               ...plannedStatements(context, plan.root),
             ],
+        ...(list === undefined ? {} : { list: explainList(list) }),
       }
     },
   })
   // A getter: the request is planned when something first asks (see plan/request-plan.ts), never replaced.
   app.decorateRequest('expansion', {
     getter (this: FastifyRequest) {
-      return requestPlan(this)?.expansion ?? null
+      return planRequest(this)?.expansion.expansion ?? null
     },
     setter () {
       throw new InvalidOptionError(messages.expansionReplaced)
@@ -216,6 +236,15 @@ const expandPluginCallback: FastifyPluginCallback<ExpandPluginOptions> = (app, p
   })
   app.addHook('onRoute', (routeOptions) => prepareRoute(engine, routeOptions))
   done()
+}
+
+/** The list part of a request's plan as `explain` reports it. */
+function explainList (list: ListPlan): ListExplanation {
+  const filters = list.filters.map(({ filter, operator, value }) => ({ path: filter.path, operator, value }))
+  const order = list.keys.map(({ field, descending }) => ({ field: field.name, descending }))
+  return list.kind === 'offset'
+    ? { pagination: 'offset', filters, order, limit: list.limit, offset: list.offset }
+    : { pagination: 'cursor', filters, order, limit: list.limit, after: list.after !== undefined }
 }
 
 const expandPlugin = fp(expandPluginCallback, { fastify: '5.x', name: 'fastify-expand' })
@@ -264,6 +293,7 @@ export {
   BadCursorError,
   InvalidDataError,
   DatabaseError,
+  NoPlanError,
   UnavailableError,
   RequestAbortedError,
   requestErrorCodes,

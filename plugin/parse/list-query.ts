@@ -1,4 +1,5 @@
 import { BadCursorError, BadFilterError, BadSortError, InvalidOptionError, messages } from '../errors.js'
+import { integerParameter } from './integers.js'
 
 /** A `filter[...]` parameter as written: read against the route's filters once the caller is known. */
 export interface WrittenFilter {
@@ -11,18 +12,26 @@ export interface WrittenFilter {
 }
 
 /**
- * What the route's validator reads of a query string besides limit, offset
- * and expansions: its form only. Names, operators, values and the cursor
- * are read by `resolve`, for the caller, so that a field `fieldsFor` hides
- * answers the same 403 whatever is written with it.
+ * The list part of a request's query, as written: the filters' names,
+ * operators and values, the sort names and the cursor are read by
+ * `planList` (plan/list-plan.ts), for the caller, so that a field
+ * `fieldsFor` hides answers the same 403 whatever is written with it.
  */
-export interface ListRequest {
+export interface ListQuery {
   readonly filters: readonly WrittenFilter[]
-  readonly sort: ReadonlyArray<{ readonly name: string; readonly descending: boolean }>
+  readonly sort: readonly WrittenSortKey[]
+  /** The `after` cursor (cursor pages only); undefined: the first page. */
   readonly after: string | undefined
+  /** `limit` as written (a safe integer from 1), not yet clamped to the route's maxPageSize. */
+  readonly limit: number | undefined
+  /** `offset` (offset pages only). */
+  readonly offset: number | undefined
 }
 
-/** A request's filters and sort as they apply to its caller, and the keyset values of its `after` cursor. */
+export interface WrittenSortKey {
+  readonly name: string
+  readonly descending: boolean
+}
 
 const filterParam = 'filter'
 const sortParam = 'sort'
@@ -32,53 +41,62 @@ const maxFilters = 20
 /** The longest filter value of any operator but `contains`, in characters. */
 export const maxValueLength = 1000
 const maxCursorLength = 4000
+// Most lists are asked without filters or sort: one shared empty list each, not two new arrays per request.
+const noFilters: readonly WrittenFilter[] = Object.freeze([])
+const noSort: readonly WrittenSortKey[] = Object.freeze([])
 
 /**
- * Takes `filter[...]`, `sort` and `after` apart from a parsed query string
- * (keys as written: `filter[born][gte]`, or nested objects from a parser
- * that builds them). Only their form is checked here (the 400 of what is
- * not a filter, a repeated or too long parameter): what they name is read
- * by `resolveList` (plan/list-plan.ts), once the caller is known. The route's validator reads the
- * query to answer that 400 before any hook; the handler reads again the
- * query it is given, which a hook may have replaced or changed: never
- * conditions read from another object, never none.
+ * Takes `filter[...]`, `sort`, `after`, `limit` and `offset` apart from a
+ * parsed query string (keys as written: `filter[born][gte]`, or nested
+ * objects from a parser that builds them). Only their form is checked here
+ * (the 400 of what is not a filter, a repeated or too long parameter, a
+ * page size that is not an integer): what they name is read by `planList`
+ * (plan/list-plan.ts), once the caller is known. The route's validator
+ * reads the query to answer that 400 before any hook; the request's plan
+ * reads the query as it is when the plan is made, which a hook may have
+ * replaced or changed: never conditions read from another object, never none.
  */
-export function readListQuery (query: unknown, cursors: boolean): ListRequest {
+export function readListQuery (query: unknown, cursors: boolean): ListQuery {
   if (typeof query !== 'object' || query === null) {
     throw new InvalidOptionError(messages.listQueryNotObject(query === null ? 'null' : typeof query))
   }
-  const filters: WrittenFilter[] = []
-  const seen = new Set<string>()
+  let filters: WrittenFilter[] | undefined
+  let seen: Set<string> | undefined
   const add = (path: string, operator: string, raw: unknown) => {
     const written = `${filterParam}[${path}]${operator === '' ? '' : `[${operator}]`}`
     if (typeof raw !== 'string') throw new BadFilterError(messages.filterNotOnce(written))
     if (raw.length > maxValueLength) throw new BadFilterError(messages.tooLong(written, raw.length, maxValueLength))
     const id = `${path}[${operator === '' ? 'eq' : operator}]`
+    seen ??= new Set()
     if (seen.has(id)) throw new BadFilterError(messages.filterRepeated(written))
     seen.add(id)
     if (seen.size > maxFilters) throw new BadFilterError(messages.tooManyFilters(maxFilters))
-    filters.push({ path, operator, raw, written })
+    ;(filters ??= []).push({ path, operator, raw, written })
   }
-  for (const [name, value] of Object.entries(query as Record<string, unknown>)) {
+  const record = query as Record<string, unknown>
+  for (const name of Object.keys(record)) {
     if (name === filterParam) {
-      readNestedFilters(value, add)
+      readNestedFilters(record[name], add)
       continue
     }
     if (!name.startsWith(`${filterParam}[`)) continue
     const match = /^filter\[([^[\]]+)\](?:\[([^[\]]+)\])?$/.exec(name)
     if (match === null) throw new BadFilterError(messages.notAFilter(name))
-    add(match[1]!, match[2] ?? '', value)
+    add(match[1]!, match[2] ?? '', record[name])
   }
-  const sort = readSortText((query as Record<string, unknown>)[sortParam])
-  const after = (query as Record<string, unknown>)[afterParam]
-  if (!cursors || after === undefined) return { filters, sort, after: undefined }
-  if (typeof after !== 'string' || after.length > maxCursorLength) throw new BadCursorError(messages.badCursor(afterParam))
-  return { filters, sort, after }
+  const sort = readSortText(record[sortParam])
+  const limit = integerParameter(record, 'limit', 1)
+  const offset = cursors ? undefined : integerParameter(record, 'offset', 0)
+  const after = cursors ? record[afterParam] : undefined
+  if (after !== undefined && (typeof after !== 'string' || after.length > maxCursorLength)) {
+    throw new BadCursorError(messages.badCursor(afterParam))
+  }
+  return { filters: filters ?? noFilters, sort, after: after as string | undefined, limit, offset }
 }
 
 /** The `sort` parameter taken apart: names, each maybe `-`; empty items skipped. */
-function readSortText (raw: unknown): ListRequest['sort'] {
-  if (raw === undefined) return []
+function readSortText (raw: unknown): readonly WrittenSortKey[] {
+  if (raw === undefined) return noSort
   if (typeof raw !== 'string') throw new BadSortError(messages.sortNotOnce(sortParam))
   return raw.split(',').filter((item) => item !== '').map((item) => {
     const descending = item.startsWith('-')

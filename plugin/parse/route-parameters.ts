@@ -1,5 +1,6 @@
 import type { FastifySchemaCompiler } from 'fastify'
 import type { JsonSchema } from '../graph/resource-graph.js'
+import { integerError, safeInteger } from './integers.js'
 import { readListQuery } from './list-query.js'
 
 /**
@@ -24,8 +25,6 @@ export interface ParameterRules {
   list?: { cursors: boolean }
 }
 
-const digits = /^-?[0-9]{1,16}$/
-
 /** A route's `validatorCompiler`: reads params and querystring by `rules`, passes other parts through. */
 export function parameterReader (rules: ParameterRules): FastifySchemaCompiler<unknown> {
   return ({ httpPart }) => {
@@ -35,7 +34,7 @@ export function parameterReader (rules: ParameterRules): FastifySchemaCompiler<u
         const read = readQuery(query, rules.integers ?? {})
         if (rules.list === undefined || 'error' in read) return read
         try {
-          // Read to answer a bad one 400 before any hook; the handler reads the query it is given again.
+          // Read to answer a bad one 400 before any hook; the request's plan reads the query again, as it is when made.
           readListQuery(read.value, rules.list.cursors)
         } catch (error) {
           // Fastify answers an Error the validator gives with its own code and status.
@@ -69,29 +68,4 @@ function readQuery (query: unknown, integers: Record<string, { minimum: number }
     record[name] = value
   }
   return { value: record }
-}
-
-/**
- * An integer query parameter as the handler is given it: validated, it may
- * since have been changed by a hook. A safe integer from `minimum`, undefined
- * when absent, or the 400 the validator gives (as Fastify completes it).
- */
-export function integerParameter (query: Record<string, unknown>, name: string, minimum: number): number | undefined {
-  const raw = query[name]
-  if (raw === undefined) return undefined
-  const value = safeInteger(raw, minimum)
-  if (value === undefined) {
-    throw Object.assign(integerError(name, minimum), { statusCode: 400, code: 'FST_ERR_VALIDATION', validationContext: 'querystring' })
-  }
-  return value
-}
-
-function integerError (name: string, minimum: number): Error {
-  return new Error(`querystring/${name} must be an integer from ${minimum} to ${Number.MAX_SAFE_INTEGER}`)
-}
-
-/** A decimal integer (as text, or already a number) from `minimum` to 2^53 - 1; undefined otherwise. */
-function safeInteger (value: unknown, minimum: number): number | undefined {
-  const number = typeof value === 'number' ? value : typeof value === 'string' && digits.test(value) ? Number(value) : NaN
-  return Number.isSafeInteger(number) && number >= minimum ? number : undefined
 }

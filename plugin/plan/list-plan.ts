@@ -1,8 +1,9 @@
-import { BadFilterError, BadSortError, ForbiddenError, messages } from '../errors.js'
+import type { FastifyRequest } from 'fastify'
+import { BadFilterError, BadSortError, ForbiddenError, InvalidOptionError, messages } from '../errors.js'
 import { instantOf, isDateText } from '../graph/dates.js'
 import { integerText, numberText } from '../graph/checks.js'
 import type { ResourceNode } from '../graph/resource-graph.js'
-import type { ListRequest } from '../parse/list-query.js'
+import type { ListQuery } from '../parse/list-query.js'
 import { cursorVersion } from './cursors.js'
 import type { Visibility } from './plan.js'
 import {
@@ -20,38 +21,105 @@ export interface RequestedFilter {
   readonly value: unknown
 }
 
-/** A request's filters and sort as they apply to its caller, and the keyset values of its `after` cursor. */
+/** A request's filters and sort keys as they apply to its caller: what the list's statements read. */
 export interface ResolvedList {
   readonly filters: readonly RequestedFilter[]
   /** The sort keys asked for (and visible), without the primary key that always ends them. */
   readonly sort: readonly RequestedSort[]
-  /** Keyset values of the row an `after` cursor points past; undefined: the first page. */
+  /** The keys the rows are ordered by: `sort`, then the primary key (ascending) unless it is there. */
+  readonly keys: readonly RequestedSort[]
+  /** Rows per page: `limit` as written (else the route's page size), clamped to the route's maxPageSize. */
+  readonly limit: number
+}
+
+/** The list part of a request's plan on a generated list route, by its route's pagination. */
+export type ListPlan = OffsetListPlan | CursorListPlan
+
+export interface OffsetListPlan extends ResolvedList {
+  readonly kind: 'offset'
+  readonly offset: number
+}
+
+export interface CursorListPlan extends ResolvedList {
+  readonly kind: 'cursor'
+  /** Keyset values of the row the `after` cursor points past; undefined: the first page. */
   readonly after: readonly unknown[] | undefined
   /** Canonical text of what a cursor of this list is bound to: route, caller, filters (typed), sort keys. */
   readonly binding: string
 }
 
-/** Who asks, for the parts of `resolveList` that depend on it. */
-export interface ListCaller {
-  readonly visibility: Visibility
+/** A generated list route, for the list part of its requests' plans: made once, when the route is registered. */
+export interface ListTarget {
+  readonly declaration: ListDeclaration
+  readonly pagination: ListPlan['kind']
+  readonly pageSize: number
+  readonly maxPageSize: number
   /** onInvalidExpand 'ignore': filters and sort keys on hidden fields are dropped instead of a 403. */
   readonly ignoreHidden: boolean
-  /** `GET` and the route's full URL (with every prefix it was registered under). */
-  readonly route: string
-  /** The `cursorBinding` option's answer for the request, if the route has one. */
-  readonly identity: string | undefined
+  /** Cursor pages: the `cursorBinding` option, asked for the caller's identity. */
+  readonly cursorBinding: ((request: FastifyRequest) => string) | undefined
+  /** The route's URL as `routes()` was given it, when Fastify does not tell the full one. */
+  readonly prefix: string
+  /** The keys of a page without `sort`: the primary key, ascending (shared by every such request). */
+  readonly primaryKeyOrder: readonly RequestedSort[]
+}
+
+/** The request's filters and sort, for `visibility`: what `resolveList` reads of the caller. */
+interface ListCaller {
+  readonly visibility: Visibility
+  readonly ignoreHidden: boolean
+}
+
+const noFilters: readonly RequestedFilter[] = Object.freeze([])
+const noSort: readonly RequestedSort[] = Object.freeze([])
+
+/** The list route's target, its per-route parts computed once. */
+export function listTarget (settings: Omit<ListTarget, 'primaryKeyOrder'>): ListTarget {
+  return Object.freeze({ ...settings, primaryKeyOrder: Object.freeze(keysOf(settings.declaration, [])) })
 }
 
 /**
- * The request's filters, sort keys and cursor as they apply to `caller`.
+ * The list part of a request's plan: its filters, sort keys and cursor as
+ * they apply to the caller `visibility` describes (the visibility its
+ * expansion was planned with), and its page. Made with the expansion part,
+ * from the same query: see request-plan.ts.
+ */
+export function planList (target: ListTarget, query: ListQuery, request: FastifyRequest, visibility: Visibility): ListPlan {
+  const limit = Math.min(query.limit ?? target.pageSize, target.maxPageSize)
+  const { declaration } = target
+  if (target.pagination === 'offset') {
+    const offset = query.offset ?? 0
+    // A page in primary key order, unfiltered, the most common list: nothing to resolve, no array made.
+    if (query.filters.length === 0 && query.sort.length === 0) {
+      return { kind: 'offset', filters: noFilters, sort: noSort, keys: target.primaryKeyOrder, limit, offset }
+    }
+    const { filters, sort } = resolveList(declaration, query, { visibility, ignoreHidden: target.ignoreHidden })
+    return { kind: 'offset', filters, sort, keys: keysOf(declaration, sort), limit, offset }
+  }
+  const caller = {
+    // The full URL (with the prefixes of every plugin it is registered in): two mounts of one list never share cursors.
+    route: `GET ${request.routeOptions.url ?? target.prefix}`,
+    identity: identityOf(request, target.cursorBinding),
+  }
+  const { filters, sort } = resolveList(declaration, query, { visibility, ignoreHidden: target.ignoreHidden })
+  const keys = keysOf(declaration, sort)
+  const binding = bindingOf(declaration, caller, filters, keys)
+  const after = query.after === undefined ? undefined : declaration.cursors.readCursor(query.after, keys, binding)
+  return { kind: 'cursor', filters, sort, keys, limit, after, binding }
+}
+
+/**
+ * The request's filters and sort keys as they apply to `caller`.
  * A filter or sort key on a field `fieldsFor` hides from the caller is a
  * 403 whatever its operator or value (dropped under `onInvalidExpand:
  * 'ignore'`), checked before either is read; a name the route does not
- * take is a 400 whose message lists only what the caller may use. The
- * cursor must have been made by this route for the same effective filters
- * and sort (and identity, with `cursorBinding`), else 400.
+ * take is a 400 whose message lists only what the caller may use. A cursor
+ * (read by `planList`) must have been made by this route for the same
+ * effective filters and sort (and identity, with `cursorBinding`), else 400.
  */
-export function resolveList (declaration: ListDeclaration, request: ListRequest, caller: ListCaller): ResolvedList {
+function resolveList (
+  declaration: ListDeclaration, request: Pick<ListQuery, 'filters' | 'sort'>, caller: ListCaller
+): Pick<ResolvedList, 'filters' | 'sort'> {
   const hidden = (node: ResourceNode, field: string) => {
     const visible = caller.visibility.visible(node)
     return visible !== undefined && !visible.has(field)
@@ -99,9 +167,15 @@ export function resolveList (declaration: ListDeclaration, request: ListRequest,
     // The primary key is unique: keys after it could never order anything.
     if (field.column === declaration.primaryKey.column) break
   }
-  const binding = bindingOf(declaration, caller, filters, sort)
-  const after = request.after === undefined ? undefined : declaration.cursors.readCursor(request.after, keysOf(declaration, sort), binding)
-  return { filters, sort, after, binding }
+  return { filters, sort }
+}
+
+/** The `cursorBinding` option's answer for a request: a string, else the route's misconfiguration (500). */
+function identityOf (request: FastifyRequest, cursorBinding: ListTarget['cursorBinding']): string | undefined {
+  if (cursorBinding === undefined) return undefined
+  const identity = cursorBinding(request)
+  if (typeof identity !== 'string') throw new InvalidOptionError(messages.cursorBindingNotString(typeof identity))
+  return identity
 }
 
 /**
@@ -112,11 +186,14 @@ export function resolveList (declaration: ListDeclaration, request: ListRequest,
  * and the sort keys.
  */
 function bindingOf (
-  declaration: ListDeclaration, caller: ListCaller, filters: readonly RequestedFilter[], sort: readonly RequestedSort[]
+  declaration: ListDeclaration,
+  caller: { readonly route: string; readonly identity: string | undefined },
+  filters: readonly RequestedFilter[],
+  keys: readonly RequestedSort[]
 ): string {
   const filterTuples = filters.map(({ filter, operator, value }) => [filter.path, operator, value] as const)
     .sort((a, b) => (a[0] === b[0] ? (a[1] < b[1] ? -1 : 1) : a[0] < b[0] ? -1 : 1))
-  const sortTuples = keysOf(declaration, sort).map(({ field, descending }) => [field.name, descending])
+  const sortTuples = keys.map(({ field, descending }) => [field.name, descending])
   return JSON.stringify([cursorVersion, declaration.node.qualifiedName, caller.route, caller.identity ?? null, filterTuples, sortTuples])
 }
 

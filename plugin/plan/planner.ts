@@ -8,7 +8,6 @@ import {
   TooDeepError,
   UnknownFieldError,
 } from '../errors.js'
-import { registerExpansion } from './request-plan.js'
 import type { ResolvedOptions } from '../options.js'
 import type { Expansion } from '../request-helpers.js'
 import { emptyPathNode, parsePaths, toPathTree, withPaths, type PathNode, type RawExpansionQuery } from '../parse/query.js'
@@ -66,7 +65,6 @@ export function planExpansion (
   const plan: ExpansionPlan = Object.freeze({
     target, root, key, expandedPaths: planner.expanded, includedPaths: planner.included, expansion, visibility
   })
-  registerExpansion(plan)
   return plan
 }
 

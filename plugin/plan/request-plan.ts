@@ -1,33 +1,23 @@
 import type { FastifyRequest } from 'fastify'
-import { InvalidOptionError, messages } from '../errors.js'
+import { NoPlanError, messages } from '../errors.js'
+import type { ListPlan, ListTarget } from './list-plan.js'
 import type { ExpansionPlan } from './plan.js'
-import type { Expansion } from '../request-helpers.js'
 
 /**
- * The plan behind each public expansion. `request.expansion` (and a
- * serializer's `expansion`) are small frozen objects holding the key and
- * paths only, so that the plan's internals (the resource graph, each level's
- * fields) stay out of the API and out of whatever logs a request; the
- * plugin's own modules find the plan here.
+ * Everything one request asks, validated for its caller: the only thing the
+ * stages after planning read (the generated routes' handlers, load, select,
+ * explain, the serializer). Made once per request from the query object as
+ * it is then, with the `fieldsFor` answers of that moment; immutable.
  */
-const plans = new WeakMap<Expansion, ExpansionPlan>()
-
-export function registerExpansion (plan: ExpansionPlan): void {
-  plans.set(plan.expansion, plan)
-}
-
-export function expansionPlan (expansion: Expansion): ExpansionPlan
-export function expansionPlan (expansion: Expansion | null | undefined): ExpansionPlan | null
-export function expansionPlan (expansion: Expansion | null | undefined): ExpansionPlan | null {
-  if (expansion === null || expansion === undefined) return null
-  const plan = plans.get(expansion)
-  // Only the plugin plans; anything else is not an expansion it planned.
-  if (plan === undefined) throw new InvalidOptionError(messages.expansionReplaced)
-  return plan
+export interface RequestPlan {
+  /** What the body holds: shared by every request asking the same (engine.ts caches it). */
+  readonly expansion: ExpansionPlan
+  /** On a generated list route: its filters, sort keys, cursor and page, this request's own. Undefined elsewhere. */
+  readonly list: ListPlan | undefined
 }
 
 /** Plans one request of one route (routes/expandable-route.ts makes one per expandable route). */
-export type RoutePlanner = (request: FastifyRequest) => ExpansionPlan
+export type RoutePlanner = (request: FastifyRequest) => RequestPlan
 
 /**
  * Where an expandable route keeps its planner in its config, so that a hook
@@ -36,13 +26,19 @@ export type RoutePlanner = (request: FastifyRequest) => ExpansionPlan
 export const routePlanner = Symbol('fastify-expand planner')
 
 /**
+ * Where a generated list route (routes/resource-routes.ts) keeps its list
+ * target in its config, for routes/expandable-route.ts to plan its requests' list part.
+ */
+export const routeListTarget = Symbol('fastify-expand list target')
+
+/**
  * A request decoration (see index.ts): the request's plan once made, or how
  * making it failed. The plan is made once, when first needed: by a hook
  * asking `request.expansion` (isExpanded, isIncluded), by load, select or
  * explain, and at the latest just before the handler. So it is made for the
- * caller that the hooks before the asking one authenticated, and every later
- * use (the body, a list's filter and sort checks, its cursor) reads that same
- * plan and the `fieldsFor` answers it was made with.
+ * caller that the hooks before the asking one authenticated, from the query
+ * those hooks left, and every later use (the body, the list's filters, sort
+ * and cursor) reads that same plan.
  */
 export const plannedRequest = Symbol('fastify-expand plan')
 
@@ -51,13 +47,15 @@ class PlanningFailure {
   constructor (readonly thrown: unknown) {}
 }
 
-type Planned = FastifyRequest & { [plannedRequest]: ExpansionPlan | PlanningFailure | null }
+type Planned = FastifyRequest & { [plannedRequest]: RequestPlan | PlanningFailure | null }
 
 /**
  * The plan of `request`, made now if it is not yet (by `planner`, else by its
  * route's); null on a route that is not expandable. Throws what planning threw.
  */
-export function requestPlan (request: FastifyRequest, planner?: RoutePlanner): ExpansionPlan | null {
+export function planRequest (request: FastifyRequest, planner: RoutePlanner): RequestPlan
+export function planRequest (request: FastifyRequest): RequestPlan | null
+export function planRequest (request: FastifyRequest, planner?: RoutePlanner): RequestPlan | null {
   const planned = (request as Planned)[plannedRequest]
   if (planned !== null) {
     if (planned instanceof PlanningFailure) throw planned.thrown
@@ -75,7 +73,32 @@ export function requestPlan (request: FastifyRequest, planner?: RoutePlanner): E
   }
 }
 
+/**
+ * The plan made for `request` before its handler, which a generated route's
+ * handler reads and nothing else. A route that reaches its handler without
+ * one (or, on a list route, without its list part) was not prepared as it was
+ * registered: a 500 with its own code, logged, never a page planned from
+ * nothing.
+ */
+export function attachedPlan (request: FastifyRequest, part: 'expansion'): RequestPlan
+export function attachedPlan (request: FastifyRequest, part: 'list'): RequestPlan & { readonly list: ListPlan }
+export function attachedPlan (request: FastifyRequest, part: 'expansion' | 'list'): RequestPlan {
+  // A failed planning never reaches a handler (planBeforeHandler throws it): here it is no plan like any other.
+  const planned = (request as Planned)[plannedRequest]
+  const plan = planned === null || planned instanceof PlanningFailure ? undefined : planned
+  if (plan !== undefined && (part === 'expansion' || plan.list !== undefined)) return plan
+  const route = `${request.method} ${request.routeOptions.url ?? request.url}`
+  const error = new NoPlanError(messages.noPlan(route, plan === undefined ? 'plan' : 'list part'))
+  request.log.error({ err: error }, error.message)
+  throw error
+}
+
 // Reading routeOptions builds an object: this runs only when a hook asks before the handler, once per request.
 function plannerOf (request: FastifyRequest): RoutePlanner | undefined {
   return (request.routeOptions.config as { [routePlanner]?: RoutePlanner } | undefined)?.[routePlanner]
+}
+
+/** The list target a generated list route keeps in its config; undefined on any other route. */
+export function listTargetOf (config: unknown): ListTarget | undefined {
+  return (config as { [routeListTarget]?: ListTarget } | undefined)?.[routeListTarget]
 }

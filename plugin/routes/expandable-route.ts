@@ -9,7 +9,7 @@ import type {
 import { unknownKey } from '../graph/checks.js'
 import type { ExpandEngine, RegisteredTarget } from '../engine.js'
 import { InvalidDataError, InvalidOptionError, messages } from '../errors.js'
-import { requestPlan, routePlanner, type RoutePlanner } from '../plan/request-plan.js'
+import { listTargetOf, planRequest, routePlanner, type RoutePlanner } from '../plan/request-plan.js'
 import type { ResolvedOptions } from '../options.js'
 import { isResource, type AnyResource } from '../graph/resource.js'
 import { expandableSetting, markPrepared } from './route-declarations.js'
@@ -65,7 +65,9 @@ export function prepareRoute (engine: ExpandEngine, routeOptions: RouteOptions):
     throw new InvalidOptionError((error as Error).message)
   }
   if (routeOptions.schema !== undefined) routeOptions.schema = withExpansionParameters(routeOptions.schema, engine.options, context)
-  const planner: RoutePlanner = (request) => engine.planFor(target, request.query, request)
+  // A generated list route's requests are planned with their list part (routes/resource-routes.ts).
+  const list = listTargetOf(routeOptions.config)
+  const planner: RoutePlanner = (request) => engine.planRequest(target, request, list)
   routeOptions.config = { ...routeOptions.config, expandable: setting, [routePlanner]: planner } as typeof routeOptions.config
   routeOptions.handler = planBeforeHandler(routeOptions.handler, planner)
   routeOptions.preSerialization = [...asArray(routeOptions.preSerialization), useCompiledSerializer(engine, planner)]
@@ -129,7 +131,7 @@ function expansionParameterSchema (): Record<string, unknown> {
  */
 function planBeforeHandler (handler: RouteHandlerMethod, planner: RoutePlanner): RouteHandlerMethod {
   return function plannedHandler (this: ThisParameterType<RouteHandlerMethod>, request, reply) {
-    requestPlan(request, planner)
+    planRequest(request, planner)
     return handler.call(this, request, reply)
   }
 }
@@ -140,13 +142,13 @@ function useCompiledSerializer (engine: ExpandEngine, planner: RoutePlanner): pr
     if (reply.statusCode >= 200 && reply.statusCode < 300) {
       let plan
       try {
-        // Planned already, unless a hook replied before the handler ran.
-        plan = requestPlan(request, planner)!
+        // Planned already, unless a hook replied before the handler ran: then planned now, by the route's planner.
+        plan = planRequest(request, planner)
       } catch (error) {
         done(error as Error)
         return
       }
-      reply.serializer(engine.serializerFor(plan))
+      reply.serializer(engine.serializerFor(plan.expansion))
       ;(request as Marked)[compiledBody] = true
       if (!reply.hasHeader('content-type')) reply.header('content-type', jsonContentType)
     }

@@ -3,16 +3,16 @@ import { isPositiveInteger, unknownKey } from '../graph/checks.js'
 import { BadFilterError, DatabaseError, InvalidOptionError, NotFoundError, messages } from '../errors.js'
 import type { JsonSchema, SourceSchema } from '../graph/resource-graph.js'
 import type { ExpandEngine } from '../engine.js'
-import { requestPlan } from '../plan/request-plan.js'
+import { attachedPlan, routeListTarget } from '../plan/request-plan.js'
 import type { AnyResource } from '../graph/resource.js'
 import { loadRows } from '../load/batch-loader.js'
-import { maxValueLength, readListQuery } from '../parse/list-query.js'
+import { maxValueLength } from '../parse/list-query.js'
 import { CursorCodec } from '../plan/cursors.js'
-import { resolveList } from '../plan/list-plan.js'
+import { listTarget } from '../plan/list-plan.js'
 import { keysetCondition, listConditions, orderBy, selectKeys, type Condition } from '../sql/list-statements.js'
-import { keysOf, readListDeclaration, type FilterDeclaration, type FilterField, type ListDeclaration } from './list-declarations.js'
+import { readListDeclaration, type FilterDeclaration, type FilterField, type ListDeclaration } from './list-declarations.js'
 import type { LoadContext } from '../load/load-context.js'
-import { integerParameter, parameterReader } from '../parse/route-parameters.js'
+import { parameterReader } from '../parse/route-parameters.js'
 import { databaseFailureKind } from '../sql/dialects/index.js'
 import { keyColumn, selectedRow, selectLevel, tableOf, type AnySelect, type Row } from '../sql/selection.js'
 
@@ -203,8 +203,14 @@ export function registerResourceRoutes (
     sort: [...declaration.sortFields.keys()],
   })
   const limitSchema = { type: 'integer', minimum: 1, maximum: Number.MAX_SAFE_INTEGER, default: pageSize, description: `Rows per page (default ${pageSize}; larger than ${maxPageSize} is clamped)` }
+  // The list part of each request's plan is made with its expansion part (routes/expandable-route.ts reads this).
+  const listConfig = {
+    ...shared.hooks.config,
+    [routeListTarget]: listTarget({ declaration, pagination, pageSize, maxPageSize, ignoreHidden, cursorBinding, prefix }),
+  }
   app.get<{ Querystring: { limit?: number; offset?: number } }>(prefix, {
     ...shared.hooks,
+    config: listConfig,
     expandable: listSetting,
     schema: {
       ...shared.documentation,
@@ -231,20 +237,18 @@ export function registerResourceRoutes (
       list: { cursors },
     }),
   }, async (request: FastifyRequest<{ Querystring: { limit?: number; offset?: number } }>) => {
-    // Everything is read from the query this handler is given, which a hook may have replaced or changed.
-    const requested = readListQuery(request.query, cursors)
-    const query = request.query as Record<string, unknown>
-    const limit = Math.min(integerParameter(query, 'limit', 1) ?? pageSize, maxPageSize)
-    const offset = cursors ? 0 : integerParameter(query, 'offset', 0) ?? 0
-    // Planned before the handler (expandable-route.ts), with the fieldsFor answers the filter and sort checks use below.
-    const plan = requestPlan(request)!
+    // Everything about the request was read and resolved when it was planned (before this handler, after its
+    // route's hooks, or when a hook first asked): its fieldsFor answers, its query as it was then.
+    const { expansion: plan, list } = attachedPlan(request, 'list')
+    const { limit } = list
+    const offset = list.kind === 'offset' ? list.offset : 0
     const loadContext = loading.contextFor(request)
     const { db, templates } = loadContext
     // With a scope, the statements carry the request's condition first: templates per shape of that condition.
     const scope = loadContext.scope(node)
     const parts = loadContext.scopeParts(node)
     // A page in primary key order, unfiltered: the statements of a plain list.
-    if (!cursors && requested.filters.length === 0 && requested.sort.length === 0) {
+    if (list.kind === 'offset' && list.filters.length === 0 && list.sort.length === 0) {
       const rows = await templates.rows(db, plan.root, 'page', [limit, offset], ([limit, offset]) =>
         selectLevel(db, plan.root, scope).orderBy(primaryKeyColumn).limit(limit as number).offset(offset as number), false, parts)
       const total = withTotal ? await totalOf(rows, () => countRows([], [], '')) : undefined
@@ -252,18 +256,13 @@ export function registerResourceRoutes (
       return pageOf(rows, total)
     }
 
-    const list = resolveList(declaration, requested, {
-      visibility: plan.visibility,
-      ignoreHidden,
-      // The full URL (with the prefixes of every plugin it is registered in): two mounts of one list never share cursors.
-      route: `GET ${request.routeOptions.url ?? prefix}`,
-      identity: cursors ? identityOf(request, cursorBinding) : undefined,
-    })
-    const keys = keysOf(declaration, list.sort)
+    const { keys } = list
     const values: unknown[] = []
     const { conditions, shape } = listConditions(node, list, loadContext, values)
     const filterValues = [...values]
-    const after = cursors && list.after !== undefined ? keysetCondition(keys, list.after, values, loadContext.dialect) : undefined
+    const after = list.kind === 'cursor' && list.after !== undefined
+      ? keysetCondition(keys, list.after, values, loadContext.dialect)
+      : undefined
     // A related scope that cannot be told apart by shape: the statement is built for this request alone.
     const statementScope = shape === null ? { key: null, values: [] } : parts
     const sortShape = keys.map(({ field, descending }) => `${descending ? '-' : ''}${field.name}`).join(',')
@@ -272,7 +271,7 @@ export function registerResourceRoutes (
       const ordered = orderBy(after === undefined ? filtered : filtered.where(after), keys)
       return cursors ? selectKeys(ordered, keys, loadContext.dialect) : ordered
     }
-    if (cursors) {
+    if (list.kind === 'cursor') {
       const selected = await filtered(templates.rows(db, plan.root, `cursor${shape ?? ''}|${sortShape}|${after === undefined ? '' : 'after'}`, [...values, limit + 1], () =>
         page(selectLevel(db, plan.root, scope)).limit(limit + 1), false, statementScope))
       const more = selected.length > limit
@@ -343,7 +342,7 @@ export function registerResourceRoutes (
       : { ...shared.documentation, params: { type: 'object', properties: { id: primaryKeySchema }, required: ['id'] } },
     validatorCompiler: parameterReader({ id: primaryKeySchema }),
   }, async (request: FastifyRequest<{ Params: { id: unknown } }>) => {
-    const plan = requestPlan(request)!
+    const { expansion: plan } = attachedPlan(request, 'expansion')
     const loadContext = loading.contextFor(request)
     const { db, templates } = loadContext
     const scope = loadContext.scope(node)
@@ -360,14 +359,6 @@ export function registerResourceRoutes (
     await loadRows(loadContext, plan.root, [row])
     return row
   })
-}
-
-/** The `cursorBinding` option's answer for a request: a string, else the route's misconfiguration (500). */
-function identityOf (request: FastifyRequest, cursorBinding: ResourceRoutesOptions['cursorBinding']): string | undefined {
-  if (cursorBinding === undefined) return undefined
-  const identity = cursorBinding(request)
-  if (typeof identity !== 'string') throw new InvalidOptionError(messages.cursorBindingNotString(typeof identity))
-  return identity
 }
 
 /**

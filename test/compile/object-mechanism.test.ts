@@ -2,7 +2,7 @@ import fastJson from 'fast-json-stringify'
 import t from 'tap'
 import { compileOptions } from '../../plugin/compile/serializer-cache.js'
 import { responseSchema } from '../../plugin/compile/response-schema.js'
-import { expansionPlan } from '../../plugin/plan/request-plan.js'
+import { planRequest } from '../../plugin/plan/request-plan.js'
 import { resources } from '../fixtures/pets.js'
 import { buildApp } from '../helpers/app.js'
 import { petStore } from '../helpers/pet-world.js'
@@ -19,8 +19,9 @@ t.test('the native object mechanism writes the bytes of the generated code', asy
   const compared: string[] = []
   const app = await buildApp({ resources }, (app) => {
     app.addHook('preSerialization', async (request, _reply, payload) => {
-      if (!request.expansion) return payload
-      const schema = responseSchema(expansionPlan(request.expansion))
+      const plan = planRequest(request)
+      if (plan === null) return payload
+      const schema = responseSchema(plan.expansion)
       const options = { ...compileOptions, objectMechanism: 'native', forceProjection: true } as Parameters<typeof fastJson>[1]
       const { code } = fastJson(schema, { ...options, mode: 'debug' }) as unknown as { code: string }
       if (!code.includes('anonymous0')) projected++

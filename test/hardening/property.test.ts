@@ -2,7 +2,10 @@ import fc from 'fast-check'
 import t from 'tap'
 import { isDeepStrictEqual } from 'node:util'
 import { createSerializer } from '../../plugin/index.js'
-import { expansionPlan } from '../../plugin/plan/request-plan.js'
+import { ExpandEngine } from '../../plugin/engine.js'
+import { ResourceGraph } from '../../plugin/graph/resource-graph.js'
+import { resolveOptions } from '../../plugin/options.js'
+import { rawFromInput } from '../../plugin/parse/query.js'
 import type { ExpansionPlan } from '../../plugin/plan/plan.js'
 import { Pet, resources } from '../fixtures/pets.js'
 import { referenceAnswer, type ReferenceQuery } from './reference.js'
@@ -261,6 +264,7 @@ const serializerInput = fc.oneof(
 )
 
 t.test('createSerializer: invalid input throws a documented code when created; valid input writes the exact shape', async (t) => {
+  const engine = new ExpandEngine(new ResourceGraph([...resources, Pet]), resolveOptions({}))
   const outcomes = { 200: 0, 400: 0 }
   await fc.assert(fc.property(serializerInput, serializerInput, serializerInput, fc.boolean(), (expand, fields, omit, list) => {
     const entries: [string, unknown][] = []
@@ -295,7 +299,12 @@ t.test('createSerializer: invalid input throws a documented code when created; v
     const body: unknown = JSON.parse(text)
     if (!isDeepStrictEqual(body, expected.body)) throw new Error(`${label}: body ${text} differs from the reference ${JSON.stringify(expected.body)}`)
     if (!isDeepStrictEqual(serializer.shape(data), body)) throw new Error(`${label}: shape() differs from stringify()`)
-    const validation = validatesAgainstPlan(expansionPlan(serializer.expansion), body)
+    // The serializer's plan, planned again as createSerializer plans it: the same key, the same schema.
+    const target = engine.target(Pet, { list, permittedExpands: list ? listPermits : undefined }, 'Serializer of Pet')
+    const input = { expand: expand as string, fields: fields as string, omit: omit as string }
+    const plan = engine.planForRaw(target, rawFromInput(input, engine.options))
+    if (plan.key !== serializer.expansion.key) throw new Error(`${label}: planned again as ${plan.key}, the serializer's is ${serializer.expansion.key}`)
+    const validation = validatesAgainstPlan(plan, body)
     if (!validation.valid) throw new Error(`${label}: ${validation.errors}`)
   }), propertyParameters(300))
   t.ok(outcomes[200] > 20 && outcomes[400] > 20, `both outcomes are exercised (${outcomes[200]} created, ${outcomes[400]} refused)`)

@@ -3,7 +3,7 @@ import type { Test } from 'tap'
 import type { FastifyInstance, FastifyServerOptions } from 'fastify'
 import { requestErrorCodes, type ExpandPluginOptions } from '../../plugin/index.js'
 import { responseSchema } from '../../plugin/compile/response-schema.js'
-import { expansionPlan } from '../../plugin/plan/request-plan.js'
+import { planRequest } from '../../plugin/plan/request-plan.js'
 import type { ExpansionPlan } from '../../plugin/plan/plan.js'
 import { resources } from '../fixtures/pets.js'
 import { buildApp, MemoryStore } from '../helpers/app.js'
@@ -47,13 +47,13 @@ export async function buildPetApp (options: Omit<ExpandPluginOptions, 'resources
   let plan: ExpansionPlan | null = null
   const app = await buildApp({ resources, ...options }, (app) => {
     app.get<{ Params: { id: string } }>('/pets/:id', { expandable: { resource: 'Pet' } }, async (request, reply) => {
-      plan = expansionPlan(request.expansion)
+      plan = planRequest(request)?.expansion ?? null
       const pet = store.get('Pet', Number(request.params.id))
       if (pet === undefined) return reply.code(404).send({ statusCode: 404, error: 'Not Found', message: 'no such pet' })
       return store.shape(request, 'Pet', pet)
     })
     app.get('/pets', { expandable: { resource: 'Pet', list: true, permitListExpands: listPermits } }, async (request) => {
-      plan = expansionPlan(request.expansion)
+      plan = planRequest(request)?.expansion ?? null
       return store.shapeAll(request, 'Pet')
     })
   }, server)
