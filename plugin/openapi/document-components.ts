@@ -1,6 +1,6 @@
 import { InvalidOptionError, messages } from '../errors.js'
 import type { JsonSchema } from '../graph/resource-graph.js'
-import type { ComponentSchemas } from './documentation-schemas.js'
+import type { ComponentSchemas } from './component-schemas.js'
 import { toOpenApi30 } from './openapi-version.js'
 
 /** The named resource schemas built so far, in the dialect of JSON Schema the document's OpenAPI version speaks. */

@@ -1,7 +1,7 @@
 import { resolveOptions, type ExpandPluginOptions } from '../options.js'
 import { ResourceGraph, type JsonSchema } from '../graph/resource-graph.js'
 import type { ExpandableRouteOptions } from '../routes/expandable-route.js'
-import { ComponentSchemas } from './documentation-schemas.js'
+import { ComponentSchemas } from './component-schemas.js'
 import { addComponents, componentsFor } from './document-components.js'
 import { readDocumentationOptions, type ExpandOpenApiOptions, type SwaggerTransform } from './documentation-options.js'
 import {

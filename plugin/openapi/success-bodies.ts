@@ -1,7 +1,7 @@
 import { listBodySchema, type EnvelopeShape } from '../compile/response-schema.js'
 import type { JsonSchema, ResourceNode } from '../graph/resource-graph.js'
 import type { GeneratedListRoute, GeneratedRoute } from '../routes/generated-route.js'
-import { defaultExample } from './documentation-schemas.js'
+import { defaultExample } from './level-schemas.js'
 
 /** How the route wraps its items, as its `expandable` setting says. */
 export interface BodyShape {
