@@ -1,6 +1,7 @@
 import { listBodySchema, type EnvelopeShape } from '../compile/response-schema.js'
 import type { JsonSchema, ResourceNode } from '../graph/resource-graph.js'
 import type { GeneratedListRoute, GeneratedRoute } from '../routes/generated-route.js'
+import type { CursorPage, ListPage } from '../routes/resource-routes.js'
 import { defaultExample } from './level-schemas.js'
 
 /** How the route wraps its items, as its `expandable` setting says. */
@@ -49,37 +50,39 @@ interface Page {
 /** The envelope of app.expand.routes: exactly these properties, by the route's pagination. */
 const pages = {
   offset: (route) => {
-    const total: Record<string, JsonSchema> = route.total
-      ? { total: { type: 'integer', minimum: 0, description: 'Rows in the whole list' } }
-      : {}
+    const counted = { total: { type: 'integer', minimum: 0, description: 'Rows in the whole list' } }
+    const properties = {
+      limit: limitSchema(route),
+      offset: { type: 'integer', minimum: 0, maximum: Number.MAX_SAFE_INTEGER, description: 'Rows skipped' },
+      ...(route.total ? counted : {}),
+    } satisfies PageProperties<ListPage, 'total'>
     return {
-      shape: {
-        properties: {
-          limit: limitSchema(route),
-          offset: { type: 'integer', minimum: 0, maximum: Number.MAX_SAFE_INTEGER, description: 'Rows skipped' },
-          ...total,
-        },
-        required: 'all',
-        additionalProperties: false,
-      },
+      shape: { properties, required: 'all', additionalProperties: false },
       example: { limit: route.pageSize, offset: 0, ...(route.total ? { total: 1 } : {}) },
     }
   },
-  cursor: (route) => ({
-    shape: {
-      properties: {
-        limit: limitSchema(route),
-        next: {
-          type: ['string', 'null'],
-          description: 'The `after` of the following page (same sort and filters); null on the last page',
-        },
+  cursor: (route) => {
+    const properties = {
+      limit: limitSchema(route),
+      next: {
+        type: ['string', 'null'],
+        description: 'The `after` of the following page (same sort and filters); null on the last page',
       },
-      required: 'all',
-      additionalProperties: false,
-    },
-    example: { limit: route.pageSize, next: null },
-  }),
+    } satisfies PageProperties<CursorPage, never>
+    return {
+      shape: { properties, required: 'all', additionalProperties: false },
+      example: { limit: route.pageSize, next: null },
+    }
+  },
 } satisfies Record<GeneratedListRoute['pagination'], (route: GeneratedListRoute) => Page>
+
+/**
+ * The schemas of a page's properties besides the array, named as the page
+ * type the handler returns names them (`Optional` ones may be left out), so
+ * that the document and the handler's body cannot name different properties.
+ */
+type PageProperties<Body, Optional extends keyof Body> =
+  Record<Exclude<keyof Body, 'data' | Optional>, JsonSchema> & Partial<Record<Optional, JsonSchema>>
 
 function pageOf (route: GeneratedListRoute): Page {
   return pages[route.pagination](route)
