@@ -9,10 +9,38 @@ import type { ExpansionPlan, LevelPlan } from '../plan/plan.js'
 export function responseSchema (plan: ExpansionPlan): JsonSchema {
   const item = levelSchema(plan.root)
   if (!plan.target.list) return item
-  const array: JsonSchema = { type: 'array', items: item }
-  if (plan.target.envelope === undefined) return array
   // The envelope's other properties (pagination, links) pass through as they are.
-  return { type: 'object', properties: { [plan.target.envelope]: array }, additionalProperties: true }
+  return listBodySchema(item, plan.target.envelope, passedThrough)
+}
+
+/** What a list body's envelope holds beside its array. */
+export interface EnvelopeShape {
+  /** The envelope's other properties, each with its schema. */
+  readonly properties: Readonly<Record<string, JsonSchema>>
+  /** What the envelope always holds: nothing declared, the array, or the array and every other property. */
+  readonly required: 'none' | 'array' | 'all'
+  /** Whether properties not named are admitted; undefined leaves the keyword out (admitted, by JSON Schema's default). */
+  readonly additionalProperties: boolean | undefined
+}
+
+/** The serializer's envelope: the array, anything else written as it is. */
+const passedThrough: EnvelopeShape = { properties: {}, required: 'none', additionalProperties: true }
+
+/**
+ * The body of a list route: the array of `item`, bare, or under `envelope`
+ * in an object with the envelope's other properties. The one writer of list
+ * envelopes: the serializers' (above) and the OpenAPI document's.
+ */
+export function listBodySchema (item: JsonSchema, envelope: string | undefined, shape: EnvelopeShape): JsonSchema {
+  const array: JsonSchema = { type: 'array', items: item }
+  if (envelope === undefined) return array
+  const required = {
+    none: {},
+    array: { required: [envelope] },
+    all: { required: [envelope, ...Object.keys(shape.properties)] },
+  } satisfies Record<EnvelopeShape['required'], JsonSchema>
+  const additional = shape.additionalProperties === undefined ? {} : { additionalProperties: shape.additionalProperties }
+  return { type: 'object', properties: { [envelope]: array, ...shape.properties }, ...required[shape.required], ...additional }
 }
 
 export function levelSchema (level: LevelPlan): JsonSchema {

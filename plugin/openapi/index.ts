@@ -1,10 +1,3 @@
-export {
-  expandOpenApi,
-  openApiTransform,
-  type ExpandableRouteDocumentation,
-  type ExpandOpenApi,
-  type ExpandOpenApiOptions,
-  type RouteDocumentationContext,
-  type SwaggerTransform,
-  type SwaggerTransformInput,
-} from './swagger-transform.js'
+export { expandOpenApi, type ExpandOpenApi } from './expand-openapi.js'
+export type { ExpandOpenApiOptions, SwaggerTransform, SwaggerTransformInput } from './documentation-options.js'
+export type { ExpandableRouteDocumentation, RouteDocumentationContext } from './route-documentation.js'

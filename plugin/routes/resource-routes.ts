@@ -10,7 +10,8 @@ import { maxValueLength } from '../parse/list-query.js'
 import { CursorCodec } from '../plan/cursors.js'
 import { listTarget } from '../plan/list-plan.js'
 import { keysetCondition, listConditions, orderBy, selectKeys, type Condition } from '../sql/list-statements.js'
-import { readListDeclaration, type FilterDeclaration, type FilterField, type ListDeclaration } from './list-declarations.js'
+import { generatedRouteConfig, type GeneratedRoute } from './generated-route.js'
+import { readListDeclaration, type FilterDeclaration, type ListDeclaration } from './list-declarations.js'
 import type { LoadContext } from '../load/load-context.js'
 import { parameterReader } from '../parse/route-parameters.js'
 import { databaseFailureKind } from '../sql/dialects/index.js'
@@ -106,27 +107,6 @@ const routeHookKeys = [
 const routeOptionKeys = new Set<string>([...routeHookKeys, 'config', 'constraints', 'schema'])
 const documentationKeys = new Set(['tags', 'summary', 'description', 'deprecated', 'security', 'hide', 'externalDocs'])
 
-/** What the OpenAPI documentation needs to know of a route `routes()` registered. */
-export type GeneratedRoute =
-  | {
-    readonly kind: 'list'
-    readonly pageSize: number
-    readonly maxPageSize: number
-    readonly pagination: 'offset' | 'cursor'
-    readonly total: boolean
-    readonly filters: readonly FilterField[]
-    readonly sort: readonly string[]
-  }
-  | { readonly kind: 'detail' }
-
-// Keyed by the route's `expandable` setting: Fastify and the plugin pass that object on as it is.
-const generatedRoutes = new WeakMap<object, GeneratedRoute>()
-
-/** The generated route whose `expandable` setting this is; undefined for an application's own route. */
-export function generatedRouteOf (setting: object): GeneratedRoute | undefined {
-  return generatedRoutes.get(setting)
-}
-
 /**
  * The viewset role: `GET prefix` (paginated list, `{ data, limit, offset, total }`)
  * and `GET prefix/:id`, loading exactly what each request's plan needs.
@@ -193,14 +173,9 @@ export function registerResourceRoutes (
     defaultExpand: options.defaultExpand,
     ...requiredDefaults,
   }
-  generatedRoutes.set(listSetting, {
-    kind: 'list',
-    pageSize,
-    maxPageSize,
-    pagination,
-    total: !cursors && withTotal,
-    filters: [...declaration.filters.values()],
-    sort: [...declaration.sortFields.keys()],
+  // What the route is, carried in its config for whatever reads its options (the OpenAPI transform).
+  const listRoute: GeneratedRoute = Object.freeze({
+    kind: 'list', pageSize, maxPageSize, pagination, total: !cursors && withTotal, declaration,
   })
   const limitSchema = { type: 'integer', minimum: 1, maximum: Number.MAX_SAFE_INTEGER, default: pageSize, description: `Rows per page (default ${pageSize}; larger than ${maxPageSize} is clamped)` }
   // The list part of each request's plan is made with its expansion part (routes/expandable-route.ts reads this).
@@ -210,7 +185,7 @@ export function registerResourceRoutes (
   }
   app.get<{ Querystring: { limit?: number; offset?: number } }>(prefix, {
     ...shared.hooks,
-    config: listConfig,
+    config: generatedRouteConfig(listConfig, listRoute),
     expandable: listSetting,
     schema: {
       ...shared.documentation,
@@ -333,9 +308,10 @@ export function registerResourceRoutes (
   })
 
   const detailSetting = { resource: node.resource, defaultExpand: options.defaultExpand, ...requiredDefaults }
-  generatedRoutes.set(detailSetting, { kind: 'detail' })
+  const detailRoute: GeneratedRoute = Object.freeze({ kind: 'detail' })
   app.get<{ Params: { id: unknown } }>(`${prefix}/:id`, {
     ...shared.hooks,
+    config: generatedRouteConfig(shared.hooks.config, detailRoute),
     expandable: detailSetting,
     schema: primaryKeySchema === undefined
       ? (shared.documentation === undefined ? undefined : { ...shared.documentation })

@@ -1,7 +1,7 @@
 import swagger from '@fastify/swagger'
 import Fastify from 'fastify'
 import { test } from 'tap'
-import expandPlugin, { expandOpenApi, InvalidOptionError, openApiTransform } from '../../plugin/index.js'
+import expandPlugin, { expandOpenApi, InvalidOptionError } from '../../plugin/index.js'
 import { Pet, resources } from '../fixtures/pets.js'
 
 // The mistakes of expandOpenApi's options and of the document it completes
@@ -37,7 +37,7 @@ test('expandOpenApi options: FST_EXPAND_INVALID_OPTION with the message naming t
 test('a Swagger 2.0 document and a component of the same name: FST_EXPAND_INVALID_OPTION', async (t) => {
   const swagger2 = Fastify()
   t.teardown(() => swagger2.close())
-  await swagger2.register(swagger, { swagger: { info: { title: 't', version: '1' } }, transform: openApiTransform({ resources }) as never })
+  await swagger2.register(swagger, { swagger: { info: { title: 't', version: '1' } }, transform: expandOpenApi({ resources }).transform as never })
   await swagger2.register(expandPlugin, { resources })
   swagger2.get('/pets/:id', { expandable: { resource: Pet } }, async () => ({}))
   await swagger2.ready()
@@ -51,7 +51,7 @@ test('a Swagger 2.0 document and a component of the same name: FST_EXPAND_INVALI
   t.teardown(() => taken.close())
   await taken.register(swagger, {
     openapi: { info: { title: 't', version: '1' }, components: { schemas: { Pet: { type: 'string' } } } },
-    transform: openApiTransform({ resources }),
+    transform: expandOpenApi({ resources }).transform,
   })
   await taken.register(expandPlugin, { resources })
   taken.get('/pets/:id', { expandable: { resource: Pet } }, async () => ({}))

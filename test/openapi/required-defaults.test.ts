@@ -1,7 +1,7 @@
 import swagger from '@fastify/swagger'
 import Fastify from 'fastify'
 import { test } from 'tap'
-import expandPlugin, { expandOpenApi, openApiTransform } from '../../plugin/index.js'
+import expandPlugin, { expandOpenApi } from '../../plugin/index.js'
 import { dialects } from '../fixtures/dialects.js'
 import { Pet, resources } from '../fixtures/pets.js'
 
@@ -30,7 +30,7 @@ test('opted in per route and per routes(): required default fields, said after t
   const database = await openListTables(t, dialects()[0]!)
   const options = { db: database.db, resources: [...listResources, ...resources] }
   const app = Fastify()
-  await app.register(swagger, { openapi: { openapi: '3.1.0', info: { title: 't', version: '1' } }, transform: openApiTransform(options) })
+  await app.register(swagger, { openapi: { openapi: '3.1.0', info: { title: 't', version: '1' } }, transform: expandOpenApi(options).transform })
   await app.register(expandPlugin, options)
   app.expand.routes('/animals', Animal, { openApiRequiredDefaults: true, route: { schema: { description: 'Shelter animals.' } } })
   app.get('/pets/:id', { expandable: { resource: Pet, openApiRequiredDefaults: true } }, async () => ({}))

@@ -3,7 +3,7 @@ import { Type } from '@sinclair/typebox'
 import { Ajv } from 'ajv'
 import Fastify, { type FastifyInstance, type FastifyRequest, type RouteOptions } from 'fastify'
 import { test } from 'tap'
-import expandPlugin, { defineResource, expandOpenApi, isExpanded, openApiTransform, type ExpandOpenApiOptions, type ExpandPluginOptions } from '../../plugin/index.js'
+import expandPlugin, { defineResource, expandOpenApi, isExpanded, type ExpandOpenApiOptions, type ExpandPluginOptions } from '../../plugin/index.js'
 import { enumerateExpansionPaths } from '../../plugin/openapi/expansion-paths.js'
 import { toOpenApi30 } from '../../plugin/openapi/openapi-version.js'
 import { ResourceGraph } from '../../plugin/graph/resource-graph.js'
@@ -39,7 +39,7 @@ interface Setup {
 async function buildDocumentedApp ({ version = '3.1.0', pluginOptions = {}, documentation = {}, components }: Setup = {}): Promise<{ app: FastifyInstance; routes: RouteOptions[] }> {
   const app = Fastify()
   const expandOptions: ExpandPluginOptions = { resources, ...pluginOptions }
-  await app.register(swagger, { openapi: { openapi: version, info: { title: 't', version: '1' }, components: components === undefined ? undefined : { schemas: components as never } }, transform: openApiTransform(expandOptions, documentation) })
+  await app.register(swagger, { openapi: { openapi: version, info: { title: 't', version: '1' }, components: components === undefined ? undefined : { schemas: components as never } }, transform: expandOpenApi(expandOptions, documentation).transform })
   await app.register(expandPlugin, expandOptions)
   const routes: RouteOptions[] = []
   app.addHook('onRoute', (route) => { routes.push(route) })
@@ -141,7 +141,7 @@ test("a route's own success schema is refused at startup; its error schemas are 
     message: "Route GET /pets/:id: schema.response declares '200', but an expandable route's success body is written by fastify-expand for each request: remove it (expandOpenApi documents the body), or declare error statuses (4xx, 5xx) only",
   })
   const app = Fastify()
-  await app.register(swagger, { openapi: { info: { title: 't', version: '1' } }, transform: openApiTransform(options) })
+  await app.register(swagger, { openapi: { info: { title: 't', version: '1' } }, transform: expandOpenApi(options).transform })
   await app.register(expandPlugin, options)
   const notFound = { description: 'mine', type: 'object', properties: { message: { type: 'string' } } }
   app.get('/pets/:id', { expandable: { resource: Pet }, schema: { response: { 404: notFound } } }, async (request) => storedPet(request))
@@ -155,7 +155,7 @@ test("a route's own success schema is refused at startup; its error schemas are 
 
 test('swagger 2.0 mode is refused with a clear message', async (t) => {
   const app = Fastify()
-  await app.register(swagger, { swagger: { info: { title: 't', version: '1' } }, transform: openApiTransform({ resources }) as never })
+  await app.register(swagger, { swagger: { info: { title: 't', version: '1' } }, transform: expandOpenApi({ resources }).transform as never })
   await app.register(expandPlugin, { resources })
   app.get('/pets/:id', { expandable: { resource: Pet } }, async (request) => storedPet(request))
   await app.ready()

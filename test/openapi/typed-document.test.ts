@@ -5,7 +5,7 @@ import Fastify, { type FastifyInstance } from 'fastify'
 import { sql } from 'kysely'
 import t0, { test } from 'tap'
 import { inMemoryDemo } from '../../demo/readme-examples.js'
-import expandPlugin, { defineResource, expandOpenApi, isExpanded, openApiTransform, type ExpandOpenApiOptions } from '../../plugin/index.js'
+import expandPlugin, { defineResource, expandOpenApi, isExpanded, type ExpandOpenApiOptions } from '../../plugin/index.js'
 import { dialects } from '../fixtures/dialects.js'
 import { Company, Pet, PetStore, Toy, resources } from '../fixtures/pets.js'
 import { Pet as TablePet, openSeeded, resources as tableResources } from '../fixtures/tables.js'
@@ -62,7 +62,7 @@ const serverError = fastifyError('Data that does not fit the response, or a fail
 /** An app on the plain fixtures (no database), documented by the transform. */
 async function documentedApp (declare: (app: FastifyInstance) => void, documentation: ExpandOpenApiOptions = {}, version = '3.1.0'): Promise<{ app: FastifyInstance; doc: Json }> {
   const app = Fastify()
-  await app.register(swagger, { openapi: { openapi: version, info: { title: 't', version: '1' } }, transform: openApiTransform({ resources }, documentation) })
+  await app.register(swagger, { openapi: { openapi: version, info: { title: 't', version: '1' } }, transform: expandOpenApi({ resources }, documentation).transform })
   await app.register(expandPlugin, { resources })
   declare(app)
   await app.ready()
@@ -110,7 +110,7 @@ test('item 1: a failing statement and data that does not fit are the documented 
   const database = await openSeeded(t, sqlite!)
   const app = Fastify()
   const options = { db: database.db, resources: tableResources }
-  await app.register(swagger, { openapi: { openapi: '3.1.0', info: { title: 't', version: '1' } }, transform: openApiTransform(options) })
+  await app.register(swagger, { openapi: { openapi: '3.1.0', info: { title: 't', version: '1' } }, transform: expandOpenApi(options).transform })
   await app.register(expandPlugin, options)
   app.expand.routes('/pets', TablePet, { pageSize: 5, maxPageSize: 10 })
   app.get('/broken/:id', { expandable: { resource: TablePet } }, async () => ({ id: 1, name: 'no species' }))
@@ -340,9 +340,9 @@ test('item 6: expand, fields and omit are form style, exploded; a route declarin
   const app = Fastify()
   await app.register(swagger, {
     openapi: { openapi: '3.1.0', info: { title: 't', version: '1' } },
-    transform: openApiTransform({ resources }, {
+    transform: expandOpenApi({ resources }, {
       transform: ({ schema, url }) => ({ schema: { ...schema, querystring: { ...(schema.querystring as object), style: 'deepObject' } }, url }),
-    }),
+    }).transform,
   })
   await app.register(expandPlugin, { resources })
   app.get('/pets/:id', { expandable: { resource: Pet }, schema: { querystring: { type: 'object', properties: { filter: { type: 'object' } } } } }, async () => storedPet)
@@ -356,7 +356,7 @@ test('item 7: a schema field a client may not name appears nowhere in the docume
   const Holder = defineResource({ name: 'Holder', schema: Type.Object({ id: Type.Integer(), account: Type.Integer(), pin: Type.String() }), fields: ['id'], expandable: { account: Account } })
   const app = Fastify()
   const options = { resources: [Account, Holder, PetStore, Toy] }
-  await app.register(swagger, { openapi: { openapi: '3.1.0', info: { title: 't', version: '1' } }, transform: openApiTransform(options) })
+  await app.register(swagger, { openapi: { openapi: '3.1.0', info: { title: 't', version: '1' } }, transform: expandOpenApi(options).transform })
   await app.register(expandPlugin, options)
   const account = { id: 1, name: 'a', password_hash: 'secret', store: 2 }
   app.get('/accounts/:id', { expandable: { resource: Account } }, async () => account)
@@ -387,7 +387,7 @@ test('access: fields a fieldsFor may hide are not required, 403 is documented wh
   const Tyre = defineResource({ name: 'Tyre', schema: Type.Object({ id: Type.Integer() }), fields: ['id'] })
   const options = { resources: [Car, Tyre] }
   const app = Fastify()
-  await app.register(swagger, { openapi: { info: { title: 't', version: '1' } }, transform: openApiTransform(options) })
+  await app.register(swagger, { openapi: { info: { title: 't', version: '1' } }, transform: expandOpenApi(options).transform })
   await app.register(expandPlugin, options)
   app.get('/cars/:id', { expandable: { resource: Car } }, async (request) =>
     isExpanded(request, 'owner') ? { id: 1, model: 'T', owner: { id: 2, name: 'Ann', email: 'ann@example.com' } } : { id: 1, model: 'T', owner: 2 })
@@ -416,7 +416,7 @@ test('item 1: list routes document their filters, sort, cursor and envelopes; th
   const database = await openListTables(t, sqlite!)
   const app = Fastify()
   const options = { db: database.db, resources: listResources }
-  await app.register(swagger, { openapi: { openapi: '3.1.0', info: { title: 't', version: '1' } }, transform: openApiTransform(options) })
+  await app.register(swagger, { openapi: { openapi: '3.1.0', info: { title: 't', version: '1' } }, transform: expandOpenApi(options).transform })
   await app.register(expandPlugin, options)
   const filter = { species: ['eq', 'in'], born: ['gte'], sold_from: ['null'], 'keeper.name': ['contains'], adopted: ['eq'], weight: ['lt'] } as const
   app.expand.routes('/animals', Animal, { filter, sort: ['born', 'name'], route: { schema: { tags: ['animals'], summary: 'Shelter animals' } } })

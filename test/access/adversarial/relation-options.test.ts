@@ -2,7 +2,7 @@ import swagger from '@fastify/swagger'
 import { Type } from '@sinclair/typebox'
 import Fastify, { type FastifyInstance } from 'fastify'
 import t from 'tap'
-import expandPlugin, { defineResource, openApiTransform, type AnyResource, type ExpandPluginOptions, type RelationOptions } from '../../../plugin/index.js'
+import expandPlugin, { defineResource, expandOpenApi, type AnyResource, type ExpandPluginOptions, type RelationOptions } from '../../../plugin/index.js'
 import { dialects, type TestDatabase } from '../../fixtures/dialects.js'
 import { openTenants } from '../../fixtures/tenants.js'
 
@@ -73,7 +73,7 @@ async function build (database: TestDatabase, options: BuildOptions = {}): Promi
   const { Writer, resources } = domain(options.postsOptions)
   const app = Fastify()
   const expandOptions: ExpandPluginOptions = { db: database.db, resources, onInvalidExpand: options.onInvalidExpand ?? 'error', maxDepth: 2 }
-  await app.register(swagger, { openapi: { openapi: '3.1.0', info: { title: 't', version: '1' } }, transform: openApiTransform(expandOptions) })
+  await app.register(swagger, { openapi: { openapi: '3.1.0', info: { title: 't', version: '1' } }, transform: expandOpenApi(expandOptions).transform })
   await app.register(expandPlugin, expandOptions)
   app.expand.routes('/writers', Writer, { permitListExpands: options.permitListExpands, defaultExpand: options.defaultExpand })
   await app.ready()

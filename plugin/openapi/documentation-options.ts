@@ -1,0 +1,45 @@
+import type { FastifySchema, RouteOptions } from 'fastify'
+import { InvalidOptionError, messages } from '../errors.js'
+import type { JsonSchema } from '../graph/resource-graph.js'
+
+export interface ExpandOpenApiOptions {
+  /** Prepended to the names of the components describing resources (default none: `Pet`, `Person`). */
+  componentPrefix?: string
+  /** Paths listed in an `expand` enum at most (default 200); beyond, the enum stops at the last whole depth. */
+  maxEnumeratedPaths?: number
+  /**
+   * Documented properties of list envelopes besides the array (e.g. `total`); others are admitted undocumented.
+   * The list routes of `app.expand.routes` document their own envelope (`limit`, `offset`, `total`).
+   */
+  envelopeProperties?: Record<string, JsonSchema>
+  /** Another transform to apply first (yours, or another plugin's). */
+  transform?: SwaggerTransform
+}
+
+/** What @fastify/swagger passes its `transform` option (declared here: it is not a dependency of this package). */
+export interface SwaggerTransformInput {
+  schema: FastifySchema
+  url: string
+  route: RouteOptions
+  openapiObject?: { openapi?: string; components?: { schemas?: object } }
+  swaggerObject?: unknown
+}
+
+export type SwaggerTransform = (input: SwaggerTransformInput) => { schema: FastifySchema; url: string }
+
+/** The documentation options, checked, with their defaults. */
+export interface DocumentationSettings {
+  readonly componentPrefix: string
+  readonly maxEnumeratedPaths: number
+  readonly envelopeProperties: Readonly<Record<string, JsonSchema>> | undefined
+  readonly transform: SwaggerTransform | undefined
+}
+
+/** `expandOpenApi`'s second argument, checked when it is called (a bad value fails at startup, not at the first document). */
+export function readDocumentationOptions (options: ExpandOpenApiOptions): DocumentationSettings {
+  const componentPrefix = options.componentPrefix ?? ''
+  const maxEnumeratedPaths = options.maxEnumeratedPaths ?? 200
+  if (!/^[A-Za-z0-9._-]*$/.test(componentPrefix)) throw new InvalidOptionError(messages.openApiComponentPrefix)
+  if (!Number.isInteger(maxEnumeratedPaths) || maxEnumeratedPaths < 1) throw new InvalidOptionError(messages.openApiMaxEnumeratedPaths)
+  return { componentPrefix, maxEnumeratedPaths, envelopeProperties: options.envelopeProperties, transform: options.transform }
+}
