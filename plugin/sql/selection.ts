@@ -20,8 +20,18 @@ export function selectionOf (level: LevelPlan): Array<[column: string, field: st
   const { node } = level
   const selection = new Map<string, string>([[node.primaryKey, node.column(node.primaryKey)]])
   for (const field of level.fields) {
-    if (field.kind === 'value') selection.set(field.name, node.column(field.name))
-    else if (field.relation.link.kind === 'to-one') selection.set(field.name, field.relation.link.column)
+    switch (field.kind) {
+      case 'value':
+        selection.set(field.name, node.column(field.name))
+        break
+      case 'id':
+      case 'expanded':
+        // A to-one relation's key is a column of this level; the others are read by their own statements.
+        if (field.relation.link.kind === 'to-one') selection.set(field.name, field.relation.link.column)
+        break
+      default:
+        field satisfies never
+    }
   }
   return [...selection].map(([field, column]) => [column, field])
 }
