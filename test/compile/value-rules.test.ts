@@ -162,6 +162,19 @@ t.test('the same edge values answer the same status and bytes through every mech
   }
 })
 
+t.test('a payload of the wrong shape: the same refusal from every mechanism', async (t) => {
+  const payloads: Array<[unknown, string]> = [
+    [[row], "the payload is an array, expected an object holding 'items'"],
+    [null, "the payload is null, expected an object holding 'items'"],
+    [{ items: 3 }, "the list 'items' is an integer, expected an array"],
+    [{}, "the list 'items' is missing, expected an array"],
+  ]
+  for (const [payload, message] of payloads) {
+    for (const [mechanism, write] of Object.entries(list)) t.same(answer(write, payload), refused(message), `${describe(payload)}, ${mechanism}`)
+  }
+  for (const [mechanism, write] of Object.entries(one)) t.same(answer(write, [row]), refused('the item is an array, expected an object'), `an array for one item, ${mechanism}`)
+})
+
 t.test("the envelope's other properties: as JSON.stringify writes them alone, through every mechanism", async (t) => {
   const extras: Array<[unknown, Answer]> = [
     [new Date(0), { status: 200, body: `{"items":[${rowText}],"extra":"1970-01-01T00:00:00.000Z"}` }],
