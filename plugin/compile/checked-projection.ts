@@ -76,6 +76,8 @@ function fieldEntry (context: GeneratorContext, field: WrittenField): string | u
       const nested = levelFunction(context, field.level)
       return nested === undefined ? undefined : `${key}: (${read}, ${listExpression(context, `${nested}(value)`)})`
     }
+    default:
+      return field satisfies never
   }
 }
 

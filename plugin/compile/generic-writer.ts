@@ -88,6 +88,8 @@ function checkLevel (level: LevelPlan, path: string, row: unknown): string | und
           if (problem !== undefined) break
         }
         break
+      default:
+        field satisfies never
     }
     if (problem !== undefined) return problem
   }
