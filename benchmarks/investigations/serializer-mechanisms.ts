@@ -11,7 +11,8 @@
  */
 import { compileDataCheck } from '../../plugin/compile/data-check.js'
 import { responseSchema } from '../../plugin/compile/response-schema.js'
-import { compileSerializer, compileWriter, runtimeMechanism } from '../../plugin/compile/serializer-cache.js'
+import { compileWriter, runtimeMechanism } from '../../plugin/compile/mechanisms.js'
+import { compileSerializer } from '../../plugin/compile/serializer-cache.js'
 import { ExpandEngine } from '../../plugin/engine.js'
 import { resolveOptions } from '../../plugin/options.js'
 import { ResourceGraph } from '../../plugin/graph/resource-graph.js'

@@ -1,5 +1,6 @@
 import { compileDataCheck } from '../../plugin/compile/data-check.js'
-import { compileSerializer, runtimeMechanism } from '../../plugin/compile/serializer-cache.js'
+import { runtimeMechanism } from '../../plugin/compile/mechanisms.js'
+import { compileSerializer } from '../../plugin/compile/serializer-cache.js'
 import { ExpandEngine } from '../../plugin/engine.js'
 import { resolveOptions } from '../../plugin/options.js'
 import { ResourceGraph } from '../../plugin/graph/resource-graph.js'

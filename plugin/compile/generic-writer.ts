@@ -1,26 +1,29 @@
 import type { ExpansionPlan, LevelPlan } from '../plan/plan.js'
 import type { JsonSchema } from '../graph/resource-graph.js'
-import { dateTimeTextOf, isDateText } from '../graph/dates.js'
-import { expectedOf, fail as refuse, isIntegerText, isNumberText, kind, typesOf } from './data-check.js'
-import {
-  cannotProject, covered, dateTimeOf, extraOf, fail, integerOf, isOrderedKey, numberOf, primitiveTypes,
-} from './projection.js'
+import { covered, isPrimitiveType, type PrimitiveType } from './projection.js'
 import { responseSchema } from './response-schema.js'
-import type { Stringify } from './serializer-cache.js'
+import type { Stringify } from './mechanisms.js'
+import {
+  acceptedBy, expectedOf, extraOf, isJsonType, isOrderedKey, kind, leave, leftToGeneratedCode, refuse, structureAcceptedBy, typesOf,
+  valueFormatOf, writtenBy,
+} from './value-rules.js'
+import { writtenFields } from './written-fields.js'
 
 /**
  * A combination's bodies written without compiling anything: the data check
  * (data-check.ts) and the projection (projection.ts) read as they are
  * generated, walking the plan and the response schema for each body, then
- * `JSON.stringify`. The same bytes as the compiled serializer, and the same
- * 500 `FST_EXPAND_INVALID_DATA` with the same message for data that does not
- * fit (test/compile/generic-writer.test.ts); slower per body, with nothing to
+ * `JSON.stringify`. Each value goes through its rule in value-rules.ts, the
+ * same text the generated code inlines, compiled once there. The same bytes
+ * as the compiled serializer, and the same 500 `FST_EXPAND_INVALID_DATA` with
+ * the same message for data that does not fit
+ * (test/compile/generic-writer.test.ts); slower per body, with nothing to
  * build first. The serializer cache writes with it past its compile rate.
  *
  * `undefined` for a response schema the projection does not cover (a union
  * or a type list in a field's schema, say): only fast-json-stringify's code
- * writes those. A body it cannot reproduce (`cannotProject`: a bigint past
- * 2^53, a Date in a `date` field, a `toJSON`) goes to `fallback`.
+ * writes those. A body it cannot reproduce (`leftToGeneratedCode`: a bigint
+ * past 2^53, a Date in a `date` field, a `toJSON`) goes to `fallback`.
  */
 export function genericWriter (plan: ExpansionPlan, fallback: () => Stringify): Stringify | undefined {
   const schema = responseSchema(plan)
@@ -31,7 +34,7 @@ export function genericWriter (plan: ExpansionPlan, fallback: () => Stringify): 
     try {
       projected = projectRoot(schema, data)
     } catch (error) {
-      if (error !== cannotProject) throw error
+      if (error !== leftToGeneratedCode) throw error
       return fallback()(data)
     }
     return JSON.stringify(projected)
@@ -51,7 +54,7 @@ function checkData (plan: ExpansionPlan, data: unknown): void {
   if (envelope !== undefined && (typeof data !== 'object' || data === null || Array.isArray(data))) {
     refuse(resource, -1, `the payload is ${kind(data)}, expected an object holding '${envelope}'`)
   }
-  const list = envelope === undefined ? data : (data as Record<string, unknown>)[envelope]
+  const list: unknown = envelope === undefined ? data : (data as Record<string, unknown>)[envelope]
   if (!Array.isArray(list)) {
     refuse(resource, -1, `${envelope === undefined ? 'the list is ' : `the list '${envelope}' is `}${kind(list)}, expected an array`)
   }
@@ -65,28 +68,29 @@ function checkLevel (level: LevelPlan, path: string, row: unknown): string | und
   if (typeof row !== 'object' || row === null || Array.isArray(row)) {
     return `${path === '' ? 'the item' : `'${path.slice(0, -1)}'`} is ${kind(row)}, expected an object`
   }
-  for (const field of level.fields) {
+  for (const field of writtenFields(level)) {
     const at = path + field.name
     const value = (row as Record<string, unknown>)[field.name]
-    if (field.kind === 'expanded') {
-      if (field.relation.many) {
+    let problem: string | undefined
+    switch (field.kind) {
+      case 'scalar':
+        if (value === undefined) problem = field.optional ? undefined : `'${at}' is missing`
+        else problem = checkValue(field.schema, at, value)
+        break
+      case 'object':
+        if (value === undefined) problem = `'${at}' is missing`
+        else if (value !== null) problem = checkLevel(field.level, `${at}.`, value)
+        break
+      case 'list':
         if (!Array.isArray(value)) return `'${at}' is ${kind(value)}, expected an array of ${field.level.node.name}`
         for (const item of value) {
-          const problem = checkLevel(field.level, `${at}.`, item)
-          if (problem !== undefined) return problem
+          problem = checkLevel(field.level, `${at}.`, item)
+          if (problem !== undefined) break
         }
-      } else if (value !== null) {
-        if (value === undefined) return `'${at}' is missing`
-        const problem = checkLevel(field.level, `${at}.`, value)
-        if (problem !== undefined) return problem
-      }
-      continue
+        break
+      default:
+        field satisfies never
     }
-    if (value === undefined) {
-      if (level.node.optionalFields.has(field.name)) continue
-      return `'${at}' is missing`
-    }
-    const problem = checkValue(level.node.fieldSchemas.get(field.name)!, at, value)
     if (problem !== undefined) return problem
   }
   return undefined
@@ -99,7 +103,7 @@ function checkLevel (level: LevelPlan, path: string, row: unknown): string | und
  */
 function checkValue (schema: JsonSchema, at: string, value: unknown): string | undefined {
   const types = typesOf(schema)
-  if (!types.some((type) => acceptedBy[type]!(value, schema))) {
+  if (!types.some((type) => accepts(schema, type, value))) {
     return `'${at}' is ${kind(value)}, expected ${expectedOf(schema, types)}`
   }
   if (types.includes('object') && typeof value === 'object' && value !== null && !Array.isArray(value)) {
@@ -116,6 +120,12 @@ function checkValue (schema: JsonSchema, at: string, value: unknown): string | u
   return undefined
 }
 
+function accepts (schema: JsonSchema, type: string, value: unknown): boolean {
+  if (!isJsonType(type)) return false
+  if (type === 'object' || type === 'array') return structureAcceptedBy[type](value)
+  return acceptedBy[valueFormatOf(type, schema.format)](value)
+}
+
 function checkObject (schema: JsonSchema, path: string, object: Record<string, unknown>): string | undefined {
   const required = new Set(Array.isArray(schema.required) ? schema.required as string[] : [])
   for (const [property, propertySchema] of Object.entries(schema.properties as Record<string, JsonSchema>)) {
@@ -128,29 +138,6 @@ function checkObject (schema: JsonSchema, path: string, object: Record<string, u
     if (problem !== undefined) return problem
   }
   return undefined
-}
-
-const acceptedBy: Record<string, ((value: unknown, schema: JsonSchema) => boolean) | undefined> = {
-  string: (value, schema) => {
-    switch (schema.format) {
-      case 'date-time': return dateTimeTextOf(value) !== undefined
-      case 'date': return isDateText(value) || isValidDate(value)
-      case 'time': return typeof value === 'string' || isValidDate(value)
-      default: return typeof value === 'string'
-    }
-  },
-  integer: (value) => typeof value === 'number' ? Number.isInteger(value) : typeof value === 'bigint' || isIntegerText(value),
-  number: (value) => typeof value === 'number'
-    ? Number.isFinite(value)
-    : isNumberText(value) || (typeof value === 'bigint' && value <= 9007199254740991n && value >= -9007199254740991n),
-  boolean: (value) => typeof value === 'boolean' || value === 0 || value === 1,
-  null: (value) => value === null,
-  object: (value) => typeof value === 'object' && value !== null && !Array.isArray(value) && !(value instanceof Date),
-  array: (value) => Array.isArray(value),
-}
-
-function isValidDate (value: unknown): boolean {
-  return value instanceof Date && !Number.isNaN(value.getTime())
 }
 
 // The projection, as compileProjection generates it.
@@ -169,7 +156,6 @@ function rootCovered (schema: JsonSchema): boolean {
 
 function valueCovered (schema: JsonSchema): boolean {
   const type = schema.type
-  if (typeof type !== 'string') return false
   if (type === 'object') {
     if (!covered(schema, ['properties', 'required']) || schema.additionalProperties !== undefined) return false
     const properties = schema.properties as Record<string, JsonSchema> | undefined
@@ -184,13 +170,13 @@ function valueCovered (schema: JsonSchema): boolean {
     const items = schema.items as JsonSchema | undefined
     return items !== undefined && typeof items === 'object' && !Array.isArray(items) && valueCovered(items)
   }
-  if (!primitiveTypes.has(type)) return false
+  if (!isPrimitiveType(type)) return false
   return covered(schema, type === 'string' ? ['format'] : []) && schema.format !== 'unsafe'
 }
 
 function projectRoot (schema: JsonSchema, data: unknown): unknown {
   if (schema.type !== 'object' || schema.additionalProperties !== true) return projectValue(schema, data)
-  if (!isPlainObject(data)) fail()
+  if (!isPlainObject(data)) leave()
   const object = data as Record<string, unknown>
   const properties = schema.properties as Record<string, JsonSchema>
   const key = Object.keys(properties)[0]!
@@ -205,34 +191,24 @@ function projectRoot (schema: JsonSchema, data: unknown): unknown {
   return projected
 }
 
-/** valueExpression's value, for a value that is not undefined (or a required property, which fails on it). */
+/** valueExpression's value, for a value that is not undefined (or a required property, which is left on it). */
 function projectValue (schema: JsonSchema, value: unknown): unknown {
   if (schema.nullable === true && value === null) return null
-  switch (schema.type) {
-    case 'object': return projectObject(schema, value)
-    case 'array': {
-      if (!Array.isArray(value) || (value as { toJSON?: unknown }).toJSON !== undefined) return fail()
-      const items = schema.items as JsonSchema
-      const projected: unknown[] = []
-      for (let index = 0; index < value.length; index++) projected.push(projectValue(items, value[index]))
-      return projected
-    }
-    case 'string':
-      // A date-time, text or Date, in its one written form (README, "Dates and times").
-      if (schema.format === 'date-time') return dateTimeOf(value)
-      return typeof value === 'string' ? value : fail()
-    case 'integer':
-      return typeof value === 'number' && Number.isInteger(value) ? value : integerOf(value)
-    case 'number':
-      return typeof value === 'number' && !Number.isNaN(value) ? value : numberOf(value)
-    default:
-      // A boolean, by truthiness as fast-json-stringify writes it.
-      return value === true || value === false ? value : !!value
+  const type = schema.type
+  if (type === 'object') return projectObject(schema, value)
+  if (type === 'array') {
+    if (!Array.isArray(value) || (value as { toJSON?: unknown }).toJSON !== undefined) return leave()
+    const items = schema.items as JsonSchema
+    const projected: unknown[] = []
+    for (let index = 0; index < value.length; index++) projected.push(projectValue(items, value[index]))
+    return projected
   }
+  // Covered: a primitive type (valueCovered).
+  return writtenBy[valueFormatOf(type as PrimitiveType, schema.format)](value)
 }
 
 function projectObject (schema: JsonSchema, value: unknown): Record<string, unknown> {
-  if (!isPlainObject(value)) fail()
+  if (!isPlainObject(value)) leave()
   const object = value as Record<string, unknown>
   const properties = schema.properties as Record<string, JsonSchema>
   const required = new Set(Array.isArray(schema.required) ? schema.required as string[] : [])
@@ -240,14 +216,7 @@ function projectObject (schema: JsonSchema, value: unknown): Record<string, unkn
   const projected: Record<string, unknown> = {}
   for (const key of [...keys.filter((key) => required.has(key)), ...keys.filter((key) => !required.has(key))]) {
     const property = object[key]
-    if (property === undefined) {
-      if (!required.has(key)) {
-        projected[key] = undefined
-        continue
-      }
-      if (properties[key]!.type === 'boolean') fail()
-    }
-    projected[key] = projectValue(properties[key]!, property)
+    projected[key] = property === undefined && !required.has(key) ? undefined : projectValue(properties[key]!, property)
   }
   return projected
 }

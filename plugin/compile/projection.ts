@@ -1,5 +1,6 @@
-import { dateTimeTextOf } from '../graph/dates.js'
 import type { JsonSchema } from '../graph/resource-graph.js'
+import { GeneratorContext } from './generator-context.js'
+import { isOrderedKey, valueFormatOf, valueRules } from './value-rules.js'
 
 /**
  * A projection: a function compiled from the response schema fast-json-stringify
@@ -10,10 +11,14 @@ import type { JsonSchema } from '../graph/resource-graph.js'
  * text as fast-json-stringify's output, and on V8 13.8+ it takes the
  * side-effect-free fast path, which writes faster than any generated code.
  *
- * A value it cannot reproduce exactly (a bigint beyond 2^53, a Date for a
- * `date` or `time` format, which fast-json-stringify writes in local time, a
- * `toJSON` method, an envelope property named like an array index) throws
- * `cannotProject`: the caller then writes that body with fast-json-stringify.
+ * Each value is copied by its rule in value-rules.ts. A value it cannot
+ * reproduce exactly (a form the rule does not accept, a bigint beyond 2^53,
+ * a Date for a `date` or `time` format, which fast-json-stringify writes in
+ * local time, a `toJSON` method, an envelope property named like an array
+ * index) throws `leftToGeneratedCode`: the caller then writes that body with
+ * fast-json-stringify, so the bytes are its own for any data. Since what it
+ * copies is only what the data check accepts, no body it writes is one the
+ * check would refuse.
  * A schema with a part it does not cover (unions, type lists, `const`,
  * `enum`, defaults, open objects other than the list envelope) gets no
  * projection at all (`undefined`).
@@ -26,9 +31,6 @@ export interface Projection {
   readonly source: string
 }
 
-/** Thrown by a projection for a body it leaves to fast-json-stringify. */
-export const cannotProject: unique symbol = Symbol('cannot project')
-
 /** Keywords that change nothing fast-json-stringify writes once a type is given (it validates nothing). */
 const annotations = new Set([
   'enum', 'title', 'description', 'examples', 'deprecated', 'readOnly', 'writeOnly', '$comment',
@@ -36,30 +38,21 @@ const annotations = new Set([
   'minItems', 'maxItems', 'uniqueItems', 'minProperties', 'maxProperties', 'contentEncoding', 'contentMediaType',
 ])
 
-export const primitiveTypes = new Set(['string', 'integer', 'number', 'boolean'])
+export type PrimitiveType = 'string' | 'integer' | 'number' | 'boolean'
 
-/** Array-index keys come first in any object, whatever the order they were added in; `__proto__` sets the prototype. */
-export function isOrderedKey (key: string): boolean {
-  return !/^(?:0|[1-9][0-9]*)$/.test(key) && key !== '__proto__'
+export function isPrimitiveType (type: unknown): type is PrimitiveType {
+  return type === 'string' || type === 'integer' || type === 'number' || type === 'boolean'
 }
 
 export function compileProjection (schema: JsonSchema): Projection | undefined {
-  const context: ProjectionContext = { functions: [], counter: 0 }
+  const context = new GeneratorContext()
   const root = rootFunction(context, schema)
   if (root === undefined) return undefined
-  const source = `${context.functions.join('\n')}\nreturn ${root}`
-  // eslint-disable-next-line no-new-func
-  const compiled = new Function('fail', 'integerOf', 'numberOf', 'dateTimeOf', 'extraOf', source)
-  const project = compiled(fail, integerOf, numberOf, dateTimeOf, extraOf) as (data: unknown) => unknown
-  return { project, source }
+  const { compiled, source } = context.compile<(data: unknown) => unknown>(`return ${root}`)
+  return { project: compiled, source }
 }
 
-interface ProjectionContext {
-  functions: string[]
-  counter: number
-}
-
-function rootFunction (context: ProjectionContext, schema: JsonSchema): string | undefined {
+function rootFunction (context: GeneratorContext, schema: JsonSchema): string | undefined {
   if (schema.type === 'object' && schema.additionalProperties === true) return envelopeFunction(context, schema)
   if (schema.type === 'object') return objectFunction(context, schema)
   if (schema.type === 'array') return arrayFunction(context, schema)
@@ -80,18 +73,16 @@ export function covered (schema: JsonSchema, allowed: readonly string[]): boolea
  * fast-json-stringify writes after the array in `Object.keys` order, each with
  * `JSON.stringify`, leaving out undefined, functions and symbols.
  */
-function envelopeFunction (context: ProjectionContext, schema: JsonSchema): string | undefined {
+function envelopeFunction (context: GeneratorContext, schema: JsonSchema): string | undefined {
   if (!covered(schema, ['properties', 'additionalProperties']) || schema.nullable === true) return undefined
   const properties = schema.properties as Record<string, JsonSchema> | undefined
   if (properties === undefined) return undefined
   const keys = Object.keys(properties)
   if (keys.length !== 1 || !isOrderedKey(keys[0]!)) return undefined
   const key = JSON.stringify(keys[0])
-  const list = valueExpression(context, properties[keys[0]!]!, 'value')
+  const list = valueExpression(context, properties[keys[0]!]!)
   if (list === undefined) return undefined
-  const name = `envelope${context.counter++}`
-  context.functions.push(envelopeSource(name, key, `value === undefined ? undefined : ${list}`))
-  return name
+  return context.define('envelope', (name) => envelopeSource(name, key, `value === undefined ? undefined : ${list}`))
 }
 
 /**
@@ -102,7 +93,7 @@ function envelopeFunction (context: ProjectionContext, schema: JsonSchema): stri
  */
 export function envelopeSource (name: string, key: string, listExpression: string): string {
   return `function ${name} (object) {
-  if (typeof object !== 'object' || object === null || Array.isArray(object) || typeof object.toJSON === 'function') fail()
+  if (typeof object !== 'object' || object === null || Array.isArray(object) || typeof object.toJSON === 'function') leave()
   let value = object[${key}]
   const projected = { ${key}: ${listExpression} }
   for (const name of Object.keys(object)) {
@@ -115,7 +106,7 @@ export function envelopeSource (name: string, key: string, listExpression: strin
 }`
 }
 
-function objectFunction (context: ProjectionContext, schema: JsonSchema): string | undefined {
+function objectFunction (context: GeneratorContext, schema: JsonSchema): string | undefined {
   if (!covered(schema, ['properties', 'required']) || schema.additionalProperties !== undefined) return undefined
   const properties = schema.properties as Record<string, JsonSchema> | undefined
   if (properties === undefined || typeof properties !== 'object') return undefined
@@ -129,18 +120,15 @@ function objectFunction (context: ProjectionContext, schema: JsonSchema): string
   const ordered = [...keys.filter((key) => required.has(key)), ...keys.filter((key) => !required.has(key))]
   const entries: string[] = []
   for (const key of ordered) {
-    const expression = valueExpression(context, properties[key]!, 'value')
+    const expression = valueExpression(context, properties[key]!)
     if (expression === undefined) return undefined
     const read = `(value = object[${JSON.stringify(key)}])`
-    // Missing and required: fast-json-stringify throws. Every expression but a
-    // boolean's fails on undefined by itself, so only those test it first.
-    if (!required.has(key)) entries.push(`${JSON.stringify(key)}: ${read} === undefined ? undefined : ${expression}`)
-    else if (properties[key]!.type === 'boolean') entries.push(`${JSON.stringify(key)}: ${read} === undefined ? fail() : ${expression}`)
-    else entries.push(`${JSON.stringify(key)}: (${read}, ${expression})`)
+    // Missing and required: fast-json-stringify throws. Every expression leaves undefined to it by itself.
+    entries.push(required.has(key)
+      ? `${JSON.stringify(key)}: (${read}, ${expression})`
+      : `${JSON.stringify(key)}: ${read} === undefined ? undefined : ${expression}`)
   }
-  const name = `object${context.counter++}`
-  context.functions.push(objectSource(name, entries))
-  return name
+  return context.define('object', (name) => objectSource(name, entries))
 }
 
 /**
@@ -150,7 +138,7 @@ function objectFunction (context: ProjectionContext, schema: JsonSchema): string
  */
 export function objectSource (name: string, entries: readonly string[]): string {
   return `function ${name} (object) {
-  if (typeof object !== 'object' || object === null || Array.isArray(object) || typeof object.toJSON === 'function') fail()
+  if (typeof object !== 'object' || object === null || Array.isArray(object) || typeof object.toJSON === 'function') leave()
   let value
   return {
     ${entries.join(',\n    ')}
@@ -158,16 +146,15 @@ export function objectSource (name: string, entries: readonly string[]): string 
 }`
 }
 
-function arrayFunction (context: ProjectionContext, schema: JsonSchema): string | undefined {
+function arrayFunction (context: GeneratorContext, schema: JsonSchema): string | undefined {
   if (!covered(schema, ['items'])) return undefined
   const items = schema.items as JsonSchema | undefined
   if (items === undefined || typeof items !== 'object' || Array.isArray(items)) return undefined
-  const item = valueExpression(context, items, 'value')
+  const item = valueExpression(context, items)
   if (item === undefined) return undefined
-  const name = `array${context.counter++}`
-  context.functions.push(`function ${name} (array) {
+  return context.define('array', (name) => `function ${name} (array) {
   // JSON.stringify would call an Array.prototype.toJSON on the copy; fast-json-stringify never does.
-  if (!Array.isArray(array) || array.toJSON !== undefined) fail()
+  if (!Array.isArray(array) || array.toJSON !== undefined) leave()
   const length = array.length
   const projected = []
   let value
@@ -177,98 +164,30 @@ function arrayFunction (context: ProjectionContext, schema: JsonSchema): string 
   }
   return projected
 }`)
-  return name
 }
 
 /** An expression of `value` giving what fast-json-stringify writes for it under `schema` (value is not undefined). */
-function valueExpression (context: ProjectionContext, schema: JsonSchema, value: string): string | undefined {
+function valueExpression (context: GeneratorContext, schema: JsonSchema): string | undefined {
   const type = schema.type
-  if (typeof type !== 'string') return undefined
   let expression: string | undefined
   if (type === 'object') {
     const name = objectFunction(context, schema)
-    expression = name === undefined ? undefined : `${name}(${value})`
+    expression = name === undefined ? undefined : `${name}(value)`
   } else if (type === 'array') {
     const name = arrayFunction(context, schema)
-    expression = name === undefined ? undefined : `${name}(${value})`
-  } else if (primitiveTypes.has(type)) {
-    if (!covered(schema, type === 'string' ? ['format'] : [])) return undefined
-    // `unsafe` strings are written without escaping by fast-json-stringify.
-    if (schema.format === 'unsafe') return undefined
-    expression = primitiveExpression(type, schema.format, value)
+    expression = name === undefined ? undefined : `${name}(value)`
+  } else {
+    expression = scalarExpression(schema)
   }
   if (expression === undefined) return undefined
-  return schema.nullable === true ? `${value} === null ? null : ${expression}` : expression
+  return schema.nullable === true ? `value === null ? null : ${expression}` : expression
 }
 
-function primitiveExpression (type: string, format: unknown, value: string): string | undefined {
-  switch (type) {
-    case 'string':
-      // A Date in a `date` or `time` field is written in the server's local time by
-      // fast-json-stringify: left to it. Strings are written as they are either way.
-      // A date-time, text or Date, in its one written form (README, "Dates and times").
-      if (format === 'date-time') return `dateTimeOf(${value})`
-      return `typeof ${value} === 'string' ? ${value} : fail()`
-    case 'integer':
-      return `typeof ${value} === 'number' && Number.isInteger(${value}) ? ${value} : integerOf(${value})`
-    case 'number':
-      // NaN: fast-json-stringify throws where JSON.stringify writes null; numberOf leaves it to it.
-      return `typeof ${value} === 'number' && ${value} === ${value} ? ${value} : numberOf(${value})`
-    case 'boolean':
-      // fast-json-stringify writes a boolean by truthiness.
-      return `${value} === true || ${value} === false ? ${value} : !!${value}`
-    default:
-      return undefined
-  }
-}
-
-export function fail (): never {
-  throw cannotProject
-}
-
-/**
- * What fast-json-stringify writes for an integer that is not a number holding
- * an integer: a bigint as its digits (a number only in the safe range), any
- * other value truncated (Math.trunc), throwing when that is not finite.
- */
-export function integerOf (value: unknown): number {
-  if (typeof value === 'bigint') {
-    if (value <= 9007199254740991n && value >= -9007199254740991n) return Number(value)
-    return fail()
-  }
-  if (typeof value === 'symbol') return fail()
-  const integer = Math.trunc(value as number)
-  if (!Number.isFinite(integer)) return fail()
-  return integer
-}
-
-/** fast-json-stringify writes `Number(value)`, null for an infinity, and throws on NaN. */
-export function numberOf (value: unknown): number {
-  if (typeof value === 'symbol') return fail()
-  const number = Number(value)
-  if (Number.isNaN(number)) return fail()
-  return number
-}
-
-/**
- * A date-time (a Date, or text of a form read: dates.ts) as `toISOString()`
- * writes it, as fast-json-stringify's writer does (serializer-cache.ts);
- * anything else is left to it.
- */
-export function dateTimeOf (value: unknown): string {
-  return dateTimeTextOf(value) ?? fail()
-}
-
-/**
- * An envelope property as `JSON.stringify(value)` writes it alone. Nested in
- * the projection, a `toJSON` would be called with the property's name rather
- * than '' and a bigint would throw: those bodies are left to fast-json-stringify,
- * as are names JSON.stringify would move (array indexes) or that set the prototype.
- */
-export function extraOf (name: string, value: unknown): unknown {
-  if (!isOrderedKey(name) || typeof value === 'bigint') return fail()
-  // A Date's own toJSON ignores the name it is given.
-  if (value instanceof Date && value.toJSON === Date.prototype.toJSON) return value.toJSON()
-  if (typeof value === 'object' && value !== null && typeof (value as { toJSON?: unknown }).toJSON === 'function') return fail()
-  return value
+/** The rule's written form of a scalar schema (value-rules.ts), or undefined when the schema is not one the projections cover. */
+export function scalarExpression (schema: JsonSchema): string | undefined {
+  const type = schema.type
+  if (!isPrimitiveType(type) || !covered(schema, type === 'string' ? ['format'] : [])) return undefined
+  // `unsafe` strings are written without escaping by fast-json-stringify.
+  if (schema.format === 'unsafe') return undefined
+  return valueRules[valueFormatOf(type, schema.format)].writes
 }

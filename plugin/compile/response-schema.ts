@@ -1,5 +1,6 @@
 import type { JsonSchema } from '../graph/resource-graph.js'
 import type { ExpansionPlan, LevelPlan } from '../plan/plan.js'
+import { writtenFields, type WrittenField } from './written-fields.js'
 
 /**
  * The JSON schema of one plan: identifiers where a relation is not expanded,
@@ -45,21 +46,25 @@ export function listBodySchema (item: JsonSchema, envelope: string | undefined, 
 
 export function levelSchema (level: LevelPlan): JsonSchema {
   const properties: JsonSchema = {}
-  for (const field of level.fields) {
-    if (field.kind === 'expanded') {
-      const nested = levelSchema(field.level)
-      properties[field.name] = field.relation.many ? { type: 'array', items: nested } : { ...nested, nullable: true }
-    } else {
-      properties[field.name] = writerSchema(level.node.fieldSchemas.get(field.name)!)
-    }
+  let hasOptional = false
+  for (const field of writtenFields(level)) {
+    properties[field.name] = fieldSchema(field)
+    if (field.kind === 'scalar' && field.optional) hasOptional = true
   }
   // Every planned field is required, so the generated code writes each key
   // unconditionally (no comma bookkeeping); the data check (data-check.ts) has
   // made sure each is there. A level with an optional field (`Type.Optional`)
   // declares none required: fast-json-stringify writes required properties
   // first, which would move the optional one out of its declared place.
-  const hasOptional = level.fields.some((field) => field.kind !== 'expanded' && level.node.optionalFields.has(field.name))
   return hasOptional ? { type: 'object', properties } : { type: 'object', properties, required: Object.keys(properties) }
+}
+
+function fieldSchema (field: WrittenField): JsonSchema {
+  switch (field.kind) {
+    case 'scalar': return writerSchema(field.schema)
+    case 'object': return { ...levelSchema(field.level), nullable: true }
+    case 'list': return { type: 'array', items: levelSchema(field.level) }
+  }
 }
 
 /**

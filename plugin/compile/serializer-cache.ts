@@ -1,84 +1,18 @@
 import fastJson from 'fast-json-stringify'
 import { LruMap } from 'toad-cache'
 import type { ExpansionPlan } from '../plan/plan.js'
-import type { JsonSchema } from '../graph/resource-graph.js'
 import { compileCheckedProjection } from './checked-projection.js'
 import { compileDataCheck } from './data-check.js'
 import { genericWriter } from './generic-writer.js'
-import { compileDateTimeNormaliser } from './date-times.js'
-import { cannotProject, compileProjection } from './projection.js'
+import {
+  chooseMechanism, compileOptions, compileWriter, type CompiledWriter, type SerializerMechanism, type Stringify,
+} from './mechanisms.js'
 import { responseSchema } from './response-schema.js'
+import { leftToGeneratedCode } from './value-rules.js'
 
-export type Stringify = (data: unknown) => string
+export type { SerializerMechanism, Stringify } from './mechanisms.js'
 
-/**
- * fast-json-stringify's options: its generated code. Its `objectMechanism:
- * 'native'` (a projection of its own, on V8 13.8+) is not used: it covers
- * less than projection.ts (no nullable objects, no `integer | null`, no open
- * envelope) and writes a string of a `date` or `time` field escaped twice
- * (test/compile/mechanisms.test.ts).
- */
-export const compileOptions = {} as const
-
-/**
- * How a combination's bodies are written, after the data check:
- * - 'fast-json-stringify': the code fast-json-stringify generated from the
- *   response schema (with `compileOptions`);
- * - 'projection': the data copied into the response's shape by a function
- *   compiled from that same schema (projection.ts), then `JSON.stringify`.
- * Both write the same bytes (test/compile/mechanisms.test.ts).
- */
-export type SerializerMechanism = 'fast-json-stringify' | 'projection'
-
-const [v8Major = 0, v8Minor = 0] = String(process.versions.v8).split('.').map(Number)
-
-/** V8 13.8 introduced the side-effect-free JSON.stringify fast path. */
-export const hasJsonStringifyFastPath = v8Major * 100 + v8Minor >= 1308
-
-/**
- * From V8 12 (Node 22), a copy and JSON.stringify write one object with
- * strings faster than fast-json-stringify's generated code (1.3-1.9x on the
- * benchmarks' objects on Node 22 and 24); on V8 11 (Node 20) slower (0.7-1.0x).
- */
-const projectsOneObject = v8Major >= 12
-
-/**
- * The mechanism of a combination on this runtime, by the measurements in
- * benchmarks/profile-notes.md. Where JSON.stringify has its fast path, the
- * projection. Before V8 13.8, JSON.stringify escapes strings natively where
- * fast-json-stringify's generated code escapes them in JavaScript (about 2x
- * slower on string-heavy lists), while the generated code writes numbers
- * faster than JSON.stringify's general path: the projection for a response
- * with a string anywhere (before V8 12, for lists only: the generated code
- * writes one object faster there), the generated code for the rest.
- */
-export function chooseMechanism (schema: JsonSchema, list: boolean): SerializerMechanism {
-  if (hasJsonStringifyFastPath) return 'projection'
-  return (list || projectsOneObject) && writesStrings(schema) ? 'projection' : 'fast-json-stringify'
-}
-
-/** How this runtime chooses, for reports: `chooseMechanism` in a sentence. */
-export const runtimeMechanism = hasJsonStringifyFastPath
-  ? 'projection (V8 13.8+: JSON.stringify fast path)'
-  : projectsOneObject
-    ? 'projection for responses with strings, else fast-json-stringify generated code (V8 12 to 13.7)'
-    : 'projection for lists with strings, else fast-json-stringify generated code (V8 before 12)'
-
-function writesStrings (schema: JsonSchema): boolean {
-  if (schema.type === 'string') return true
-  const properties = schema.properties as Record<string, JsonSchema> | undefined
-  if (properties !== undefined && Object.values(properties).some(writesStrings)) return true
-  const items = schema.items as JsonSchema | undefined
-  return items !== undefined && typeof items === 'object' && !Array.isArray(items) && writesStrings(items)
-}
-
-export interface CompiledSerializer {
-  readonly stringify: Stringify
-  /** What writes the bodies: `mechanism` unless the combination is not covered by the projection. */
-  readonly mechanism: SerializerMechanism
-  /** The generated source of the projection that writes the bodies (checked in the same pass where the plan allows), when one does. */
-  readonly projection: string | undefined
-}
+export type CompiledSerializer = CompiledWriter
 
 /**
  * One combination's serializer: the data check, then the writer of the
@@ -110,7 +44,7 @@ export function compileSerializer (plan: ExpansionPlan, mechanism?: SerializerMe
       try {
         projected = project(data)
       } catch (error) {
-        if (error !== cannotProject) throw error
+        if (error !== leftToGeneratedCode) throw error
         check(data)
         return write(data)
       }
@@ -119,47 +53,6 @@ export function compileSerializer (plan: ExpansionPlan, mechanism?: SerializerMe
     mechanism: 'projection',
     projection: checked.source,
   }
-}
-
-/**
- * The writer of a response schema with a mechanism: the projection when it
- * covers the schema, else fast-json-stringify's generated code. A projection
- * leaves a body it cannot reproduce exactly to fast-json-stringify (compiled
- * the first time it is needed), so the bytes are fast-json-stringify's for any
- * data, fitting the schema or not.
- */
-export function compileWriter (schema: JsonSchema, mechanism: SerializerMechanism): CompiledSerializer {
-  const projection = mechanism === 'projection' ? compileProjection(schema) : undefined
-  if (projection === undefined) {
-    return { stringify: generatedWriter(schema), mechanism: 'fast-json-stringify', projection: undefined }
-  }
-  const project = projection.project
-  let generated: Stringify | undefined
-  return {
-    stringify: (data) => {
-      let projected: unknown
-      try {
-        projected = project(data)
-      } catch (error) {
-        if (error !== cannotProject) throw error
-        generated ??= generatedWriter(schema)
-        return generated(data)
-      }
-      return JSON.stringify(projected)
-    },
-    mechanism: 'projection',
-    projection: projection.source,
-  }
-}
-
-/**
- * fast-json-stringify's generated code for a schema, given the data with its
- * date-time texts in the one form the projections write too (date-times.ts).
- */
-function generatedWriter (schema: JsonSchema): Stringify {
-  const write = fastJson(schema, compileOptions) as Stringify
-  const normalise = compileDateTimeNormaliser(schema)
-  return normalise === undefined ? write : (data) => write(normalise(data))
 }
 
 export interface CacheStats {

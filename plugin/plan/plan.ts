@@ -13,6 +13,9 @@ export type PlannedField =
     readonly orderBy: string | undefined
   }
 
+/** The kinds of planned fields: each consumer handles every one (a table keyed by it, or an exhaustive switch). */
+export type PlannedFieldKind = PlannedField['kind']
+
 /*
  * `orderBy` of a to-many relation field: the relation's `orderBy` when the
  * request may see the field it orders by, else undefined (the related key

@@ -20,12 +20,20 @@ export function selectionOf (level: LevelPlan): Array<[column: string, field: st
   const { node } = level
   const selection = new Map<string, string>([[node.primaryKey, node.column(node.primaryKey)]])
   for (const field of level.fields) {
-    if (field.kind === 'value') {
-      selection.set(field.name, node.column(field.name))
-      continue
+    switch (field.kind) {
+      case 'value':
+        selection.set(field.name, node.column(field.name))
+        break
+      case 'id':
+      case 'expanded': {
+        // A to-one relation's key is a column of this level; the others are read by their own statements.
+        const column = ownerColumn(field.relation.link)
+        if (column !== undefined) selection.set(field.name, column)
+        break
+      }
+      default:
+        field satisfies never
     }
-    const column = ownerColumn(field.relation.link)
-    if (column !== undefined) selection.set(field.name, column)
   }
   return [...selection].map(([field, column]) => [column, field])
 }

@@ -1,6 +1,6 @@
 import fastJson from 'fast-json-stringify'
 import t from 'tap'
-import { compileOptions } from '../../plugin/compile/serializer-cache.js'
+import { compileOptions } from '../../plugin/compile/mechanisms.js'
 import { responseSchema } from '../../plugin/compile/response-schema.js'
 import { planRequest } from '../../plugin/plan/request-plan.js'
 import { resources } from '../fixtures/pets.js'
