@@ -248,6 +248,7 @@ function explainList (list: ListPlan): ListExplanation {
 }
 
 const expandPlugin = fp(expandPluginCallback, { fastify: '5.x', name: 'fastify-expand' })
+// The package's public surface, every export in one place (docs/README.md lists the pages that document each).
 export default expandPlugin
 export { expandPlugin }
 
@@ -303,4 +304,6 @@ export {
   serverErrorCodes,
   unavailableErrorCodes,
 } from './errors.js'
-export * from './openapi/index.js'
+export { expandOpenApi, type ExpandOpenApi } from './openapi/expand-openapi.js'
+export type { ExpandOpenApiOptions, SwaggerTransform, SwaggerTransformInput } from './openapi/documentation-options.js'
+export type { ExpandableRouteDocumentation, RouteDocumentationContext } from './openapi/route-documentation.js'
