@@ -1,6 +1,6 @@
 import createError from '@fastify/error'
 
-/** When a code is answered: what the OpenAPI document and the README's error table group it under. */
+/** When a code is answered: what the OpenAPI document and the error table (docs/errors.md) group it under. */
 export type ErrorGroup = 'request' | 'access' | 'list' | 'loading' | 'not-found' | 'server' | 'unavailable' | 'aborted' | 'startup'
 
 interface ErrorEntry {
@@ -16,7 +16,7 @@ interface ErrorEntry {
 /**
  * Every code the plugin answers or throws, once: its status, its template
  * and its group. The error classes below and the code lists the OpenAPI
- * document enumerates are made from this table; the README's error table is
+ * document enumerates are made from this table; the error table in docs/errors.md is
  * tested against it both ways.
  */
 export const errorTable = [

@@ -74,7 +74,7 @@ export interface ExpansionExplanation {
   /**
    * What writes this combination's bodies on this runtime: fast-json-stringify's
    * generated code, or a projection into the response's shape handed to
-   * `JSON.stringify` (same bytes; chosen per runtime, see the README).
+   * `JSON.stringify` (same bytes; chosen per runtime, see docs/loading.md).
    */
   mechanism: SerializerMechanism
   /** The projection's generated source, when `mechanism` is 'projection'. */

@@ -6,7 +6,7 @@ type Normalise = (value: unknown) => unknown
 /**
  * For fast-json-stringify, which writes a `date-time` string as it is given
  * (and a Date as `toISOString()`): a function returning the data with each
- * date-time text of a form the plugin reads (README, "Dates and times")
+ * date-time text of a form the plugin reads (docs/guarantees.md, "Dates and times")
  * replaced by its `toISOString()` form, as the projections write it, so
  * that every mechanism writes one form. Objects and arrays holding such a
  * text are copied, never changed; anything else is returned as it is

@@ -11,7 +11,7 @@ import { InvalidDataError } from '../errors.js'
  * differently (test/compile/value-rules.test.ts feeds the same edge values
  * through each).
  *
- * Accepted, since drivers return them (README, "Guarantees"): a bigint or a
+ * Accepted, since drivers return them (docs/guarantees.md): a bigint or a
  * decimal text of a safe integer for an integer (pg's int8), a decimal text
  * or a bigint of the safe range for a number (pg's numeric), 0 and 1 for a
  * boolean (SQLite), a valid Date for a `date`, `time` or `date-time`. A

@@ -1,11 +1,11 @@
 /**
  * The text forms of `date` and `date-time` values the plugin reads, and the
- * one form it writes for each (README, "Dates and times").
+ * one form it writes for each (docs/guarantees.md, "Dates and times").
  *
  * A date-time is `YYYY-MM-DD`, `T`, `t` or a space, `HH:MM`, optional
  * `:SS` and fraction, then `Z`, `z`, `±HH:MM` or nothing: nothing means UTC
  * (SQLite's `datetime()` writes '2021-01-01 00:00:00'; pg reads a
- * `timestamp without time zone` as it is told, see the README). Its instant
+ * `timestamp without time zone` as it is told, see docs/guarantees.md). Its instant
  * is kept to the millisecond (a longer fraction is rounded, as SQLite's
  * date functions do) and written as `toISOString()` writes it. A date is
  * `YYYY-MM-DD`, written as it is. Years run from 0001 to 9999, the years

@@ -55,7 +55,11 @@ async function loadLevel (load: Load, level: LevelPlan, rows: Row[], weights: nu
   if (rows.length === 0) return
   const pending: Array<() => Promise<void>> = []
   for (const field of level.fields) {
-    if (field.kind === 'value') continue
+    switch (field.kind) {
+      case 'value': continue
+      case 'id': case 'expanded': break
+      default: field satisfies never
+    }
     const kind = field.relation.link.kind
     switch (kind) {
       case 'to-one':

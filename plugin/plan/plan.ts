@@ -82,7 +82,11 @@ export function levelKey (level: LevelPlan): string {
   level.fields.forEach((field, index) => {
     if (index > 0) key += ','
     key += field.name
-    if (field.kind === 'expanded') key += `(${field.relation.many ? '*' : ''}${levelKey(field.level)})`
+    switch (field.kind) {
+      case 'value': case 'id': break
+      case 'expanded': key += `(${field.relation.many ? '*' : ''}${levelKey(field.level)})`; break
+      default: field satisfies never
+    }
   })
   return `${key}}`
 }

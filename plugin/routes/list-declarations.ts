@@ -35,7 +35,7 @@ export interface FilterField {
 /**
  * A filter as `routes()` declares it: its operators, or its operators and
  * the longest `contains` value it takes (the cost of a substring search
- * grows with the text times the value: see the README's security model).
+ * grows with the text times the value: see docs/access.md, "Security model").
  */
 export type FilterDeclaration = readonly FilterOperator[] | {
   readonly operators: readonly FilterOperator[]

@@ -6,12 +6,12 @@ import type { ExpandEngine } from '../engine.js'
 import { attachedPlan, routeListTarget } from '../plan/request-plan.js'
 import type { AnyResource } from '../graph/resource.js'
 import { loadRows } from '../load/batch-loader.js'
-import { maxValueLength } from '../parse/list-query.js'
 import { CursorCodec } from '../plan/cursors.js'
 import { listTarget } from '../plan/list-plan.js'
 import { keysetCondition, listConditions, orderBy, selectKeys, type Condition } from '../sql/list-statements.js'
 import { generatedRouteConfig, type GeneratedRoute } from './generated-route.js'
-import { readListDeclaration, type FilterDeclaration, type ListDeclaration } from './list-declarations.js'
+import { listParameters } from './list-parameters.js'
+import { readListDeclaration, type FilterDeclaration } from './list-declarations.js'
 import type { LoadContext } from '../load/load-context.js'
 import { parameterReader } from '../parse/route-parameters.js'
 import { databaseFailureKind } from '../sql/dialects/index.js'
@@ -201,8 +201,7 @@ export function registerResourceRoutes (
                 },
               }
             : { offset: { type: 'integer', minimum: 0, maximum: Number.MAX_SAFE_INTEGER, default: 0, description: 'Rows to skip' } }),
-          ...sortParameter(declaration),
-          ...filterParameters(declaration),
+          ...listParameters(declaration),
         },
       },
     },
@@ -376,59 +375,6 @@ function sharedRouteOptions (
     documentation = { ...route.schema }
   }
   return { hooks: hooks as RouteShorthandOptions, documentation }
-}
-
-/** `sort` in the list route's querystring schema: a comma list of the sort fields, each maybe `-`. */
-function sortParameter (declaration: ListDeclaration): Record<string, JsonSchema> {
-  const names = [...declaration.sortFields.keys()]
-  if (names.length === 0) return {}
-  const one = `-?(?:${names.join('|')})`
-  return {
-    sort: {
-      type: 'string',
-      pattern: `^${one}(?:,${one})*$`,
-      description: `Sort keys, comma-separated, \`-\` for descending: ${names.join(', ')}. The primary key, ascending, ends the order.`,
-      examples: [names.length > 1 ? `-${names[0]},${names[1]}` : `-${names[0]}`],
-    },
-  }
-}
-
-/**
- * One querystring property per declared filter and operator: `filter[species]`, `filter[species][in]`.
- * A longer value is a 400 FST_EXPAND_BAD_FILTER: `contains` values at most the filter's `containsMaxLength`,
- * any other value at most 1,000 characters as written (a string's `maxLength`, otherwise its description says so).
- */
-function filterParameters (declaration: ListDeclaration): Record<string, JsonSchema> {
-  const properties: Record<string, JsonSchema> = {}
-  const atMost = (length: number) => ` (at most ${length.toLocaleString('en-US')} characters)`
-  for (const filter of declaration.filters.values()) {
-    const type: JsonSchema = filter.type.format === undefined
-      ? { type: filter.type.kind }
-      : { type: filter.type.kind, format: filter.type.format }
-    const bounded: JsonSchema = filter.type.kind === 'string' ? { ...type, maxLength: maxValueLength } : type
-    for (const operator of filter.operators) {
-      const name = `filter[${filter.path}]${operator === 'eq' ? '' : `[${operator}]`}`
-      switch (operator) {
-        case 'in':
-          properties[name] = {
-            type: 'string',
-            maxLength: maxValueLength,
-            description: `${filter.path} is one of these values, comma-separated (each ${filter.type.kind}; ${maxValueLength.toLocaleString('en-US')} characters at most in all)`,
-          }
-          break
-        case 'null': properties[name] = { type: 'boolean', description: `true: ${filter.path} is null; false: it is not` }; break
-        case 'contains':
-          properties[name] = { type: 'string', maxLength: filter.containsMaxLength, description: `${filter.path} contains this text, ignoring case${atMost(filter.containsMaxLength)}` }
-          break
-        default: properties[name] = { ...bounded, description: `${filter.path} ${operatorWords[operator]} this value${atMost(maxValueLength)}` }
-      }
-    }
-  }
-  return properties
-}
-
-const operatorWords: Record<string, string> = {
-  eq: 'equals', ne: 'differs from', lt: 'is less than', lte: 'is at most', gt: 'is greater than', gte: 'is at least',
 }
 
 /**

@@ -117,7 +117,7 @@ const never: Condition = () => sql<SqlBool>`1 = 0`
 
 /**
  * The comparison of one filter, as if the column could hold any value of
- * the field's schema (README, "Filter values"), the same on every dialect:
+ * the field's schema (docs/lists.md, "Filter values"), the same on every dialect:
  * - a string holding NUL (which no PostgreSQL text holds, and which
  *   PostgreSQL refuses to bind) equals no stored text and orders after
  *   its text before the NUL: `eq` and `contains` find no row, `ne` every row

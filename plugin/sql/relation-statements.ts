@@ -190,14 +190,22 @@ function relationOrder ({ relation, orderBy }: RelationField, relatedKey: string
 export function plannedStatements (context: LoadContext, level: LevelPlan, path = ''): Array<{ path: string; sql: string }> {
   const planned: Array<{ path: string; sql: string }> = []
   for (const field of level.fields) {
-    if (field.kind === 'value' || !hasStatement(field)) continue
     const at = path === '' ? field.name : `${path}.${field.name}`
-    if (field.kind === 'id') {
-      planned.push({ path: at, sql: relationIdsQuery(context, field, [0], context.budget.rowBound).compile().sql })
-      continue
+    switch (field.kind) {
+      case 'value':
+        break
+      case 'id':
+        if (!hasStatement(field)) break
+        planned.push({ path: at, sql: relationIdsQuery(context, field, [0], context.budget.rowBound).compile().sql })
+        break
+      case 'expanded': {
+        const sql = relationRowsQuery(context, field, [0], context.budget.rowBound).compile().sql
+        planned.push({ path: at, sql }, ...plannedStatements(context, field.level, at))
+        break
+      }
+      default:
+        field satisfies never
     }
-    const sql = relationRowsQuery(context, field, [0], context.budget.rowBound).compile().sql
-    planned.push({ path: at, sql }, ...plannedStatements(context, field.level, at))
   }
   return planned
 }
