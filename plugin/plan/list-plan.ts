@@ -209,10 +209,13 @@ function readFilterValue (filter: FilterField, operator: FilterOperator, raw: st
     }
     case 'contains':
       if (raw.length > filter.containsMaxLength) throw new BadFilterError(messages.tooLong(written, raw.length, filter.containsMaxLength))
-      // The text as given: each dialect writes its own search (see containsCondition).
+      // The text as given: each dialect writes its own search (ExpandDialect's `contains`).
       return raw
-    default:
+    case 'eq': case 'ne': case 'lt': case 'lte': case 'gt': case 'gte':
       return readTyped(filter.type, raw, written)
+    default:
+      // A new operator does not compile until it says how its value is read.
+      return operator satisfies never
   }
 }
 
