@@ -5,7 +5,7 @@ import { randomSource } from '../../demo/seed.js'
 import { schemas } from '../../test/fixtures/pets.js'
 import { indexStatements, tableStatements } from '../../test/fixtures/tables.js'
 
-// The API.md domain bound to tables: pets -> people -> companies, and toys through pet_toys.
+// The pets domain of the README's example bound to tables: pets -> people -> companies, and toys through pet_toys.
 // Schemas and tables are the tests' (test/fixtures/pets.ts, test/fixtures/tables.ts); the data is larger and random.
 export const Company = defineResource({
   name: 'Company',

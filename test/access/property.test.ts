@@ -17,7 +17,7 @@ import { isCountStatement, pageRunsCount } from '../helpers/page-count.js'
 // the reference counts (no more than the same request without access rules),
 // and no statement selects a hidden column other than a primary key.
 //
-// The reference reads API.md: it filters rows and fields in memory and shapes
+// The reference reads the documentation (docs/access.md, docs/queries.md): it filters rows and fields in memory and shapes
 // the body; it does not use the plugin's planner or loader.
 
 // ---------------------------------------------------------------- the model
@@ -146,7 +146,7 @@ const forbidden = (message: string): ErrorBody => ({ statusCode: 403, code: 'FST
 const unknownField = (message: string): ErrorBody => ({ statusCode: 400, code: 'FST_EXPAND_UNKNOWN_FIELD', error: 'Bad Request', message })
 
 /**
- * API.md's reading of expand/fields/omit with fieldsFor: `errors` collects
+ * The documentation's reading of expand/fields/omit with fieldsFor: `errors` collects
  * every error the request deserves (the plugin answers with one of them).
  */
 class ReferencePlanner {

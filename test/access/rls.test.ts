@@ -16,7 +16,7 @@ import { createTenantTables, seedTenants, tenantResources } from '../fixtures/te
 //
 // Until the implementation lands, `db` as a function and `app.expand.select`
 // are not in plugin/index.ts's types: this file is written against the
-// contract (API.md, "Access: rows and fields per request") and type-checks once they are.
+// documentation (docs/access.md) and type-checks once they are.
 
 declare module 'fastify' {
   interface FastifyRequest {

@@ -4,7 +4,7 @@ import expandPlugin, { isExpanded, isIncluded } from '../../plugin/index.js'
 import { dialects, inComparableOrder, type TestDatabase } from '../fixtures/dialects.js'
 import { openTenants, readCallers, tenantResources } from '../fixtures/tenants.js'
 
-// API.md, "Access: rows and fields per request": each resource's `scope`
+// docs/access.md: each resource's `scope`
 // decides the rows a request sees and its `fieldsFor` the fields, wherever the
 // resource is read (generated routes, app.expand.select, every expanded
 // relation and id array at any depth). The caller comes from headers (see
@@ -465,7 +465,7 @@ for (const dialect of dialects()) {
       // The same paths for an admin.
       t.strictSame((await request('/posts/1?expand=editor', 'admin')).body, { ...adminPost[1], editor: adminAuthor[2] })
       t.strictSame((await request('/tenants/1?fields=id,plan', 'admin')).body, { id: 1, plan: 'gold' })
-      // Nested fields under a relation that is not expanded are neither applied nor validated (API.md, Responses).
+      // Nested fields under a relation that is not expanded are neither applied nor validated (docs/queries.md).
       t.strictSame((await request('/posts/1?fields=id,author.email', 1)).body, { id: 1, author: 1 })
     })
 

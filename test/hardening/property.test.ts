@@ -99,7 +99,7 @@ function checkOk (answer: Answer, plan: ExpansionPlan | null, list: boolean, lab
   return undefined
 }
 
-t.test('structured queries through app.inject answer exactly what the reference reading of API.md predicts', async (t) => {
+t.test('structured queries through app.inject answer exactly what the reference reading of the documentation predicts', async (t) => {
   const { app, lastPlan } = await buildPetApp()
   t.teardown(() => app.close())
   let answered200 = 0

@@ -1,7 +1,7 @@
 import { listPermits, records } from './support.js'
 
 /**
- * A second, deliberately naive reading of API.md for the pets fixture, to
+ * A second, deliberately naive reading of the documentation for the pets fixture, to
  * check the planner against: paths stay flat lists of segments, nothing is
  * folded into trees or cached. It predicts the set of codes a request may be
  * answered with (several name errors may exist; which one is reported first

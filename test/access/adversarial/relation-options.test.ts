@@ -110,7 +110,7 @@ for (const dialect of dialects()) {
       t.strictSame(await get('/writers/1?expand=posts&omit=posts.author'), {
         status: 400, body: unknown("Unknown field 'posts.author' in 'omit': Article has id, title, tags, editor"),
       })
-      // Nested fields under a relation that is not expanded have no effect (API.md), whatever they name.
+      // Nested fields under a relation that is not expanded have no effect (docs/queries.md), whatever they name.
       for (const name of ['author', 'nope']) {
         t.strictSame(await get(`/writers/1?fields=id,posts.${name}`), { status: 200, body: { id: 1, posts: [1, 4, 6] } }, `posts.${name}, not expanded`)
       }
