@@ -63,26 +63,36 @@ export const mechanisms = {
     compile: (schema) => {
       const projection = compileProjection(schema)
       if (projection === undefined) return undefined
-      const project = projection.project
       let generated: Stringify | undefined
       return {
-        stringify: (data) => {
-          let projected: unknown
-          try {
-            projected = project(data)
-          } catch (error) {
-            if (error !== leftToGeneratedCode) throw error
-            generated ??= generatedWriter(schema)
-            return generated(data)
-          }
-          return JSON.stringify(projected)
-        },
+        stringify: projectedWriter(projection.project, (data) => {
+          generated ??= generatedWriter(schema)
+          return generated(data)
+        }),
         mechanism: 'projection',
         projection: projection.source,
       }
     },
   },
 } as const satisfies Record<SerializerMechanism, Mechanism>
+
+/**
+ * A writer that copies the body with `project` and hands the copy to
+ * `JSON.stringify`; a body the copy leaves to the generated code
+ * (`leftToGeneratedCode`) is written by `otherwise`.
+ */
+export function projectedWriter (project: (data: unknown) => unknown, otherwise: Stringify): Stringify {
+  return (data) => {
+    let projected: unknown
+    try {
+      projected = project(data)
+    } catch (error) {
+      if (error !== leftToGeneratedCode) throw error
+      return otherwise(data)
+    }
+    return JSON.stringify(projected)
+  }
+}
 
 /** The writer of a response schema by a mechanism, or by the generated code where that one does not cover it. */
 export function compileWriter (schema: JsonSchema, mechanism: SerializerMechanism): CompiledWriter {

@@ -5,10 +5,9 @@ import { compileCheckedProjection } from './checked-projection.js'
 import { compileDataCheck } from './data-check.js'
 import { genericWriter } from './generic-writer.js'
 import {
-  chooseMechanism, compileOptions, compileWriter, type CompiledWriter, type SerializerMechanism, type Stringify,
+  chooseMechanism, compileOptions, compileWriter, projectedWriter, type CompiledWriter, type SerializerMechanism, type Stringify,
 } from './mechanisms.js'
 import { responseSchema } from './response-schema.js'
-import { leftToGeneratedCode } from './value-rules.js'
 
 export type { SerializerMechanism, Stringify } from './mechanisms.js'
 
@@ -37,19 +36,11 @@ export function compileSerializer (plan: ExpansionPlan, mechanism?: SerializerMe
       projection: writer.projection,
     }
   }
-  const project = checked.project
   return {
-    stringify: (data) => {
-      let projected: unknown
-      try {
-        projected = project(data)
-      } catch (error) {
-        if (error !== leftToGeneratedCode) throw error
-        check(data)
-        return write(data)
-      }
-      return JSON.stringify(projected)
-    },
+    stringify: projectedWriter(checked.project, (data) => {
+      check(data)
+      return write(data)
+    }),
     mechanism: 'projection',
     projection: checked.source,
   }
