@@ -221,6 +221,7 @@ export const messages = {
     `Route ${route} reached its handler without ${missing === 'plan' ? 'a plan for its request' : "the list part of its request's plan"}: ` +
     'the route was not prepared as fastify-expand registered it (an onRoute hook may have changed its expandable option or its config)',
   listQueryNotObject: (what: string) => `The query of a list route is not an object: a hook replaced request.query with ${what}`,
+  cursorBothWays: (after: string, before: string) => `'${after}' and '${before}' together: a page follows one cursor, give one of them`,
   badCursor: (param: string) => `'${param}' is not a cursor of this list for this sort and these filters: ask again from the first page`,
 
   // load/list-query.ts: the filter and sort options of routes(), after the route's context.
@@ -229,8 +230,10 @@ export const messages = {
   cursorBindingWithOffset: 'cursorBinding applies to cursor pages only',
   cursorBindingNotString: (type: string) => `fastify-expand: cursorBinding must return a string, not ${type}`,
   filterOptionNotObject: 'filter must be an object of field: operators',
-  filterNotToOne: (at: string, segment: string, resource: string) =>
-    `${at}: '${segment}' is not a to-one relation of ${resource} to a table (filters go through to-one relations only)`,
+  filterNotRelation: (at: string, segment: string, resource: string) =>
+    `${at}: '${segment}' is not a relation of ${resource} to a table whose keys the plugin knows (a to-one column, a to-many foreignKey, or through)`,
+  existsNeedsRelation: (at: string, field: string) =>
+    `${at}: 'exists' needs a relation to a table whose keys the plugin knows, and '${field}' is not one`,
   noSuchField: (at: string, resource: string, field: string) => `${at}: ${resource} has no field '${field}'`,
   notAColumn: (at: string, field: string, resource: string) => `${at}: '${field}' is not a column of ${resource}'s table`,
   badFilterFieldType: (at: string, field: string) => `${at}: '${field}' must be an integer, number, boolean or string field (optionally nullable)`,
@@ -243,7 +246,11 @@ export const messages = {
   containsNeedsString: (at: string) => `${at}: 'contains' needs a string field`,
   comparisonOnBoolean: (at: string, operator: string) => `${at}: '${operator}' does not apply to a boolean field`,
   sortOptionNotArray: 'sort must be an array of field names',
-  badSortFieldType: (name: string) => `sort: '${name}' must be a non-nullable integer, number, boolean or string field`,
+  badSortFieldType: (name: string) => `sort: '${name}' must be an integer, number, boolean or string field (optionally nullable)`,
+  sortNotRelation: (name: string, segment: string, resource: string) =>
+    `sort: '${name}': '${segment}' is not a relation of ${resource} to a table`,
+  sortThroughMany: (name: string, segment: string) =>
+    `sort: '${name}' goes through '${segment}', a to-many relation: a row has many related rows, so none of their values orders it (sort through to-one relations only)`,
 
   // graph/resource-graph.ts: the resources as a whole and the references between them, at startup.
   duplicateResourceName: (name: string) => `Two different resources are named '${name}': give one a namespace or another name`,

@@ -98,6 +98,8 @@ export interface ListExplanation {
   offset?: number
   /** Cursor pages: whether the request continues after a cursor (its values are not shown). */
   after?: boolean
+  /** Cursor pages: whether the request asks for the page before a cursor (its values are not shown). */
+  before?: boolean
 }
 
 declare module 'fastify' {
@@ -244,7 +246,14 @@ function explainList (list: ListPlan): ListExplanation {
   const order = list.keys.map(({ field, descending }) => ({ field: field.name, descending }))
   return list.kind === 'offset'
     ? { pagination: 'offset', filters, order, limit: list.limit, offset: list.offset }
-    : { pagination: 'cursor', filters, order, limit: list.limit, after: list.after !== undefined }
+    : {
+        pagination: 'cursor',
+        filters,
+        order,
+        limit: list.limit,
+        after: list.cursor?.direction === 'after',
+        before: list.cursor?.direction === 'before',
+      }
 }
 
 const expandPlugin = fp(expandPluginCallback, { fastify: '5.x', name: 'fastify-expand' })

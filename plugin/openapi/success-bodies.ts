@@ -68,10 +68,15 @@ const pages = {
         type: ['string', 'null'],
         description: 'The `after` of the following page (same sort and filters); null on the last page',
       },
+      prev: {
+        type: ['string', 'null'],
+        description: 'The `before` of the page before (same sort and filters); ' +
+          'null on a page asked for without a cursor, and on a `before` page with no earlier row',
+      },
     } satisfies PageProperties<CursorPage, never>
     return {
       shape: { properties, required: 'all', additionalProperties: false },
-      example: { limit: route.pageSize, next: null },
+      example: { limit: route.pageSize, next: null, prev: null },
     }
   },
 } satisfies Record<GeneratedListRoute['pagination'], (route: GeneratedListRoute) => Page>

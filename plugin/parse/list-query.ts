@@ -20,8 +20,10 @@ export interface WrittenFilter {
 export interface ListQuery {
   readonly filters: readonly WrittenFilter[]
   readonly sort: readonly WrittenSortKey[]
-  /** The `after` cursor (cursor pages only); undefined: the first page. */
+  /** The `after` cursor (cursor pages only); undefined: the first page, or a page `before` a cursor. */
   readonly after: string | undefined
+  /** The `before` cursor (cursor pages only): the page before it. Never with `after`. */
+  readonly before: string | undefined
   /** `limit` as written (a safe integer from 1), not yet clamped to the route's maxPageSize. */
   readonly limit: number | undefined
   /** `offset` (offset pages only). */
@@ -36,6 +38,7 @@ export interface WrittenSortKey {
 const filterParam = 'filter'
 const sortParam = 'sort'
 export const afterParam = 'after'
+export const beforeParam = 'before'
 /** Bounds on what one request may ask, so a query string cannot make a statement of any size. */
 const maxFilters = 20
 /** The longest filter value of any operator but `contains`, in characters. */
@@ -87,11 +90,19 @@ export function readListQuery (query: unknown, cursors: boolean): ListQuery {
   const sort = readSortText(record[sortParam])
   const limit = integerParameter(record, 'limit', 1)
   const offset = cursors ? undefined : integerParameter(record, 'offset', 0)
-  const after = cursors ? record[afterParam] : undefined
-  if (after !== undefined && (typeof after !== 'string' || after.length > maxCursorLength)) {
-    throw new BadCursorError(messages.badCursor(afterParam))
+  const after = cursors ? cursorText(record, afterParam) : undefined
+  const before = cursors ? cursorText(record, beforeParam) : undefined
+  if (after !== undefined && before !== undefined) throw new BadCursorError(messages.cursorBothWays(afterParam, beforeParam))
+  return { filters: filters ?? noFilters, sort, after, before, limit, offset }
+}
+
+/** A cursor parameter as written, once and not too long (what it holds is read by the route's CursorCodec), else 400. */
+function cursorText (record: Record<string, unknown>, name: string): string | undefined {
+  const value = record[name]
+  if (value !== undefined && (typeof value !== 'string' || value.length > maxCursorLength)) {
+    throw new BadCursorError(messages.badCursor(name))
   }
-  return { filters: filters ?? noFilters, sort, after: after as string | undefined, limit, offset }
+  return value
 }
 
 /** The `sort` parameter taken apart: names, each maybe `-`; empty items skipped. */

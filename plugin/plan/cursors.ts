@@ -2,7 +2,6 @@ import { createCipheriv, createDecipheriv, createHmac } from 'node:crypto'
 import { BadCursorError, messages } from '../errors.js'
 import { instantOf, isDateText } from '../graph/dates.js'
 import { numberText } from '../graph/checks.js'
-import { afterParam } from '../parse/list-query.js'
 import { isDateFormat, type RequestedSort, type ValueType } from '../routes/list-declarations.js'
 import type { Row } from '../sql/selection.js'
 
@@ -40,7 +39,18 @@ export class CursorCodec {
    * different ones never share a nonce.
    */
   cursorAfter (row: Row, keys: readonly RequestedSort[], binding: string): string {
-    const values = Buffer.from(JSON.stringify(keys.map((_key, index) => cursorValue(row[`${cursorColumn}${index}`]))))
+    return this.cursorAt(keys.map((_key, index) => cursorValue(row[`${cursorColumn}${index}`])), false, binding)
+  }
+
+  /**
+   * The cursor of a position given by its keyset values; `inclusive`: the
+   * position's own row counts as past it (the cursor a page that came back
+   * empty gives to walk back the other way). Its payload is the values,
+   * then `true` when inclusive: a cursor made before inclusive ones existed
+   * reads as exclusive.
+   */
+  cursorAt (keyset: readonly unknown[], inclusive: boolean, binding: string): string {
+    const values = Buffer.from(JSON.stringify(inclusive ? [...keyset, true] : keyset))
     const nonce = createHmac('sha256', this.nonceKey).update(binding).update('\u0000').update(values).digest().subarray(0, nonceLength)
     const cipher = createCipheriv('aes-256-gcm', this.cipherKey, nonce, { authTagLength: tagLength })
     cipher.setAAD(Buffer.from(binding))
@@ -48,9 +58,9 @@ export class CursorCodec {
     return Buffer.concat([nonce, encrypted, cipher.getAuthTag()]).toString('base64url')
   }
 
-  /** The keyset values of a cursor made by `cursorAfter` for this binding, each of its key's type; else 400. */
-  readCursor (raw: string, keys: readonly RequestedSort[], binding: string): unknown[] {
-    const bad = () => new BadCursorError(messages.badCursor(afterParam))
+  /** The position of a cursor made by `cursorAt` for this binding, each value of its key's type; else 400 naming `param`. */
+  readCursor (raw: string, keys: readonly RequestedSort[], binding: string, param: string): CursorPosition {
+    const bad = () => new BadCursorError(messages.badCursor(param))
     if (!/^[A-Za-z0-9_-]+$/.test(raw)) throw bad()
     const bytes = Buffer.from(raw, 'base64url')
     if (bytes.length <= nonceLength + tagLength) throw bad()
@@ -64,10 +74,22 @@ export class CursorCodec {
     } catch {
       throw bad()
     }
-    if (!Array.isArray(values) || values.length !== keys.length) throw bad()
-    keys.forEach(({ field }, index) => { if (!isCursorValue(field.type, values[index])) throw bad() })
-    return values
+    if (!Array.isArray(values)) throw bad()
+    const inclusive = values.length === keys.length + 1 && values[keys.length] === true
+    if (values.length !== keys.length && !inclusive) throw bad()
+    const keyset = inclusive ? values.slice(0, keys.length) : values
+    keys.forEach(({ field }, index) => {
+      const value: unknown = keyset[index]
+      if (value === null ? !field.nullable : !isCursorValue(field.type, value)) throw bad()
+    })
+    return { values: keyset, inclusive }
   }
+}
+
+/** Where a cursor points: between two rows (exclusive), or at a row that counts as past it (inclusive). */
+export interface CursorPosition {
+  readonly values: readonly unknown[]
+  readonly inclusive: boolean
 }
 
 /**

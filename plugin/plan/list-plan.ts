@@ -3,8 +3,8 @@ import { BadFilterError, BadSortError, ForbiddenError, InvalidOptionError, messa
 import { instantOf, isDateText } from '../graph/dates.js'
 import { integerText, numberText } from '../graph/checks.js'
 import type { ResourceNode } from '../graph/resource-graph.js'
-import type { ListQuery } from '../parse/list-query.js'
-import { cursorVersion } from './cursors.js'
+import { afterParam, beforeParam, type ListQuery } from '../parse/list-query.js'
+import { cursorVersion, type CursorPosition } from './cursors.js'
 import type { Visibility } from './plan.js'
 import {
   keysOf, type FilterField, type FilterOperator, type ListDeclaration, type RequestedSort, type ValueType,
@@ -42,8 +42,8 @@ export interface OffsetListPlan extends ResolvedList {
 
 export interface CursorListPlan extends ResolvedList {
   readonly kind: 'cursor'
-  /** Keyset values of the row the `after` cursor points past; undefined: the first page. */
-  readonly after: readonly unknown[] | undefined
+  /** The cursor the page follows (`after`) or precedes (`before`); undefined: the first page. */
+  readonly cursor: { readonly direction: 'after' | 'before'; readonly position: CursorPosition } | undefined
   /** Canonical text of what a cursor of this list is bound to: route, caller, filters (typed), sort keys. */
   readonly binding: string
 }
@@ -104,8 +104,12 @@ export function planList (target: ListTarget, query: ListQuery, request: Fastify
   const { filters, sort } = resolveList(declaration, query, { visibility, ignoreHidden: target.ignoreHidden })
   const keys = keysOf(declaration, sort)
   const binding = bindingOf(declaration, caller, filters, keys)
-  const after = query.after === undefined ? undefined : declaration.cursors.readCursor(query.after, keys, binding)
-  return { kind: 'cursor', filters, sort, keys, limit, after, binding }
+  const cursor = query.after !== undefined
+    ? { direction: 'after' as const, position: declaration.cursors.readCursor(query.after, keys, binding, afterParam) }
+    : query.before !== undefined
+      ? { direction: 'before' as const, position: declaration.cursors.readCursor(query.before, keys, binding, beforeParam) }
+      : undefined
+  return { kind: 'cursor', filters, sort, keys, limit, cursor, binding }
 }
 
 /**
@@ -132,6 +136,16 @@ function resolveList (
     }
     return hidden(node, filter.field)
   }
+  // A sort path is hidden where any field on it is: `owner.name` names `owner` on the route's resource, `name` on Person.
+  const hiddenSort = (name: string) => {
+    let node = declaration.node
+    const segments = name.split('.')
+    for (const segment of segments.slice(0, -1)) {
+      if (hidden(node, segment)) return true
+      node = node.relations.get(segment)!.target
+    }
+    return hidden(node, segments[segments.length - 1]!)
+  }
   const filters: RequestedFilter[] = []
   for (const { path, operator, raw, written } of request.filters) {
     const filter = declaration.filters.get(path)
@@ -154,10 +168,10 @@ function resolveList (
   for (const { name, descending } of request.sort) {
     const field = declaration.sortFields.get(name)
     if (field === undefined) {
-      const usable = [...declaration.sortFields.keys()].filter((name) => !hidden(declaration.node, name))
+      const usable = [...declaration.sortFields.keys()].filter((name) => !hiddenSort(name))
       throw new BadSortError(messages.unknownSort(declaration.node.name, name, usable))
     }
-    if (hidden(declaration.node, name)) {
+    if (hiddenSort(name)) {
       if (caller.ignoreHidden) continue
       throw new ForbiddenError(messages.hiddenSort(name))
     }
@@ -200,6 +214,7 @@ function bindingOf (
 function readFilterValue (filter: FilterField, operator: FilterOperator, raw: string, written: string): unknown {
   switch (operator) {
     case 'null':
+    case 'exists':
       if (raw !== 'true' && raw !== 'false') throw new BadFilterError(messages.badFilterValue(written, 'true or false', raw))
       return raw === 'true'
     case 'in': {

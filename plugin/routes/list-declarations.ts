@@ -5,7 +5,7 @@ import type { CursorCodec } from '../plan/cursors.js'
 import { tableOf } from '../sql/selection.js'
 
 /** The operators a declared filter may allow. */
-export const filterOperators = ['eq', 'ne', 'lt', 'lte', 'gt', 'gte', 'in', 'null', 'contains'] as const
+export const filterOperators = ['eq', 'ne', 'lt', 'lte', 'gt', 'gte', 'in', 'null', 'contains', 'exists'] as const
 export type FilterOperator = typeof filterOperators[number]
 
 /** What a filter, sort key or cursor value is read as: the field's schema type. */
@@ -15,16 +15,23 @@ export interface ValueType {
   readonly format?: string
 }
 
-/** A declared filter: a column of the resource's table, or of a table reached through to-one relations. */
+/**
+ * A declared filter: a column of the resource's table, or of a table reached
+ * through relations of any kind (`owner.name`, `pets.species`,
+ * `tags.name`), or a relation whose related rows may be asked to exist.
+ */
 export interface FilterField {
-  /** As declared and written in the query: `species`, `owner.name`. */
+  /** As declared and written in the query: `species`, `owner.name`, `pets`. */
   readonly path: string
-  /** The to-one relations walked from the route's resource, in order. */
+  /** The relations walked from the route's resource to the field's resource, in order. */
   readonly hops: readonly RelationEdge[]
   /** The resource holding the field, and the field. */
   readonly node: ResourceNode
   readonly field: string
-  readonly column: string
+  /** The field's column on its resource's table (unqualified); undefined for a to-many relation (`exists` only). */
+  readonly column: string | undefined
+  /** The relation the field is, when it is one (what `exists` asks about). */
+  readonly relation: RelationEdge | undefined
   readonly type: ValueType
   readonly operators: readonly FilterOperator[]
   readonly nullable: boolean
@@ -44,9 +51,27 @@ export type FilterDeclaration = readonly FilterOperator[] | {
 }
 
 export interface SortField {
+  /** As declared and written in the query: `born`, `owner.name`. */
   readonly name: string
+  /**
+   * The column the rows are ordered by, qualified: by the route's table, or
+   * for a path through to-one relations by the alias of its last join.
+   */
   readonly column: string
   readonly type: ValueType
+  /** Whether the value may be NULL: a nullable field, or one reached through a relation (a missing or hidden row). */
+  readonly nullable: boolean
+  /** The to-one relations a path sorts through, each LEFT JOINed under the related scope; none for a field of the route's table. */
+  readonly joins: readonly SortJoin[]
+}
+
+/** One to-one relation a sort path passes through: joined as `alias`, its key matched to `from`'s column. */
+export interface SortJoin {
+  /** Names the join in the statement; the same for the same path prefix on one route. */
+  readonly alias: string
+  readonly relation: RelationEdge
+  /** The owner's column holding the related key, qualified by the owner's table or join alias. */
+  readonly ownerColumn: string
 }
 
 export interface ListQueryOptions {
@@ -91,7 +116,9 @@ export function readListDeclaration (
     primaryKey: {
       name: node.primaryKey,
       column: `${tableOf(node)}.${node.column(node.primaryKey)}`,
-      type: sortableType(node, node.primaryKey) ?? { kind: 'string' },
+      type: valueTypeOf(node.fieldSchemas.get(node.primaryKey))?.type ?? { kind: 'string' },
+      nullable: false,
+      joins: [],
     },
     cursors,
   }
@@ -128,11 +155,6 @@ function columnOf (node: ResourceNode, field: string): string | undefined {
   return ownerColumn(relation.link)
 }
 
-function sortableType (node: ResourceNode, field: string): ValueType | undefined {
-  const read = valueTypeOf(node.fieldSchemas.get(field))
-  return read === undefined || read.nullable ? undefined : read.type
-}
-
 function readFilterOption (
   node: ResourceNode, option: ListQueryOptions['filter'], fail: (message: string) => never
 ): Map<string, FilterField> {
@@ -147,25 +169,32 @@ function readFilterOption (
     let current = node
     for (const segment of segments.slice(0, -1)) {
       const relation = current.relations.get(segment)
-      if (relation === undefined || ownerColumn(relation.link) === undefined || relation.target.table === undefined) {
-        fail(messages.filterNotToOne(at, segment, current.qualifiedName))
+      if (relation === undefined || relation.target.table === undefined || !loadable(relation)) {
+        fail(messages.filterNotRelation(at, segment, current.qualifiedName))
       }
       hops.push(relation!)
       current = relation!.target
     }
     const field = segments[segments.length - 1]!
-    const read = valueTypeOf(current.fieldSchemas.get(field))
-    const column = current.fieldSchemas.has(field) ? columnOf(current, field) : undefined
     if (!current.fieldSchemas.has(field)) fail(messages.noSuchField(at, current.qualifiedName, field))
-    if (column === undefined || (current.relations.get(field)?.alwaysNested ?? false)) {
-      fail(messages.notAColumn(at, field, current.qualifiedName))
-    }
-    if (read === undefined) fail(messages.badFilterFieldType(at, field))
+    const relation = current.relations.get(field)
+    const column = columnOf(current, field)
     if (!Array.isArray(operators) || operators.length === 0) fail(messages.noFilterOperators(at, filterOperators))
     for (const operator of operators) {
       if (!(filterOperators as readonly string[]).includes(operator)) {
         fail(messages.unknownFilterOperator(at, String(operator), filterOperators))
       }
+    }
+    const valueOperators = operators.filter((operator) => operator !== 'exists')
+    if (operators.includes('exists') && (relation === undefined || relation.target.table === undefined || !loadable(relation))) {
+      fail(messages.existsNeedsRelation(at, field))
+    }
+    const read = valueTypeOf(current.fieldSchemas.get(field))
+    if (valueOperators.length > 0) {
+      if (column === undefined || (relation?.alwaysNested ?? false)) fail(messages.notAColumn(at, field, current.qualifiedName))
+      if (read === undefined) fail(messages.badFilterFieldType(at, field))
+    }
+    for (const operator of valueOperators) {
       if (operator === 'contains' && read!.type.kind !== 'string') fail(messages.containsNeedsString(at))
       if (['lt', 'lte', 'gt', 'gte'].includes(operator) && read!.type.kind === 'boolean') fail(messages.comparisonOnBoolean(at, operator))
     }
@@ -174,14 +203,26 @@ function readFilterOption (
       hops: Object.freeze(hops),
       node: current,
       field,
-      column: `${tableOf(current)}.${column!}`,
-      type: read!.type,
+      column,
+      relation: operators.includes('exists') ? relation : undefined,
+      type: read?.type ?? { kind: 'boolean' as const },
       operators: Object.freeze([...new Set(operators)]),
-      nullable: read!.nullable,
+      nullable: read?.nullable ?? false,
       containsMaxLength,
     }))
   }
   return filters
+}
+
+/** Whether the statements can follow a relation: a to-one column, a to-many foreign key, a join table. */
+function loadable (relation: RelationEdge): boolean {
+  const { link } = relation
+  switch (link.kind) {
+    case 'to-one': return true
+    case 'to-many': return link.foreignKey !== undefined
+    case 'many-to-many': return true
+    default: return link satisfies never
+  }
 }
 
 /** A filter's declaration, in either form: its operators and the longest `contains` value. */
@@ -206,16 +247,50 @@ function readSortOption (
   const fields = new Map<string, SortField>()
   if (option === undefined) return fields
   if (!Array.isArray(option)) fail(messages.sortOptionNotArray)
+  // One join per distinct path prefix: `owner.name` and `owner.born` share the join of `owner`.
+  const joins = new Map<string, SortJoin>()
   for (const name of option) {
-    if (typeof name !== 'string' || !node.fieldSchemas.has(name)) fail(messages.noSuchField('sort', node.qualifiedName, String(name)))
-    const column = columnOf(node, name)
-    if (column === undefined || (node.relations.get(name)?.alwaysNested ?? false)) {
-      fail(messages.notAColumn('sort', name, node.qualifiedName))
+    if (typeof name !== 'string') fail(messages.noSuchField('sort', node.qualifiedName, String(name)))
+    const segments = name.split('.')
+    const path: SortJoin[] = []
+    let current = node
+    let from = tableOf(node)
+    for (const [index, segment] of segments.slice(0, -1).entries()) {
+      const relation = current.relations.get(segment)
+      if (relation === undefined || relation.target.table === undefined) {
+        fail(messages.sortNotRelation(name, segment, current.qualifiedName))
+      }
+      const column = ownerColumn(relation!.link)
+      // A to-many relation has many values per row: which one would order it is not a question a list can answer.
+      if (column === undefined) fail(messages.sortThroughMany(name, segment))
+      const prefix = segments.slice(0, index + 1).join('.')
+      let join = joins.get(prefix)
+      if (join === undefined) {
+        join = Object.freeze({ alias: `${sortJoinAlias}${joins.size}`, relation: relation!, ownerColumn: `${from}.${column!}` })
+        joins.set(prefix, join)
+      }
+      path.push(join)
+      from = join.alias
+      current = relation!.target
     }
-    const type = sortableType(node, name)
-    // NULL sorts first on SQLite and last on PostgreSQL, and never compares in a keyset.
-    if (type === undefined) fail(messages.badSortFieldType(name))
-    fields.set(name, Object.freeze({ name, column: `${tableOf(node)}.${column!}`, type: type! }))
+    const field = segments[segments.length - 1]!
+    if (!current.fieldSchemas.has(field)) fail(messages.noSuchField('sort', current.qualifiedName, name))
+    const column = columnOf(current, field)
+    if (column === undefined || (current.relations.get(field)?.alwaysNested ?? false)) {
+      fail(messages.notAColumn('sort', name, current.qualifiedName))
+    }
+    const read = valueTypeOf(current.fieldSchemas.get(field))
+    if (read === undefined) fail(messages.badSortFieldType(name))
+    fields.set(name, Object.freeze({
+      name,
+      column: `${from}.${column!}`,
+      type: read!.type,
+      nullable: read!.nullable || path.length > 0,
+      joins: Object.freeze(path),
+    }))
   }
   return fields
 }
+
+/** Sort joins are named by this prefix and their number: no column or table of a resource is read under it. */
+export const sortJoinAlias = '__expand_sort_'

@@ -57,6 +57,7 @@ const operatorParameters = {
     description: `${filter.path} is one of these values, comma-separated (each ${filter.type.kind}; ${maxValueLength.toLocaleString('en-US')} characters at most in all)`,
   }),
   null: (filter) => ({ type: 'boolean', description: `true: ${filter.path} is null; false: it is not` }),
+  exists: (filter) => ({ type: 'boolean', description: `true: at least one ${filter.path} row this caller may see; false: none` }),
   contains: (filter) => ({
     type: 'string',
     maxLength: filter.containsMaxLength,

@@ -8,14 +8,15 @@ import type { AnyResource } from '../graph/resource.js'
 import { loadRows } from '../load/batch-loader.js'
 import { CursorCodec } from '../plan/cursors.js'
 import { listTarget } from '../plan/list-plan.js'
-import { keysetCondition, listConditions, orderBy, selectKeys, type Condition } from '../sql/list-statements.js'
+import { keysetCondition, listConditions, orderBy, selectKeys, sortJoins, type Condition } from '../sql/list-statements.js'
+import type { ScopeParts } from '../sql/statement-templates.js'
 import { generatedRouteConfig, type GeneratedRoute } from './generated-route.js'
 import { listParameters } from './list-parameters.js'
 import { readListDeclaration, type FilterDeclaration } from './list-declarations.js'
 import type { LoadContext } from '../load/load-context.js'
 import { parameterReader } from '../parse/route-parameters.js'
 import { databaseFailureKind } from '../sql/dialects/index.js'
-import { keyColumn, selectedRow, selectLevel, tableOf, type AnySelect, type Row } from '../sql/selection.js'
+import { keyColumn, selectedRow, selectLevel, tableOf, type Row } from '../sql/selection.js'
 
 export interface ResourceRoutesOptions {
   /** Paths a list request may expand (prefixes included); absent: every path. */
@@ -35,7 +36,7 @@ export interface ResourceRoutesOptions {
   filter?: Readonly<Record<string, FilterDeclaration>>
   /** The fields a client may sort by: `sort=-born,name`. The primary key always ends the order. */
   sort?: readonly string[]
-  /** `'offset'` (default): `limit`/`offset`; `'cursor'`: `limit`/`after`, body `{ data, limit, next }`. */
+  /** `'offset'` (default): `limit`/`offset`; `'cursor'`: `limit`/`after`/`before`, body `{ data, limit, next, prev }`. */
   pagination?: 'offset' | 'cursor'
   /** Offset pages: `false` leaves `total` (and its COUNT statement) out. Default true. */
   total?: boolean
@@ -89,11 +90,16 @@ export interface ListPage<T = Row> {
   total?: number
 }
 
-/** A cursor page: `next` is the `after` of the following page, null on the last. */
+/**
+ * A cursor page: `next` is the `after` of the following page, null on the
+ * last; `prev` the `before` of the page before, null on a page asked for
+ * without a cursor and on a `before` page with no earlier row.
+ */
 export interface CursorPage<T = Row> {
   data: T[]
   limit: number
   next: string | null
+  prev: string | null
 }
 
 const routesOptionKeys = new Set([
@@ -199,6 +205,10 @@ export function registerResourceRoutes (
                   type: 'string',
                   description: "The previous page's `next`: the rows after its last one, in the same sort and with the same filters",
                 },
+                before: {
+                  type: 'string',
+                  description: "A page's `prev`: the rows before its first one, same sort and filters (never with `after`)",
+                },
               }
             : { offset: { type: 'integer', minimum: 0, maximum: Number.MAX_SAFE_INTEGER, default: 0, description: 'Rows to skip' } }),
           ...listParameters(declaration),
@@ -231,33 +241,53 @@ export function registerResourceRoutes (
     }
 
     const { keys } = list
+    // A page before a cursor is the page after it in the reversed order, read backwards.
+    const backwards = list.kind === 'cursor' && list.cursor?.direction === 'before'
+    const order = backwards ? keys.map(({ field, descending }) => ({ field, descending: !descending })) : keys
+    // The statement binds, in order: the sort joins' scopes, the route's scope, the filters, the cursor's keyset.
+    const joinValues: unknown[] = []
+    const joined = sortJoins(selectLevel(db, plan.root, scope), order, loadContext, joinValues)
     const values: unknown[] = []
     const { conditions, shape } = listConditions(node, list, loadContext, values)
     const filterValues = [...values]
-    const after = list.kind === 'cursor' && list.after !== undefined
-      ? keysetCondition(keys, list.after, values, loadContext.dialect)
+    const keyset = list.kind === 'cursor' && list.cursor !== undefined
+      ? keysetCondition(order, list.cursor.position.values, list.cursor.position.inclusive, values, loadContext.dialect)
       : undefined
     // A related scope that cannot be told apart by shape: the statement is built for this request alone.
-    const statementScope = shape === null ? { key: null, values: [] } : parts
-    const sortShape = keys.map(({ field, descending }) => `${descending ? '-' : ''}${field.name}`).join(',')
-    const page = (query: AnySelect) => {
-      const filtered = conditions.reduce((current, condition) => current.where(condition), query)
-      const ordered = orderBy(after === undefined ? filtered : filtered.where(after), keys)
-      return cursors ? selectKeys(ordered, keys, loadContext.dialect) : ordered
+    const statementScope: ScopeParts | undefined = shape === null || joined.shape === null
+      ? { key: null, values: [] }
+      : joinValues.length === 0 ? parts : { key: `${joined.shape}|${parts?.key ?? ''}`, values: [...joinValues, ...(parts?.values ?? [])] }
+    const sortShape = order.map(({ field, descending }) => `${descending ? '-' : ''}${field.name}`).join(',')
+    const page = () => {
+      const filtered = conditions.reduce((current, condition) => current.where(condition), joined.query)
+      const ordered = orderBy(keyset === undefined ? filtered : filtered.where(keyset.condition), order, loadContext.dialect)
+      return cursors ? selectKeys(ordered, order, loadContext.dialect) : ordered
     }
     if (list.kind === 'cursor') {
-      const selected = await filtered(templates.rows(db, plan.root, `cursor${shape ?? ''}|${sortShape}|${after === undefined ? '' : 'after'}`, [...values, limit + 1], () =>
-        page(selectLevel(db, plan.root, scope)).limit(limit + 1), false, statementScope))
+      const purpose = `cursor${shape ?? ''}|${sortShape}|${joined.shape ?? ''}|${keyset?.shape ?? ''}`
+      const selected = await filtered(templates.rows(db, plan.root, purpose, [...values, limit + 1], () =>
+        page().limit(limit + 1), false, statementScope))
       const more = selected.length > limit
       if (more) selected.length = limit
-      const next = more ? declaration.cursors.cursorAfter(selected[limit - 1]!, keys, list.binding) : null
+      if (backwards) selected.reverse()
+      const { cursor } = list
+      const at = (row: Row) => declaration.cursors.cursorAfter(row, keys, list.binding)
+      // A page that came back empty hands back its own cursor's position, counted the other way round:
+      // the rows from it (inclusive) are those not before it (exclusive), and so on.
+      const turned = () => declaration.cursors.cursorAt(cursor!.position.values, !cursor!.position.inclusive, list.binding)
+      const first = selected[0]
+      const last = selected[selected.length - 1]
+      const next = backwards ? (last === undefined ? turned() : at(last)) : more ? at(last!) : null
+      const prev = cursor === undefined
+        ? null
+        : backwards ? (more ? at(first!) : null) : first === undefined ? turned() : at(first)
       // The cursor columns read, each row keeps the level's own columns only.
       const rows = selected.map(selectedRow(plan.root))
       await loadRows(loadContext, plan.root, rows)
-      return { data: rows, limit, next } satisfies CursorPage
+      return { data: rows, limit, next, prev } satisfies CursorPage
     }
-    const rows = await filtered(templates.rows(db, plan.root, `page${shape ?? ''}|${sortShape}`, [...values, limit, offset], () =>
-      page(selectLevel(db, plan.root, scope)).limit(limit).offset(offset), false, statementScope))
+    const rows = await filtered(templates.rows(db, plan.root, `page${shape ?? ''}|${sortShape}|${joined.shape ?? ''}`, [...values, limit, offset], () =>
+      page().limit(limit).offset(offset), false, statementScope))
     const total = withTotal ? await filtered(totalOf(rows, () => countRows(conditions, filterValues, shape))) : undefined
     await loadRows(loadContext, plan.root, rows)
     return pageOf(rows, total)

@@ -1,11 +1,11 @@
 import { sql, type Expression, type ExpressionBuilder, type SqlBool } from 'kysely'
-import { ownerColumn, type ResourceNode } from '../graph/resource-graph.js'
+import type { RelationEdge, ResourceNode } from '../graph/resource-graph.js'
 import type { LoadContext } from '../load/load-context.js'
 import { cursorColumn } from '../plan/cursors.js'
 import type { RequestedFilter, ResolvedList } from '../plan/list-plan.js'
 import type { FilterField, FilterOperator, RequestedSort } from '../routes/list-declarations.js'
 import type { ExpandDialect, FilterValue } from './dialects/index.js'
-import { tableOf, type AnySelect } from './selection.js'
+import { foreignKeyOf, keyColumn, tableOf, type AnySelect } from './selection.js'
 import { padKeys, type ScopeParts } from './statement-templates.js'
 
 // Conditions are written on the statement's own expression builder.
@@ -17,51 +17,299 @@ export type Condition = (eb: ExpressionBuilder<any, any>) => Expression<SqlBool>
  * `values` now, in the order the statement binds them. `shape` is the
  * conditions' text up to values, or null when a related scope cannot be
  * told apart by shape (the statement is then not kept as a template).
+ *
+ * Filters are grouped by the relations they go through, so that conditions
+ * sharing a path hold on the same related row (`pets.species` and
+ * `pets.name`: one pet that is both): each to-one hop is an `IN` over the
+ * related keys, each to-many or many-to-many hop one `EXISTS`, never a join
+ * that would repeat the parent row; each reads the related table under its
+ * scope.
  */
 export function listConditions (
-  root: ResourceNode, list: ResolvedList, context: LoadContext, values: unknown[]
+  root: ResourceNode, list: Pick<ResolvedList, 'filters'>, context: LoadContext, values: unknown[]
 ): { conditions: Condition[]; shape: string | null } {
-  let shape: string | null = ''
-  const conditions: Condition[] = []
-  for (const requested of list.filters) {
-    const [condition, part] = filterCondition(requested, root, context, values)
-    conditions.push(condition)
-    shape = shape === null || part === null ? null : `${shape}&${part}`
-  }
-  return { conditions, shape }
+  const tree = filterTree(list.filters)
+  const writer: FilterWriter = { context, values, shape: '', aliases: 0 }
+  const conditions = levelConditions(tree, tableOf(root), writer)
+  return { conditions, shape: writer.shape }
 }
 
-/** Orders `query` by the request's sort keys. */
-export function orderBy<Q extends AnySelect> (query: Q, keys: readonly RequestedSort[]): Q {
+/** The filters of one level of a filter path: on its own columns, on its relations' existence, through its relations. */
+interface FilterLevel {
+  readonly entries: FilterEntry[]
+  readonly children: Map<string, Extract<FilterEntry, { kind: 'through' }>>
+}
+
+type FilterEntry =
+  | { readonly kind: 'compare'; readonly requested: RequestedFilter }
+  | { readonly kind: 'exists'; readonly requested: RequestedFilter; readonly relation: RelationEdge }
+  | { readonly kind: 'through'; readonly relation: RelationEdge; readonly level: FilterLevel }
+
+/** What writing the conditions collects: the values in statement order, the shape, the aliases used. */
+interface FilterWriter {
+  readonly context: LoadContext
+  readonly values: unknown[]
+  shape: string | null
+  aliases: number
+}
+
+/** Filter aliases: no table or column of a resource is read under this prefix. */
+const filterAlias = '__expand_filter_'
+
+/** The filters as a tree of the relations they go through, each level's entries in the order first written. */
+function filterTree (filters: readonly RequestedFilter[]): FilterLevel {
+  const root: FilterLevel = { entries: [], children: new Map() }
+  for (const requested of filters) {
+    let level = root
+    for (const hop of requested.filter.hops) {
+      let child = level.children.get(hop.field)
+      if (child === undefined) {
+        child = { kind: 'through', relation: hop, level: { entries: [], children: new Map() } }
+        level.children.set(hop.field, child)
+        level.entries.push(child)
+      }
+      level = child.level
+    }
+    if (requested.operator === 'exists') level.entries.push({ kind: 'exists', requested, relation: requested.filter.relation! })
+    else level.entries.push({ kind: 'compare', requested })
+  }
+  return root
+}
+
+function addShape (writer: FilterWriter, part: string | null): void {
+  writer.shape = writer.shape === null || part === null ? null : `${writer.shape}${part}`
+}
+
+/**
+ * The conditions of one level on the row `reference` names (the route's
+ * table, a to-one subquery's table, or a to-many subquery's alias), values
+ * pushed in the order the conditions are written.
+ */
+function levelConditions (level: FilterLevel, reference: string, writer: FilterWriter): Condition[] {
+  const conditions: Condition[] = []
+  for (const entry of level.entries) {
+    switch (entry.kind) {
+      case 'compare': {
+        const { filter, operator, value } = entry.requested
+        const comparison = comparisonOf(filter, `${reference}.${filter.column!}`, operator as ComparedOperator, value, writer.context.dialect)
+        writer.values.push(...comparison.values)
+        addShape(writer, `&${filter.field}[${comparison.shape}]`)
+        conditions.push(comparison.leaf)
+        break
+      }
+      case 'exists': {
+        const wanted = entry.requested.value === true
+        addShape(writer, `&${entry.relation.field}[exists${String(wanted)}]`)
+        const related = relatedRows(entry.relation, reference, writer)
+        conditions.push((eb) => wanted ? eb.exists(related()) : eb.not(eb.exists(related())))
+        break
+      }
+      case 'through': {
+        addShape(writer, `&${entry.relation.field}{`)
+        conditions.push(throughCondition(entry.relation, entry.level, reference, writer))
+        addShape(writer, '}')
+        break
+      }
+      default:
+        entry satisfies never
+    }
+  }
+  return conditions
+}
+
+/**
+ * The condition that a related row of `relation` matches the level's
+ * filters: a to-one hop as `column in (select key ...)`, the form an index
+ * on the related key serves; a to-many or many-to-many hop as `exists`.
+ */
+function throughCondition (relation: RelationEdge, level: FilterLevel, reference: string, writer: FilterWriter): Condition {
+  const { link, target } = relation
+  switch (link.kind) {
+    case 'to-one': {
+      const table = tableOf(target)
+      const scope = scopeOf(target, writer)
+      const inner = levelConditions(level, table, writer)
+      return (eb) => {
+        let related = writer.context.db.selectFrom(table).select(keyColumn(target))
+        if (scope !== undefined) related = related.where(scope)
+        for (const condition of inner) related = related.where(condition)
+        return eb(`${reference}.${link.column}`, 'in', related)
+      }
+    }
+    case 'to-many':
+    case 'many-to-many': {
+      const related = relatedRows(relation, reference, writer, (alias) => levelConditions(level, alias, writer))
+      return (eb) => eb.exists(related())
+    }
+    default:
+      return link satisfies never
+  }
+}
+
+/** The related table's scope for this request, its values pushed and its shape added. */
+function scopeOf (target: ResourceNode, writer: FilterWriter): Expression<SqlBool> | undefined {
+  const scope = writer.context.scope(target)
+  const parts: ScopeParts | undefined = writer.context.scopeParts(target)
+  if (parts !== undefined) {
+    writer.values.push(...parts.values)
+    addShape(writer, `(${parts.key ?? ''})`)
+    if (parts.key === null) writer.shape = null
+  }
+  return scope
+}
+
+/**
+ * `select 1` from the rows of `relation` that belong to the row `reference`
+ * names, under the related scope, and match `inner`'s conditions. The
+ * related table is read under an alias of its own (a subquery with its
+ * scope when it has one), so that a relation from a table to itself
+ * compares the related row with the outer one, not with itself.
+ */
+function relatedRows (
+  relation: RelationEdge, reference: string, writer: FilterWriter, inner?: (alias: string) => Condition[]
+): () => AnySelect {
+  const { db } = writer.context
+  const { link, target } = relation
+  const table = tableOf(target)
+  const alias = `${filterAlias}${writer.aliases++}`
+  const scope = scopeOf(target, writer)
+  const source = () => scope === undefined
+    ? `${table} as ${alias}`
+    : db.selectFrom(table).selectAll(table).where(scope).as(alias)
+  const key = `${alias}.${target.column(target.primaryKey)}`
+  let from: () => AnySelect
+  switch (link.kind) {
+    case 'to-one':
+      from = () => (db.selectFrom(source() as never) as AnySelect).whereRef(key, '=', `${reference}.${link.column}`)
+      break
+    case 'to-many':
+      from = () => (db.selectFrom(source() as never) as AnySelect)
+        .whereRef(`${alias}.${foreignKeyOf(relation, link.foreignKey)}`, '=', `${reference}.${relation.owner.column(relation.owner.primaryKey)}`)
+      break
+    case 'many-to-many': {
+      const joinAlias = `${alias}_through`
+      const { through } = link
+      from = () => ((db.selectFrom(`${through.table} as ${joinAlias}`) as AnySelect)
+        .innerJoin(source() as never, key as never, `${joinAlias}.${through.to}` as never) as AnySelect)
+        .whereRef(`${joinAlias}.${through.from}`, '=', `${reference}.${relation.owner.column(relation.owner.primaryKey)}`)
+      break
+    }
+    default:
+      from = link satisfies never
+  }
+  const conditions = inner === undefined ? [] : inner(alias)
+  return () => conditions.reduce((query, condition) => query.where(condition), from().select(sql.lit(1).as('found')))
+}
+
+/**
+ * Orders `query` by the request's sort keys. A key that may be NULL has its
+ * NULLs written explicitly (the dialect's `orderBy`): after every value
+ * ascending, before every value descending, as if NULL were the largest
+ * value, on every database (SQLite's default is the opposite).
+ */
+export function orderBy<Q extends AnySelect> (query: Q, keys: readonly RequestedSort[], dialect: ExpandDialect): Q {
   let result = query
-  for (const { field, descending } of keys) result = result.orderBy(field.column, descending ? 'desc' : 'asc') as Q
+  for (const { field, descending } of keys) {
+    result = field.nullable
+      ? dialect.orderBy(result, field.column, descending ? 'desc' : 'asc', descending ? 'first' : 'last')
+      : result.orderBy(field.column, descending ? 'desc' : 'asc') as Q
+  }
   return result
 }
 
 /**
- * Rows after the cursor's. Keys all in one direction compare as a row
- * value (the dialect's `rowComparison`, each value bound once); mixed
- * directions are written out as an OR of ANDs, `k1 < ? or (k1 = ? and k2 > ?)`,
- * each comparison following its key.
+ * `query` with the LEFT JOINs its sort keys through to-one relations need,
+ * each once: the related table under its alias, read through a subquery
+ * under its scope when it has one (a related row the request may not see
+ * sorts as NULL, as a missing one does). The joined scopes' values are
+ * pushed on `scopeValues` in the order the joins bind them; they come
+ * before the route's own scope in the statement.
+ */
+export function sortJoins<Q extends AnySelect> (
+  query: Q, keys: readonly RequestedSort[], context: LoadContext, scopeValues: unknown[]
+): { query: Q; shape: string | null } {
+  let result = query
+  let shape: string | null = ''
+  const joined = new Set<string>()
+  for (const { field } of keys) {
+    for (const join of field.joins) {
+      if (joined.has(join.alias)) continue
+      joined.add(join.alias)
+      const { target } = join.relation
+      const table = tableOf(target)
+      const scope = context.scope(target)
+      const parts = context.scopeParts(target)
+      if (parts !== undefined) scopeValues.push(...parts.values)
+      shape = shape === null || parts?.key === null ? null : `${shape}${join.alias}(${parts?.key ?? ''})`
+      const source = scope === undefined
+        ? `${table} as ${join.alias}`
+        : context.db.selectFrom(table).selectAll(table).where(scope).as(join.alias)
+      result = result.leftJoin(source as never, `${join.alias}.${target.column(target.primaryKey)}` as never, join.ownerColumn as never) as Q
+    }
+  }
+  return { query: result, shape }
+}
+
+/**
+ * Rows after (or with `inclusive`, from) the position `at` holds, in the
+ * order of `keys`, NULL counting as larger than every value (as `orderBy`
+ * writes it). Keys all in one direction and never NULL compare as a row
+ * value (the dialect's `rowComparison`, each value bound once); otherwise
+ * an OR of ANDs, `k1 < ? or (k1 = ? and k2 > ?)`, each comparison following
+ * its key and NULL-aware where the key may be NULL. A page before a
+ * position is the page after it in the reversed order: the caller reverses
+ * the keys. `shape` tells apart the statements of different NULL positions.
  */
 export function keysetCondition (
-  keys: readonly RequestedSort[], after: readonly unknown[], values: unknown[], dialect: ExpandDialect
-): Condition {
+  keys: readonly RequestedSort[], at: readonly unknown[], inclusive: boolean, values: unknown[], dialect: ExpandDialect
+): { condition: Condition; shape: string } {
   const descending = keys[0]!.descending
-  if (keys.every((key) => key.descending === descending)) {
-    values.push(...after)
-    const condition = dialect.rowComparison(keys.map(({ field }) => field.column), descending ? '<' : '>', after)
-    return () => condition
+  if (!inclusive && keys.every((key) => key.descending === descending && !key.field.nullable)) {
+    values.push(...at)
+    const condition = dialect.rowComparison(keys.map(({ field }) => field.column), descending ? '<' : '>', at)
+    return { condition: () => condition, shape: 'row' }
   }
+  type Term = (eb: ExpressionBuilder<any, any>) => Expression<SqlBool>
+  const equal = (index: number): Term => {
+    const { field } = keys[index]!
+    const value = at[index]
+    if (value === null) return (eb) => eb(field.column, 'is', null)
+    values.push(value)
+    return (eb) => eb(field.column, '=', value)
+  }
+  /** The key's values after the position's, in its direction; undefined when none is. */
+  const beyond = (index: number): Term | undefined => {
+    const { field, descending } = keys[index]!
+    const value = at[index]
+    if (value === null) return descending ? (eb) => eb(field.column, 'is not', null) : undefined
+    values.push(value)
+    if (descending) return (eb) => eb(field.column, '<', value)
+    return field.nullable
+      ? (eb) => eb.or([eb(field.column, '>', value), eb(field.column, 'is', null)])
+      : (eb) => eb(field.column, '>', value)
+  }
+  const alternatives: Term[][] = []
   keys.forEach((_key, index) => {
-    for (let before = 0; before <= index; before++) values.push(after[before])
+    // Each alternative binds its own values, in the order it is written.
+    const mark = values.length
+    const parts: Term[] = []
+    for (let before = 0; before < index; before++) parts.push(equal(before))
+    const last = beyond(index)
+    if (last === undefined) {
+      values.length = mark
+      return
+    }
+    parts.push(last)
+    alternatives.push(parts)
   })
-  return (eb) => eb.or(keys.map(({ field, descending }, index) => {
-    const parts: Array<Expression<SqlBool>> = []
-    for (let before = 0; before < index; before++) parts.push(eb(keys[before]!.field.column, '=', after[before]))
-    parts.push(eb(field.column, descending ? '<' : '>', after[index]))
-    return parts.length === 1 ? parts[0]! : eb.and(parts)
-  }))
+  if (inclusive) alternatives.push(keys.map((_key, index) => equal(index)))
+  const shape = `${inclusive ? 'from' : 'after'}:${at.map((value) => (value === null ? 'n' : 'v')).join('')}`
+  const condition: Condition = (eb) => {
+    if (alternatives.length === 0) return sql<SqlBool>`1 = 0`
+    const each = alternatives.map((parts) => parts.length === 1 ? parts[0]!(eb) : eb.and(parts.map((part) => part(eb))))
+    return each.length === 1 ? each[0]! : eb.or(each)
+  }
+  return { condition, shape }
 }
 
 /**
@@ -70,39 +318,6 @@ export function keysetCondition (
  */
 export function selectKeys<Q extends AnySelect> (query: Q, keys: readonly RequestedSort[], dialect: ExpandDialect): Q {
   return query.select((eb) => keys.map(({ field }, index) => dialect.cursorKey(eb, field.type, field.column).as(`${cursorColumn}${index}`))) as Q
-}
-
-/** The condition of one filter, through its relations (`IN` subqueries, each with the related resource's scope). */
-function filterCondition (
-  requested: RequestedFilter, root: ResourceNode, context: LoadContext, values: unknown[]
-): [Condition, string | null] {
-  const { filter } = requested
-  const comparison = comparisonOf(filter, requested.operator, requested.value, context.dialect)
-  let shape: string | null = `${filter.path}[${comparison.shape}]`
-  // Values in statement order: each hop's scope first, then the filter's own.
-  const scopes: Array<Expression<SqlBool> | undefined> = filter.hops.map((hop) => {
-    const scope = context.scope(hop.target)
-    const parts: ScopeParts | undefined = context.scopeParts(hop.target)
-    if (parts !== undefined) {
-      values.push(...parts.values)
-      shape = shape === null || parts.key === null ? null : `${shape}(${parts.key})`
-    }
-    return scope
-  })
-  values.push(...comparison.values)
-  const through = (index: number, owner: ResourceNode): Condition => (eb) => {
-    if (index === filter.hops.length) return comparison.leaf(eb)
-    const hop = filter.hops[index]!
-    // A hop is a to-one relation (list-declarations.ts checks it): its owner's column holds the related key.
-    const column = ownerColumn(hop.link)!
-    const table = tableOf(hop.target)
-    let related = context.db.selectFrom(table).select(`${table}.${hop.target.column(hop.target.primaryKey)}`)
-    const scope = scopes[index]
-    if (scope !== undefined) related = related.where(scope)
-    related = related.where(through(index + 1, hop.target))
-    return eb(`${tableOf(owner)}.${column}`, 'in', related)
-  }
-  return [through(0, root), shape]
 }
 
 /** A filter's comparison on its own column: the condition, the values it binds in order, and its shape up to values. */
@@ -127,8 +342,12 @@ const never: Condition = () => sql<SqlBool>`1 = 0`
  *   a type that holds it (the dialect's `filterValue`), and a column is
  *   compared in the form its dialect compares it in (`filterColumn`).
  */
-function comparisonOf (filter: FilterField, operator: FilterOperator, value: unknown, dialect: ExpandDialect): Comparison {
-  const column = filter.column
+/** The operators that compare a column with values: all but `exists`, which asks about related rows. */
+type ComparedOperator = Exclude<FilterOperator, 'exists'>
+
+function comparisonOf (
+  filter: FilterField, column: string, operator: ComparedOperator, value: unknown, dialect: ExpandDialect
+): Comparison {
   if (operator === 'null') {
     return { leaf: (eb) => eb(column, value === true ? 'is' : 'is not', null), values: [], shape: `null${String(value)}` }
   }

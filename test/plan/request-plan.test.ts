@@ -86,8 +86,8 @@ for (const dialect of dialects()) {
       const order = [{ field: 'weight', descending: true }, { field: 'id', descending: false }]
       const filters = [{ path: 'weight', operator: 'gte', value: 1 }]
       t.same(seen.explained.map((explained) => explained.list), [
-        { pagination: 'cursor', filters, order, limit: 2, after: false },
-        { pagination: 'cursor', filters, order, limit: 100, after: true },
+        { pagination: 'cursor', filters, order, limit: 2, after: false, before: false },
+        { pagination: 'cursor', filters, order, limit: 100, after: true, before: false },
       ], 'limit clamped to maxPageSize; whether the page continues a cursor')
     })
 

@@ -92,7 +92,9 @@ for (const dialect of dialects()) {
       const one = `/feed?fields=id&filter[name][contains]=${encodeURIComponent('j&species[ne]=dog')}`
       const first = await get(app, database, two)
       t.same(ids(first.body), [1, 3])
-      t.same((await get(app, database, `${two}&${after(first.body.next)}`)).body, { data: [{ id: 6 }], limit: 2, next: null })
+      const second = (await get(app, database, `${two}&${after(first.body.next)}`)).body
+      t.same(second, { data: [{ id: 6 }], limit: 2, next: null, prev: second.prev })
+      t.type(second.prev, 'string')
       t.same((await get(app, database, `${one}&${after(first.body.next)}`)).body, badCursor)
       t.same((await get(app, database, `${two.replace('=dog', '=cat')}&${after(first.body.next)}`)).body, badCursor, 'another value')
     })
@@ -100,7 +102,7 @@ for (const dialect of dialects()) {
     t.test('a validly made cursor holding a value of the wrong type is 400, never bound', async (t) => {
       const byName = ['fastify-expand cursor 2', 'Animal', 'GET /feed', null, [], [['name', false], ['id', false]]]
       const valid = await get(app, database, `/feed?fields=id&sort=name&${after(forge(byName, ['Ajax', 5]))}`)
-      t.same(valid.body, { data: [{ id: 3 }, { id: 1 }], limit: 2, next: valid.body.next }, 'the same binding with values of the right types')
+      t.same(valid.body, { data: [{ id: 3 }, { id: 1 }], limit: 2, next: valid.body.next, prev: valid.body.prev }, 'the same binding with values of the right types')
       const wrong: unknown[] = [[{ x: 1 }, 5], ['Ajax', 'five'], ['Ajax', 5.5], ['Ajax', { id: 5 }], [5, 5], [null, 5], ['Ajax'], ['Ajax', 5, 6], { v: ['Ajax', 5] }]
       for (const values of wrong) {
         const reply = await get(app, database, `/feed?fields=id&sort=name&${after(forge(byName, values))}`)
