@@ -15,7 +15,8 @@ export function listParameters (declaration: ListDeclaration): Record<string, Js
 function sortParameter (declaration: ListDeclaration): Record<string, JsonSchema> {
   const names = [...declaration.sortFields.keys()]
   if (names.length === 0) return {}
-  const one = `-?(?:${names.join('|')})`
+  // A path's dots are literal: `employer.name`, not `employerXname`.
+  const one = `-?(?:${names.map((name) => name.replaceAll('.', '\\.')).join('|')})`
   return {
     sort: {
       type: 'string',
