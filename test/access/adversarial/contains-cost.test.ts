@@ -97,7 +97,7 @@ t.test('options: containsMaxLength is checked at startup', async (t) => {
     [{ operators: ['contains'], containsMaxLength: 1001 }, "expand.routes('/notes'): filter 'body': containsMaxLength must be an integer from 1 to 1000"],
     [{ operators: ['contains'], containsMaxLength: '64' }, "expand.routes('/notes'): filter 'body': containsMaxLength must be an integer from 1 to 1000"],
     [{ operators: ['contains'], maxLength: 64 }, "expand.routes('/notes'): filter 'body': unknown key 'maxLength' (a filter takes operators and containsMaxLength)"],
-    ['contains', "expand.routes('/notes'): filter 'body': give an array of operators (eq, ne, lt, lte, gt, gte, in, null, contains), or { operators, containsMaxLength }"],
+    ['contains', "expand.routes('/notes'): filter 'body': give an array of operators (eq, ne, lt, lte, gt, gte, in, null, contains, exists), or { operators, containsMaxLength }"],
   ] as const) {
     const app = Fastify()
     await app.register(expandPlugin, { db: database.db, resources: [Note] })
