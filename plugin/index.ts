@@ -8,6 +8,7 @@ import { InvalidOptionError, messages } from './errors.js'
 import { loadRows } from './load/batch-loader.js'
 import { createLoadContext, type LoadContext } from './load/load-context.js'
 import { plannedStatements } from './sql/relation-statements.js'
+import { servingIndexes } from './sql/list-statements.js'
 import { selectLevel, type AnyKysely, type Row } from './sql/selection.js'
 import { executorPlugins, StatementTemplates } from './sql/statement-templates.js'
 import { registerResourceRoutes, type ResourceRoutesOptions } from './routes/resource-routes.js'
@@ -17,7 +18,7 @@ import type { ListPlan } from './plan/list-plan.js'
 import type { FilterOperator } from './routes/list-declarations.js'
 import type { Loaded } from './graph/expanded.js'
 import type { Expansion } from './request-helpers.js'
-import { ResourceGraph } from './graph/resource-graph.js'
+import { ResourceGraph, type ResourceNode } from './graph/resource-graph.js'
 import type { AnyResource } from './graph/resource.js'
 import { compiledBody, prepareRoute, type ExpandableRouteOptions } from './routes/expandable-route.js'
 import type { CacheStats, SerializerMechanism } from './compile/serializer-cache.js'
@@ -100,6 +101,11 @@ export interface ListExplanation {
   after?: boolean
   /** Cursor pages: whether the request asks for the page before a cursor (its values are not shown). */
   before?: boolean
+  /**
+   * The indexes that serve this page's filters and order, as `table (columns)`:
+   * what docs/lists.md ("Indexes") says to create, for this request.
+   */
+  indexes: string[]
 }
 
 declare module 'fastify' {
@@ -211,7 +217,7 @@ const expandPluginCallback: FastifyPluginCallback<ExpandPluginOptions> = (app, p
               { path: '', sql: selectLevel(context.db, plan.root, context.scope(plan.root.node)).compile().sql },
               ...plannedStatements(context, plan.root),
             ],
-        ...(list === undefined ? {} : { list: explainList(list) }),
+        ...(list === undefined ? {} : { list: explainList(plan.root.node, list) }),
       }
     },
   })
@@ -241,11 +247,12 @@ const expandPluginCallback: FastifyPluginCallback<ExpandPluginOptions> = (app, p
 }
 
 /** The list part of a request's plan as `explain` reports it. */
-function explainList (list: ListPlan): ListExplanation {
+function explainList (root: ResourceNode, list: ListPlan): ListExplanation {
+  const indexes = servingIndexes(root, list)
   const filters = list.filters.map(({ filter, operator, value }) => ({ path: filter.path, operator, value }))
   const order = list.keys.map(({ field, descending }) => ({ field: field.name, descending }))
   return list.kind === 'offset'
-    ? { pagination: 'offset', filters, order, limit: list.limit, offset: list.offset }
+    ? { pagination: 'offset', filters, order, limit: list.limit, offset: list.offset, indexes }
     : {
         pagination: 'cursor',
         filters,
@@ -253,6 +260,7 @@ function explainList (list: ListPlan): ListExplanation {
         limit: list.limit,
         after: list.cursor?.direction === 'after',
         before: list.cursor?.direction === 'before',
+        indexes,
       }
 }
 

@@ -313,6 +313,44 @@ export function keysetCondition (
 }
 
 /**
+ * The indexes that serve a list's filters and order, as `table (columns)`,
+ * each once: the key a to-many hop correlates on (the foreign key, or the
+ * join table's parent column then its related one), a filtered column
+ * compared by value, and, when every sort key is a column of the route's
+ * table, those columns then the primary key (a keyset page reads the index
+ * from where it left off). A related table's primary key, which each to-one
+ * hop and sort join reads by, is not listed: every table has it. Neither is
+ * `contains`, which a plain index does not serve (docs/lists.md, "Indexes").
+ */
+export function servingIndexes (root: ResourceNode, list: Pick<ResolvedList, 'filters' | 'sort' | 'keys'>): string[] {
+  const indexes = new Set<string>()
+  const index = (table: string, columns: readonly string[]) => indexes.add(`${table} (${columns.join(', ')})`)
+  for (const { filter, operator } of list.filters) {
+    for (const hop of filter.hops) {
+      const { link } = hop
+      switch (link.kind) {
+        case 'to-one': break
+        case 'to-many': index(tableOf(hop.target), [foreignKeyOf(hop, link.foreignKey)]); break
+        case 'many-to-many': index(link.through.table, [link.through.from, link.through.to]); break
+        default: link satisfies never
+      }
+    }
+    if (operator === 'exists') {
+      const { link } = filter.relation!
+      if (link.kind === 'to-many') index(tableOf(filter.relation!.target), [foreignKeyOf(filter.relation!, link.foreignKey)])
+      if (link.kind === 'many-to-many') index(link.through.table, [link.through.from, link.through.to])
+    } else if (operator !== 'contains' && filter.column !== filter.node.column(filter.node.primaryKey)) {
+      index(tableOf(filter.node), [filter.column!])
+    }
+  }
+  const table = tableOf(root)
+  if (list.sort.length > 0 && list.keys.every(({ field }) => field.joins.length === 0)) {
+    index(table, list.keys.map(({ field }) => field.column.slice(table.length + 1)))
+  }
+  return [...indexes]
+}
+
+/**
  * The columns a cursor is made of, selected under names of their own, each
  * in the form the database compares it in (the dialect's `cursorKey`).
  */

@@ -447,7 +447,7 @@ test('item 1: list routes document their filters, sort, cursor and envelopes; th
   t.equal(operationOf(doc, '/animals/{id}').summary, 'Shelter animals')
 
   t.same(bodySchema(doc, '/animals', '200').required, ['data', 'limit', 'offset', 'total'])
-  t.same(bodySchema(doc, '/feed', '200').required, ['data', 'limit', 'next'])
+  t.same(bodySchema(doc, '/feed', '200').required, ['data', 'limit', 'next', 'prev'])
   t.same(bodySchema(doc, '/feed', '200').properties.next.type, ['string', 'null'])
   t.same(bodySchema(doc, '/uncounted', '200').required, ['data', 'limit', 'offset'])
   t.same(Object.keys(bodySchema(doc, '/uncounted', '200').properties), ['data', 'limit', 'offset'])

@@ -74,7 +74,8 @@ for (const dialect of dialects()) {
         order: [{ field: 'id', descending: false }],
         limit: 20,
         offset: 0,
-      }, 'explain reports the list part of the same plan')
+        indexes: ['animals (species)'],
+      }, 'explain reports the list part of the same plan, and the indexes that serve it')
     })
 
     t.test('explain reports a cursor page without its values', async (t) => {
@@ -82,12 +83,14 @@ for (const dialect of dialects()) {
       const first = await get('/feed?sort=-weight&filter[weight][gte]=1&fields=id')
       t.same(ids(first.body), [2, 5])
       const second = await get(`/feed?sort=-weight&filter[weight][gte]=1&fields=id&limit=500&after=${encodeURIComponent(first.body.next as string)}`)
-      t.same(second.body, { data: [{ id: 1 }, { id: 3 }], limit: 100, next: null })
+      t.same(second.body, { data: [{ id: 1 }, { id: 3 }], limit: 100, next: null, prev: second.body.prev })
+      t.type(second.body.prev, 'string')
       const order = [{ field: 'weight', descending: true }, { field: 'id', descending: false }]
       const filters = [{ path: 'weight', operator: 'gte', value: 1 }]
+      const indexes = ['animals (weight)', 'animals (weight, id)']
       t.same(seen.explained.map((explained) => explained.list), [
-        { pagination: 'cursor', filters, order, limit: 2, after: false, before: false },
-        { pagination: 'cursor', filters, order, limit: 100, after: true, before: false },
+        { pagination: 'cursor', filters, order, limit: 2, after: false, before: false, indexes },
+        { pagination: 'cursor', filters, order, limit: 100, after: true, before: false, indexes },
       ], 'limit clamped to maxPageSize; whether the page continues a cursor')
     })
 

@@ -291,3 +291,30 @@ t.test('the document lists the new parameters with their types', async (t) => {
   t.same(cursorPage.required, ['data', 'limit', 'next', 'prev'])
   t.same(cursorPage.properties.prev.type, ['string', 'null'])
 })
+
+t.test('explain names the indexes that serve a page', async (t) => {
+  const [sqlite] = dialects()
+  const database = await openRelationTables(t, sqlite!)
+  const app = Fastify()
+  await app.register(expandPlugin, { db: database.db, resources: relationListResources })
+  const seen: unknown[] = []
+  app.expand.routes('/people', Person, {
+    filter: { ...filter, name: ['eq', 'contains'], id: ['in'] },
+    sort,
+    pagination: 'cursor',
+    route: { preHandler: async (request) => { seen.push(app.expand.explain(request).list?.indexes) } },
+  })
+  await app.ready()
+  t.teardown(() => app.close())
+  for (const [query, indexes] of [
+    ['filter[pets.species]=cat&sort=name', ['pets (owner_id)', 'pets (species)', 'people (name, id)']],
+    ['filter[pets.tags.name]=calm&filter[pets][exists]=true', ['pets (owner_id)', 'pet_tags (pet_id, tag_id)', 'tags (name)']],
+    ['filter[reports.name]=Edu&filter[name][contains]=a&filter[id][in]=1,2', ['people (manager_id)', 'people (name)']],
+    ['filter[employer.name]=Acme&sort=-employer.name', ['companies (name)']],
+    ['', []],
+  ] as const) {
+    seen.length = 0
+    t.equal((await app.inject(`/people?${query}`)).statusCode, 200, query)
+    t.same(seen, [indexes], query)
+  }
+})
