@@ -143,9 +143,9 @@ for (const dialect of dialects()) {
           `where "keepers"."tenant" = ? and ${contains('"keepers"."name"')} order by "keepers"."name" desc, "keepers"."id" asc limit ?`,
         ])
         const rest = await get(app, database, `/keepers?filter[name][contains]=a&sort=-name&after=${encodeURIComponent(one.body.next)}`, { 'x-tenant': '1' })
-        t.same(rest.body, { data: [{ id: 1, name: 'Ana Costa', vip: true }], limit: 1, next: null })
+        t.same(rest.body, { data: [{ id: 1, name: 'Ana Costa', vip: true }], limit: 1, next: null, prev: rest.body.prev })
         const two = await get(app, database, '/keepers?filter[name][contains]=a&sort=-name', { 'x-tenant': '2' })
-        t.same(two.body, { data: [{ id: 2, name: 'Rui Costa', vip: false }], limit: 1, next: null })
+        t.same(two.body, { data: [{ id: 2, name: 'Rui Costa', vip: false }], limit: 1, next: null, prev: null })
         t.same((await get(app, database, '/keepers?filter[shelter.city]=Lisbon&filter[vip]=false', { 'x-tenant': '1' })).body.data, [{ id: 3, name: 'Eva Lima', vip: false }])
         t.same((await get(app, database, '/keepers?filter[shelter.city]=Lisbon', { 'x-tenant': '2' })).body.data, [])
       }
@@ -204,7 +204,7 @@ for (const dialect of dialects()) {
       const reply = await get(app, database, '/animals?fields=id&filter[keeper]=3000000000')
       t.same(reply.body, { data: [], limit: 20, offset: 0, total: 0 })
       const cursor = await get(app, database, '/feed?fields=id&filter[keeper][in]=1,3000000000')
-      t.same(cursor.body, { data: [{ id: 1 }, { id: 4 }], limit: 2, next: null })
+      t.same(cursor.body, { data: [{ id: 1 }, { id: 4 }], limit: 2, next: null, prev: null })
     })
 
     t.test('property: any filter, sort or cursor parameter is a 200, 400 or 403, never a 500', async (t) => {
@@ -287,7 +287,7 @@ for (const dialect of dialects()) {
       while (url !== null) {
         const reply = await get(app, database, url)
         t.equal(reply.status, 200)
-        t.same(Object.keys(reply.body), ['data', 'limit', 'next'])
+        t.same(Object.keys(reply.body), ['data', 'limit', 'next', 'prev'])
         t.equal(reply.body.limit, 2)
         t.equal(reply.statements.length, 1, 'no COUNT')
         seen.push(...ids(reply.body))
@@ -323,7 +323,7 @@ for (const dialect of dialects()) {
         'where ("animals"."born" < ? or ("animals"."born" = ? and "animals"."name" > ?) or ("animals"."born" = ? and "animals"."name" = ? and "animals"."id" > ?)) ' +
         'order by "animals"."born" desc, "animals"."name" asc, "animals"."id" asc limit ?',
       ])
-      t.same(second.body, { data: [{ id: 4 }, { id: 2 }], limit: 2, next: second.body.next })
+      t.same(second.body, { data: [{ id: 4 }, { id: 2 }], limit: 2, next: second.body.next, prev: second.body.prev })
     })
 
     t.test('keyset condition: keys all ascending (the primary key always is) compare as a row value', async (t) => {
@@ -352,7 +352,7 @@ for (const dialect of dialects()) {
         { id: 8, name: 'Late', species: 'cat', born: '2020-01-01', weight: 1, adopted: 0, keeper_id: 1, sold_from_id: null },
       ]).execute()
       const rest = await get(app, database, `/feed?fields=id&sort=born&limit=10&after=${encodeURIComponent(first.body.next)}`)
-      t.same(rest.body, { data: [{ id: 4 }, { id: 8 }, { id: 3 }, { id: 6 }], limit: 10, next: null }, 'after (2020-01-01, 2): 4 and the new 8, not the earlier 7')
+      t.same(rest.body, { data: [{ id: 4 }, { id: 8 }, { id: 3 }, { id: 6 }], limit: 10, next: null, prev: rest.body.prev }, 'after (2020-01-01, 2): 4 and the new 8, not the earlier 7')
     })
 
     t.test('400 FST_EXPAND_BAD_CURSOR: altered, or for another sort, filters or route', async (t) => {
@@ -402,7 +402,7 @@ for (const dialect of dialects()) {
       }
       const next = (await get(apps[0]!, database, '/feed?fields=id')).body.next as string
       const shared = await get(apps[1]!, database, `/feed?fields=id&after=${encodeURIComponent(next)}`)
-      t.same(shared.body, { data: [{ id: 3 }, { id: 4 }], limit: 2, next: shared.body.next })
+      t.same(shared.body, { data: [{ id: 3 }, { id: 4 }], limit: 2, next: shared.body.next, prev: shared.body.prev })
       t.equal((await get(apps[2]!, database, `/feed?fields=id&after=${encodeURIComponent(next)}`)).body.code, 'FST_EXPAND_BAD_CURSOR', 'its own random key')
       t.equal((await get(app, database, `/feed?fields=id&after=${encodeURIComponent(next)}`)).body.code, 'FST_EXPAND_BAD_CURSOR')
     })
