@@ -256,7 +256,8 @@ export function sortJoins<Q extends AnySelect> (
  * writes it). Keys all in one direction and never NULL compare as a row
  * value (the dialect's `rowComparison`, each value bound once); otherwise
  * an OR of ANDs, `k1 < ? or (k1 = ? and k2 > ?)`, each comparison following
- * its key and NULL-aware where the key may be NULL. A page before a
+ * its key and NULL-aware where the key may be NULL, behind a bound on the
+ * first key when it is never NULL. A page before a
  * position is the page after it in the reversed order: the caller reverses
  * the keys. `shape` tells apart the statements of different NULL positions.
  */
@@ -288,6 +289,13 @@ export function keysetCondition (
       ? (eb) => eb.or([eb(field.column, '>', value), eb(field.column, 'is', null)])
       : (eb) => eb(field.column, '>', value)
   }
+  // The first key bounds every alternative (`k1 <= ?` descending, `k1 >= ?` ascending): said once more in front,
+  // it is the range an index on the sort columns is entered at, which the OR alone does not give the planner.
+  const lead = keys[0]!
+  const leadValue = at[0]
+  const bound: Term | undefined = keys.length > 1 && !lead.field.nullable && leadValue !== null
+    ? (values.push(leadValue), (eb) => eb(lead.field.column, lead.descending ? '<=' : '>=', leadValue))
+    : undefined
   const alternatives: Term[][] = []
   keys.forEach((_key, index) => {
     // Each alternative binds its own values, in the order it is written.
@@ -307,7 +315,8 @@ export function keysetCondition (
   const condition: Condition = (eb) => {
     if (alternatives.length === 0) return sql<SqlBool>`1 = 0`
     const each = alternatives.map((parts) => parts.length === 1 ? parts[0]!(eb) : eb.and(parts.map((part) => part(eb))))
-    return each.length === 1 ? each[0]! : eb.or(each)
+    const any = each.length === 1 ? each[0]! : eb.or(each)
+    return bound === undefined ? any : eb.and([bound(eb), any])
   }
   return { condition, shape }
 }

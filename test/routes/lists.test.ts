@@ -320,7 +320,7 @@ for (const dialect of dialects()) {
       // PostgreSQL reads a date key as text: the value it compares, whatever the column's type (see test/issues/timestamp-cursors.test.ts).
       t.same(second.statements.map(plain), [
         `select "animals"."id" as "id", ${bornKey} as "__expand_key_0", "animals"."name" as "__expand_key_1", "animals"."id" as "__expand_key_2" from "animals" ` +
-        'where ("animals"."born" < ? or ("animals"."born" = ? and "animals"."name" > ?) or ("animals"."born" = ? and "animals"."name" = ? and "animals"."id" > ?)) ' +
+        'where ("animals"."born" <= ? and ("animals"."born" < ? or ("animals"."born" = ? and "animals"."name" > ?) or ("animals"."born" = ? and "animals"."name" = ? and "animals"."id" > ?))) ' +
         'order by "animals"."born" desc, "animals"."name" asc, "animals"."id" asc limit ?',
       ])
       t.same(second.body, { data: [{ id: 4 }, { id: 2 }], limit: 2, next: second.body.next, prev: second.body.prev })
