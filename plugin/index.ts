@@ -163,7 +163,7 @@ const expandPluginCallback: FastifyPluginCallback<ExpandPluginOptions> = (app, p
     return database
   }
   const contextFor = (request: FastifyRequest, options?: LoadOptions): LoadContext =>
-    createLoadContext(databaseFor(request, options), request, templates, engine.options.maxObjects)
+    createLoadContext(databaseFor(request, options), request, templates, engine.options.maxObjects, planRequest(request)?.expandedLists)
   const loading = {
     hasDatabase: db !== undefined,
     contextFor: (request: FastifyRequest) => contextFor(request),

@@ -133,7 +133,7 @@ function sortableType (node: ResourceNode, field: string): ValueType | undefined
   return read === undefined || read.nullable ? undefined : read.type
 }
 
-function readFilterOption (
+export function readFilterOption (
   node: ResourceNode, option: ListQueryOptions['filter'], fail: (message: string) => never
 ): Map<string, FilterField> {
   const filters = new Map<string, FilterField>()
@@ -200,7 +200,7 @@ function readFilterDeclaration (
   return { operators, containsMaxLength: containsMaxLength ?? defaultContainsMaxLength }
 }
 
-function readSortOption (
+export function readSortOption (
   node: ResourceNode, option: readonly string[] | undefined, fail: (message: string) => never
 ): Map<string, SortField> {
   const fields = new Map<string, SortField>()

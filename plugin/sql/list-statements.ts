@@ -175,3 +175,6 @@ function comparisonOf (filter: FilterField, operator: FilterOperator, value: unk
   }
   return { leaf, values: [...plain, ...alone].map(({ item }) => item), shape }
 }
+
+// An expanded list's `where[path.field]` conditions are written as a list's filters (sql/expanded-list-statements.ts).
+export { filterCondition }
