@@ -25,7 +25,7 @@ export interface TargetSettings {
   defaultExpand?: readonly string[]
   /** The option `permittedExpands` came from, for messages (default permitListExpands). */
   permitOption?: 'permitExpands' | 'permitListExpands'
-  /** The to-many relations whose order, per-parent limit and rows a request may ask for (`sort[path]`, `limit[path]`, `where[path.field]`). */
+  /** The to-many relations a request may order, limit and narrow (`sort[path]`, `limit[path]`, `where[path.field]`). */
   expandedLists?: ExpandedListsOption
 }
 

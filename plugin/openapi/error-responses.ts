@@ -81,7 +81,7 @@ const listCodesOf = {
   cursor: [...listErrorCodes],
 } satisfies Record<GeneratedListRoute['pagination'], readonly string[]>
 
-/** What a route with `expandedLists` answers for `sort[...]`, `limit[...]` and `where[...]` (a list route: its own list codes hold them). */
+/** What a route with `expandedLists` answers for `sort[...]`, `limit[...]` and `where[...]` (a list route's own codes hold them). */
 const expandedListCodes = listErrorCodes.filter((code) => code !== 'FST_EXPAND_BAD_CURSOR')
 
 function listCodes (route: GeneratedListRoute): readonly string[] {

@@ -72,7 +72,8 @@ export function describeExpandableRoute (
   // permitExpands restricts any route; permitListExpands list routes only.
   const permittedList = setting.permitExpands ?? (list ? setting.permitListExpands : undefined)
   const permitted = permittedList === undefined ? undefined : permittedPaths(permittedList)
-  const expandedLists = readExpandedLists(node, setting.expandedLists, 'expandOpenApi', (message) => { throw new InvalidOptionError(message) })
+  const refuse = (message: string): never => { throw new InvalidOptionError(message) }
+  const expandedLists = readExpandedLists(node, setting.expandedLists, 'expandOpenApi', refuse)
   const maxDepth = node.maxDepth ?? options.maxDepth
   // A restricted route's paths are few: enumerated whole, they are exactly what it may expand.
   const enumeration = enumerateExpansionPaths(node, {
@@ -90,7 +91,10 @@ export function describeExpandableRoute (
   const response = {
     200: successBody(node, item, { list, envelope: setting.envelope }, generated, settings.envelopeProperties),
     ...errorResponses(node, {
-      validated: route.validated === true, pathParameters: route.pathParameters === true, generated, expandedLists: expandedLists !== undefined,
+      validated: route.validated === true,
+      pathParameters: route.pathParameters === true,
+      generated,
+      expandedLists: expandedLists !== undefined,
     }),
   }
   const querystring = expansionParameters({

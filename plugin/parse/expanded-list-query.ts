@@ -40,7 +40,6 @@ export interface ExpandedListQuery {
 }
 
 const sortParam = 'sort'
-const limitParam = 'limit'
 const whereParam = 'where'
 /** As many conditions as a list's filters, at most. */
 const maxWheres = 20

@@ -319,7 +319,9 @@ export function registerResourceRoutes (
     }
   })
 
-  const detailSetting = { resource: node.resource, defaultExpand: options.defaultExpand, ...permitDetail, ...expandedLists, ...requiredDefaults }
+  const detailSetting = {
+    resource: node.resource, defaultExpand: options.defaultExpand, ...permitDetail, ...expandedLists, ...requiredDefaults,
+  }
   const detailRoute: GeneratedRoute = Object.freeze({ kind: 'detail' })
   app.get<{ Params: { id: unknown } }>(`${prefix}/:id`, {
     ...shared.hooks,

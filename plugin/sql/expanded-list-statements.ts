@@ -60,7 +60,10 @@ export function listedRelation (context: LoadContext, relation: RelationEdge, li
   return {
     order: sort === undefined
       ? undefined
-      : (relatedKey) => [...sort.map(({ field, descending }): RelationOrder => [field.column, descending ? 'desc' : 'asc']), [relatedKey, 'asc']],
+      : (relatedKey) => [
+          ...sort.map(({ field, descending }): RelationOrder => [field.column, descending ? 'desc' : 'asc']),
+          [relatedKey, 'asc'],
+        ],
     limit,
     condition,
     parts,
