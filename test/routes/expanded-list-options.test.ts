@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox'
 import Fastify, { type FastifyInstance } from 'fastify'
-import t from 'tap'
+import t, { type Test } from 'tap'
 import expandPlugin, { defineResource, type AnyResource, type ExpandableRouteOptions } from '../../plugin/index.js'
 import { dialects, type TestDatabase } from '../fixtures/dialects.js'
 import { createPosts, through } from '../fixtures/posts.js'
@@ -28,7 +28,7 @@ const Post = defineResource({
   },
 })
 
-async function build (t: Parameters<Parameters<typeof t.test>[1]>[0]): Promise<{ app: FastifyInstance; database: TestDatabase }> {
+async function build (t: Test): Promise<{ app: FastifyInstance; database: TestDatabase }> {
   const database = await dialects()[0]!.open()
   t.teardown(() => database.close())
   await createPosts(database.db, [1, 2])
