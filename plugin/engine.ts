@@ -143,8 +143,7 @@ export class ExpandEngine {
     const asked = readExpandedListQuery(query as Record<string, unknown>)
     if (asked === noExpandedListQuery) return plan
     const ignoreHidden = this.options.onInvalidExpand === 'ignore'
-    const expandedLists = planExpandedLists(target.expandedLists, asked, plan.expansion, ignoreHidden)
-    return expandedLists === undefined ? plan : { ...plan, expandedLists }
+    return { ...plan, expandedLists: planExpandedLists(target.expandedLists, asked, plan.expansion, ignoreHidden) }
   }
 
   /** The expansion plan of a query given in code (standalone serializers, tests), for every field. */

@@ -37,13 +37,11 @@ interface Asked {
  * declarations and the request's expansion plan (the path must be declared
  * and expanded by this request: else 400), each field against what the
  * caller may see (a field `fieldsFor` hides: 403, or dropped with
- * `ignoreHidden`, as a list's filters and sort keys are). Undefined when the
- * request asks nothing of expanded lists.
+ * `ignoreHidden`, as a list's filters and sort keys are).
  */
 export function planExpandedLists (
   declarations: ExpandedListDeclarations, query: ExpandedListQuery, expansion: ExpansionPlan, ignoreHidden: boolean
-): ExpandedLists | undefined {
-  if (query.sorts.length === 0 && query.limits.length === 0 && query.wheres.length === 0) return undefined
+): ExpandedLists {
   const hidden = (node: ResourceNode, field: string) => {
     const visible = expansion.visibility.visible(node)
     return visible !== undefined && !visible.has(field)

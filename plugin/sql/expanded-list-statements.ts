@@ -40,19 +40,19 @@ export function listedRelation (context: LoadContext, relation: RelationEdge, li
   const scopeParts = context.scopeParts(target)
   const values: unknown[] = []
   const conditions: Array<Expression<SqlBool>> = []
-  let shape: string | null = ''
+  let shape = ''
   for (const requested of list.filters) {
-    // An expanded list's filter is a field of the related table itself: no relation to go through.
+    // A field of the related table itself, through no relation: its shape is always told (only a related scope's may not be).
     const [condition, part] = filterCondition(requested, target, context, values)
     conditions.push(condition(conditionBuilder))
-    shape = shape === null || part === null ? null : `${shape}&${part}`
+    shape += `&${part!}`
   }
   const all = scope === undefined ? conditions : [scope, ...conditions]
   const condition = all.length === 0 ? undefined : all.length === 1 ? all[0] : conditionBuilder.and(all)
   const parts: ScopeParts | undefined = conditions.length === 0
     ? scopeParts
     : {
-        key: shape === null || scopeParts?.key === null ? null : `${scopeParts?.key ?? ''}${shape}`,
+        key: scopeParts?.key === null ? null : `${scopeParts?.key ?? ''}${shape}`,
         values: [...(scopeParts?.values ?? []), ...values],
       }
   const { sort, limit } = list
@@ -67,6 +67,6 @@ export function listedRelation (context: LoadContext, relation: RelationEdge, li
     limit,
     condition,
     parts,
-    variant: `/list sort ${sortShape ?? ''} limit ${limit ?? ''} where ${shape ?? ''}`,
+    variant: `/list sort ${sortShape ?? ''} limit ${limit ?? ''} where ${shape}`,
   }
 }
