@@ -142,8 +142,8 @@ export class ExpandEngine {
     if (target.expandedLists === undefined || typeof query !== 'object' || query === null) return plan
     const asked = readExpandedListQuery(query as Record<string, unknown>)
     if (asked === noExpandedListQuery) return plan
-    const ignoreHidden = this.options.onInvalidExpand === 'ignore'
-    return { ...plan, expandedLists: planExpandedLists(target.expandedLists, asked, plan.expansion, ignoreHidden) }
+    const caller = { ignoreHidden: this.options.onInvalidExpand === 'ignore', maxObjects: this.options.maxObjects }
+    return { ...plan, expandedLists: planExpandedLists(target.expandedLists, asked, plan.expansion, caller) }
   }
 
   /** The expansion plan of a query given in code (standalone serializers, tests), for every field. */

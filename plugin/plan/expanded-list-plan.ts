@@ -24,6 +24,14 @@ export interface ExpandedListPlan {
  */
 export type ExpandedLists = ReadonlyMap<ExpandedField, ExpandedListPlan>
 
+/** What planning a request's expanded lists reads of the plugin's options. */
+export interface ExpandedListCaller {
+  /** onInvalidExpand 'ignore': sort keys and conditions on hidden fields are dropped instead of a 403. */
+  readonly ignoreHidden: boolean
+  /** A list without `maxLimit` clamps `limit[path]` to this: more rows of one parent could only be over the object budget. */
+  readonly maxObjects: number
+}
+
 interface Asked {
   readonly declaration: ExpandedListDeclaration
   sort: RequestedSort[] | undefined
@@ -37,11 +45,13 @@ interface Asked {
  * declarations and the request's expansion plan (the path must be declared
  * and expanded by this request: else 400), each field against what the
  * caller may see (a field `fieldsFor` hides: 403, or dropped with
- * `ignoreHidden`, as a list's filters and sort keys are).
+ * `ignoreHidden`, as a list's filters and sort keys are). A `limit[path]`
+ * is clamped to the list's `maxLimit`, else to `maxObjects`.
  */
 export function planExpandedLists (
-  declarations: ExpandedListDeclarations, query: ExpandedListQuery, expansion: ExpansionPlan, ignoreHidden: boolean
+  declarations: ExpandedListDeclarations, query: ExpandedListQuery, expansion: ExpansionPlan, caller: ExpandedListCaller
 ): ExpandedLists {
+  const { ignoreHidden, maxObjects } = caller
   const hidden = (node: ResourceNode, field: string) => {
     const visible = expansion.visibility.visible(node)
     return visible !== undefined && !visible.has(field)
@@ -86,7 +96,8 @@ export function planExpandedLists (
   for (const { path, limit, written } of query.limits) {
     const entry = listAt(path, written, badFilter)
     const { maxLimit } = entry.declaration
-    entry.limit = maxLimit === undefined ? limit : Math.min(limit, maxLimit)
+    // Each limit is a literal of its statement's text: bounded, a client cannot make statements without end.
+    entry.limit = Math.min(limit, maxLimit ?? maxObjects)
   }
   for (const { path, field: name, operator, raw, written } of query.wheres) {
     const entry = listAt(path, written, badFilter)

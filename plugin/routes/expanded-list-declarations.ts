@@ -11,7 +11,7 @@ import { readFilterOption, readSortOption, type FilterDeclaration, type FilterFi
 export interface ExpandedListOptions {
   /** Fields of the related resource an expanded array may be ordered by (non-nullable scalars with a column). */
   sort?: readonly string[]
-  /** A larger `limit[path]` is clamped to this. Absent: any positive limit. */
+  /** A larger `limit[path]` is clamped to this. Absent: clamped to the plugin's `maxObjects`. */
   maxLimit?: number
   /** Fields of the related resource (no dots) and their operators, as a list route's `filter` option declares them. */
   filter?: Readonly<Record<string, FilterDeclaration>>

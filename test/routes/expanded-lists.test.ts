@@ -250,6 +250,10 @@ t.test('errors: undeclared, not expanded, unknown names, bad values', async (t) 
   t.equal((await app.inject('/comments?expand=post.tags&fields=id,post.id')).statusCode, 200, 'permitDetailExpands restricts the detail route only')
   t.equal((await app.inject('/tags?sort[x]=1&where[x.y]=2&limit[x]=0')).statusCode, 200, 'a route without expandedLists does not read them')
   t.equal((await app.inject('/posts/1?expand=comments&sort[comments]=')).statusCode, 200, 'an empty sort: the relation\'s own order')
+  database.reset()
+  const unbounded = await app.inject('/posts/1?expand=tags&fields=id,tags&limit[tags]=9007199254740991')
+  t.same(unbounded.json(), { id: 1, tags: [{ id: 10, label: 'ten' }, { id: 20, label: 'twenty' }, { id: 30, label: 'thirty' }, { id: 40, label: 'forty' }] })
+  t.match(database.statements[1], / limit 10000\) /, 'a list without maxLimit: clamped to maxObjects, so limits make few statement texts')
 })
 
 t.test("onInvalidExpand 'ignore' drops a hidden sort key or condition", async (t) => {
