@@ -241,7 +241,7 @@ export const messages = {
     'where[path.field]=value or where[path.field][operator]=value',
   badExpandedLimit: (written: string) => `'${written}' must be an integer from 1 to ${Number.MAX_SAFE_INTEGER}`,
   expandedListNotDeclared: (written: string, resource: string, declared: readonly string[]) =>
-    `Cannot use '${written}' on ${resource}: ${declared.length > 0 ? `expanded lists are ${declared.join(', ')}` : 'this route declares no expanded lists'}`,
+    `Cannot use '${written}' on ${resource}: ${declared.length > 0 ? `expanded lists are ${declared.join(', ')}` : 'it has no expanded lists'}`,
   expandedListNotExpanded: (written: string, path: string) => `Cannot use '${written}': this request does not expand '${path}'`,
   listQueryNotObject: (what: string) => `The query of a list route is not an object: a hook replaced request.query with ${what}`,
   badCursor: (param: string) => `'${param}' is not a cursor of this list for this sort and these filters: ask again from the first page`,

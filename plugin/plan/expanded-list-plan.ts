@@ -56,10 +56,22 @@ export function planExpandedLists (
     const visible = expansion.visibility.visible(node)
     return visible !== undefined && !visible.has(field)
   }
+  const hiddenPath = (root: ResourceNode, path: string) => {
+    let node = root
+    for (const segment of path.split('.')) {
+      if (hidden(node, segment)) return true
+      node = node.relations.get(segment)!.target
+    }
+    return false
+  }
   const asked = new Map<ExpandedField, Asked>()
   const listAt = (path: string, written: string, refuse: (message: string) => never): Asked => {
     const declaration = declarations.get(path)
-    if (declaration === undefined) refuse(messages.expandedListNotDeclared(written, expansion.root.node.name, [...declarations.keys()]))
+    if (declaration === undefined) {
+      // As a list's messages, only what the caller may use: paths through relations `fieldsFor` hides are left out.
+      const usable = [...declarations.keys()].filter((declared) => !hiddenPath(expansion.root.node, declared))
+      refuse(messages.expandedListNotDeclared(written, expansion.root.node.name, usable))
+    }
     const field = expandedFieldAt(expansion.root, path)
     if (field === undefined) refuse(messages.expandedListNotExpanded(written, path))
     let entry = asked.get(field!)

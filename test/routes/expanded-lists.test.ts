@@ -18,7 +18,10 @@ const Comment = defineResource({
   columns: { post: 'post_id' },
   expandable: { post: (): AnyResource => Post },
   scope: (eb, request) => (request.headers['x-visible-only'] !== undefined ? eb('comments.hidden', '=', 0) : undefined),
-  fieldsFor: (request) => (request.headers['x-no-rank'] !== undefined ? ['id', 'body', 'post'] : undefined),
+  fieldsFor: (request) => {
+    if (request.headers['x-no-rank'] !== undefined) return ['id', 'body', 'post']
+    return request.headers['x-no-post'] !== undefined ? ['id', 'body', 'rank'] : undefined
+  },
 })
 const Tag = defineResource({
   name: 'Tag',
@@ -244,6 +247,9 @@ t.test('errors: undeclared, not expanded, unknown names, bad values', async (t) 
     const response = await app.inject(url)
     t.same(response.json(), { statusCode: code === 'FST_EXPAND_NOT_PERMITTED' ? 400 : 400, code, error: 'Bad Request', message }, url)
   }
+  const hiddenPost = await app.inject({ url: '/comments/2?sort[post.tags]=label', headers: { 'x-no-post': '1' } })
+  t.equal(hiddenPost.json().message, "Cannot use 'sort[post.tags]' on Comment: it has no expanded lists", 'a path through a hidden relation is not named')
+  t.equal((await app.inject('/comments/2?sort[post.tags]=label')).json().message, "Cannot use 'sort[post.tags]' on Comment: expanded lists are post.comments")
   const many = Array.from({ length: 21 }, (_, index) => `where[comments.rank${index === 0 ? '' : `][${['eq', 'gte', 'in'][index % 3]}`}]=1`)
   t.equal((await app.inject(`/posts?expand=comments&${many.map((item, index) => item.replace('comments.rank', `comments.f${index}`)).join('&')}`)).json().message,
     'A request takes at most 20 filters')
