@@ -158,6 +158,19 @@ for (const dialect of dialects()) {
         [2, 3, 1, 4, 5], 'by body descending: two, three, one, four, five')
     })
 
+    t.test('many-to-many: sort, limit and where through the join table, one statement', async (t) => {
+      const sorted = await get('/posts?expand=tags&fields=id,tags&sort[tags]=-label&limit[tags]=2')
+      t.same(sorted.body.data, [
+        { id: 1, tags: [{ id: 20, label: 'twenty' }, { id: 30, label: 'thirty' }] },
+        { id: 2, tags: [{ id: 20, label: 'twenty' }] },
+        { id: 3, tags: [] },
+      ])
+      t.equal(sorted.ran.length, 2)
+      const narrowed = await get('/posts?expand=tags&fields=id,tags&where[tags.label]=ten&limit[tags]=1')
+      t.same(narrowed.body.data, [{ id: 1, tags: [{ id: 10, label: 'ten' }] }, { id: 2, tags: [] }, { id: 3, tags: [] }])
+      t.equal(narrowed.ran.length, 2)
+    })
+
     t.test('fieldsFor: a hidden field in sort or where is a 403, at any depth', async (t) => {
       for (const url of [
         '/posts?expand=comments&sort[comments]=rank',
