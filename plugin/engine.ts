@@ -1,9 +1,12 @@
 import type { FastifyRequest } from 'fastify'
 import { LruMap } from 'toad-cache'
-import { InvalidDefinitionError, messages } from './errors.js'
+import { InvalidDefinitionError, InvalidOptionError, messages } from './errors.js'
 import type { ResolvedOptions } from './options.js'
 import { readExpansionQuery, type RawExpansionQuery } from './parse/query.js'
 import { readRequestQuery } from './parse/request-query.js'
+import { noExpandedListQuery, readExpandedListQuery } from './parse/expanded-list-query.js'
+import { planExpandedLists } from './plan/expanded-list-plan.js'
+import { readExpandedLists, type ExpandedListDeclarations, type ExpandedListsOption } from './routes/expanded-list-declarations.js'
 import { planList, type ListTarget } from './plan/list-plan.js'
 import { fullVisibility, type ExpansionPlan, type PlanTarget, type Visibility } from './plan/plan.js'
 import type { RequestPlan } from './plan/request-plan.js'
@@ -20,6 +23,10 @@ export interface TargetSettings {
   permittedExpands?: readonly string[]
   /** Paths expanded when a request has no `expand` parameter at all. */
   defaultExpand?: readonly string[]
+  /** The option `permittedExpands` came from, for messages (default permitListExpands). */
+  permitOption?: 'permitExpands' | 'permitListExpands'
+  /** The to-many relations a request may order, limit and narrow (`sort[path]`, `limit[path]`, `where[path.field]`). */
+  expandedLists?: ExpandedListsOption
 }
 
 /** A place plans are made for, with an id that keys its plans in the cache. */
@@ -27,6 +34,8 @@ export interface RegisteredTarget extends PlanTarget {
   readonly id: number
   /** The last request's raw parameters and their plan: held by the target, so it goes when the target goes. */
   readonly memo: { last: LastPlan | undefined }
+  /** The route's `expandedLists`, checked; undefined: its requests' `sort[...]`, `limit[...]` and `where[...]` are not read. */
+  readonly expandedLists: ExpandedListDeclarations | undefined
 }
 
 interface LastPlan {
@@ -79,7 +88,7 @@ export class ExpandEngine {
       for (const path of settings.defaultExpand) {
         this.checkPath(node, path, `${context}: default expansions`)
         if (permitted !== undefined && !permitted.has(path)) {
-          throw new InvalidDefinitionError(messages.defaultNotPermitted(context, path, settings.permittedExpands!))
+          throw new InvalidDefinitionError(messages.defaultNotPermitted(context, path, settings.permittedExpands!, settings.permitOption))
         }
         // Planned as a request would ask for it: the route's permitted paths, its depth, recursion.
         try {
@@ -90,11 +99,14 @@ export class ExpandEngine {
         defaultExpand.push(Object.freeze(path.split('.')))
       }
     }
+    // A declared path the route does not permit is no mistake: routes() declares one set for its list and detail routes.
+    const expandedLists = readExpandedLists(node, settings.expandedLists, context, (message) => { throw new InvalidOptionError(message) })
     // An empty list expands nothing, as no list does: one plan for an absent and an empty expand.
     return Object.freeze({
       ...target,
       id: this.nextTargetId++,
       memo: { last: undefined },
+      expandedLists,
       defaultExpand: defaultExpand === undefined || defaultExpand.length === 0 ? undefined : Object.freeze(defaultExpand),
     })
   }
@@ -111,11 +123,27 @@ export class ExpandEngine {
     // fieldsFor is asked first, whatever the query holds: once per request (see plan/request-plan.ts).
     const visibility = this.visibilityFor(request)
     if (list === undefined) {
-      return this.expansionOnly(target, readRequestQuery(request.query, this.options, undefined).expansion, visibility)
+      const planned = this.expansionOnly(target, readRequestQuery(request.query, this.options, undefined).expansion, visibility)
+      return this.withExpandedLists(target, planned, request.query)
     }
     const query = readRequestQuery(request.query, this.options, list)
     const planned = this.expansionOnly(target, query.expansion, visibility)
-    return { expansion: planned.expansion, list: planList(list, query.list, request, visibility) }
+    return this.withExpandedLists(target, {
+      expansion: planned.expansion, list: planList(list, query.list, request, visibility), expandedLists: undefined,
+    }, request.query)
+  }
+
+  /**
+   * `plan` with the expanded-list part of the request's query, on a route
+   * declaring `expandedLists`: the request's own (the expansion part stays
+   * the shared one); `plan` itself when the request asks none.
+   */
+  private withExpandedLists (target: RegisteredTarget, plan: RequestPlan, query: unknown): RequestPlan {
+    if (target.expandedLists === undefined || typeof query !== 'object' || query === null) return plan
+    const asked = readExpandedListQuery(query as Record<string, unknown>)
+    if (asked === noExpandedListQuery) return plan
+    const caller = { ignoreHidden: this.options.onInvalidExpand === 'ignore', maxObjects: this.options.maxObjects }
+    return { ...plan, expandedLists: planExpandedLists(target.expandedLists, asked, plan.expansion, caller) }
   }
 
   /** The expansion plan of a query given in code (standalone serializers, tests), for every field. */
@@ -141,7 +169,7 @@ export class ExpandEngine {
     const key = `${target.id}\u0000${usesDefaults ? '' : `=${raw.expand}`}\u0000${raw.fields}\u0000${raw.omit}\u0000${visibility.key}`
     let plan = this.plans.get(key)
     if (plan === undefined) {
-      plan = Object.freeze({ expansion: planExpansion(target, raw, this.options, visibility), list: undefined })
+      plan = Object.freeze({ expansion: planExpansion(target, raw, this.options, visibility), list: undefined, expandedLists: undefined })
       this.plans.set(key, plan)
     }
     target.memo.last = { usesDefaults, expand: raw.expand, fields: raw.fields, omit: raw.omit, visibility: visibility.key, plan }

@@ -139,8 +139,8 @@ export const messages = {
   // Startup: definitions (engine.ts, plan/) and routes (routes/).
   expansionCycle: (resource: string, unit: string) =>
     `The always-applied expansions of ${resource} (nested fields or relation 'expand' options) form a cycle: '${unit}' repeats without end`,
-  defaultNotPermitted: (context: string, path: string, permitted: readonly string[]) =>
-    `${context}: default expansion '${path}' is not permitted by permitListExpands (${permitted.join(', ') || 'none'})`,
+  defaultNotPermitted: (context: string, path: string, permitted: readonly string[], option = 'permitListExpands') =>
+    `${context}: default expansion '${path}' is not permitted by ${option} (${permitted.join(', ') || 'none'})`,
   defaultNotPlanned: (context: string, path: string, reason: string) => `${context}: default expansion '${path}': ${reason}`,
   fieldsForNotArray: (resource: string) => `Resource '${resource}': fieldsFor must return an array of field names or undefined`,
   fieldsForUnknown: (resource: string, field: string) => `Resource '${resource}': fieldsFor returned '${field}', which is not in its schema`,
@@ -185,6 +185,23 @@ export const messages = {
   permitListExpandsNeedsList: (route: string) =>
     `${route}: expandable.permitListExpands needs list: true (detail routes are never restricted by it)`,
   badDefaultExpand: (route: string) => `${route}: expandable.defaultExpand must be an array of paths`,
+  badPermitExpands: (route: string) => `${route}: expandable.permitExpands must be an array of paths`,
+  permitExpandsAndListExpands: (route: string) =>
+    `${route}: expandable has both permitExpands and permitListExpands: give one (permitExpands restricts any route, permitListExpands list routes only)`,
+
+  // routes/expanded-list-declarations.ts: the expandedLists option of a route, after the route's context.
+  expandedListsNotObject: (context: string) =>
+    `${context}: expandedLists must be an object of to-many relation paths, each { sort, maxLimit, filter }`,
+  expandedListNotObject: (context: string, path: string) => `${context}: expandedLists '${path}' must be an object ({ sort, maxLimit, filter })`,
+  unknownExpandedListKey: (context: string, path: string, key: string) =>
+    `${context}: expandedLists '${path}' has an unknown option '${key}' (it takes sort, maxLimit and filter)`,
+  expandedListNotToMany: (context: string, path: string, reason: string) =>
+    `${context}: expandedLists '${path}' is not a path of expandable relations ending in a to-many one: ${reason}`,
+  badExpandedMaxLimit: (context: string, path: string) => `${context}: expandedLists '${path}': maxLimit must be a positive integer`,
+  expandedListFilterPath: (context: string, path: string, field: string, resource: string) =>
+    `${context}: expandedLists '${path}': filter '${field}' must be a field of ${resource} (an expanded list is filtered by its own fields)`,
+  expandedListSortField: (context: string, path: string, field: string) =>
+    `${context}: expandedLists '${path}': sort '${field}' must be a non-nullable field of the related resource (an expanded array is ordered by its own columns)`,
 
   // routes/expandable-route.ts: a body Fastify would send as it is.
   unserializedBody: (resource: string, sent: string) =>
@@ -220,6 +237,14 @@ export const messages = {
   noPlan: (route: string, missing: 'plan' | 'list part') =>
     `Route ${route} reached its handler without ${missing === 'plan' ? 'a plan for its request' : "the list part of its request's plan"}: ` +
     'the route was not prepared as fastify-expand registered it (an onRoute hook may have changed its expandable option or its config)',
+  // parse/expanded-list-query.ts and plan/expanded-list-plan.ts: sort[path], limit[path] and where[path.field] of expanded lists.
+  notAnExpandedListParameter: (name: string) =>
+    `'${name}' is not a parameter of an expanded list: write sort[path]=-field,field, limit[path]=n, ` +
+    'where[path.field]=value or where[path.field][operator]=value',
+  badExpandedLimit: (written: string) => `'${written}' must be an integer from 1 to ${Number.MAX_SAFE_INTEGER}`,
+  expandedListNotDeclared: (written: string, resource: string, declared: readonly string[]) =>
+    `Cannot use '${written}' on ${resource}: ${declared.length > 0 ? `expanded lists are ${declared.join(', ')}` : 'it has no expanded lists'}`,
+  expandedListNotExpanded: (written: string, path: string) => `Cannot use '${written}': this request does not expand '${path}'`,
   listQueryNotObject: (what: string) => `The query of a list route is not an object: a hook replaced request.query with ${what}`,
   cursorBothWays: (after: string, before: string) => `'${after}' and '${before}' together: a page follows one cursor, give one of them`,
   badCursor: (param: string) => `'${param}' is not a cursor of this list for this sort and these filters: ask again from the first page`,

@@ -171,7 +171,7 @@ const expandPluginCallback: FastifyPluginCallback<ExpandPluginOptions> = (app, p
     return database
   }
   const contextFor = (request: FastifyRequest, options?: LoadOptions): LoadContext =>
-    createLoadContext(databaseFor(request, options), request, templates, engine.options.maxObjects)
+    createLoadContext(databaseFor(request, options), request, templates, engine.options.maxObjects, planRequest(request)?.expandedLists)
   const loading = {
     hasDatabase: db !== undefined,
     contextFor: (request: FastifyRequest) => contextFor(request),
@@ -287,6 +287,7 @@ export type { Expanded, ExpandedBy, Loaded, LoadedRelation, ObjectSchema, Resour
 export { createSerializer, type Serializer, type SerializerOptions } from './standalone.js'
 export type { DatabaseOption, ExpandPluginOptions } from './options.js'
 export type { ExpandableRouteOptions } from './routes/expandable-route.js'
+export type { ExpandedListOptions, ExpandedListsOption } from './routes/expanded-list-declarations.js'
 export type { SerializerMechanism } from './compile/serializer-cache.js'
 export type { CacheStats } from './compile/serializer-cache.js'
 export type { ResourceRoutesOptions, ResourceRouteOptions, ListPage, CursorPage } from './routes/resource-routes.js'

@@ -113,6 +113,21 @@ describe('the expandable route option', () => {
     expect<ExpandableRouteOptions>().type.toHaveProperty('envelope')
   })
 
+  test('takes expanded lists and permitExpands', () => {
+    const detail: ExpandableRouteOptions = {
+      resource: Company,
+      permitExpands: ['employees'],
+      expandedLists: { employees: { sort: ['name', 'id'], maxLimit: 10, filter: { name: ['eq', 'contains'], id: { operators: ['in'] } } } },
+    }
+    expect(app.get).type.toBeCallableWith('/companies/:id', { expandable: detail }, async () => ({}))
+    expect(app.get).type.not.toBeCallableWith('/companies/:id', {
+      expandable: { resource: Company, expandedLists: { employees: { filter: { name: ['between'] } } } },
+    }, async () => ({}))
+    expect(app.get).type.not.toBeCallableWith('/companies/:id', {
+      expandable: { resource: Company, expandedLists: { employees: { maxLimit: '10' } } },
+    }, async () => ({}))
+  })
+
   test('refuses what is not a resource', () => {
     expect(app.get).type.not.toBeCallableWith('/companies', { expandable: { resource: 42 } }, async () => [])
     expect(app.get).type.not.toBeCallableWith('/companies', { expandable: { list: true } }, async () => [])

@@ -236,8 +236,11 @@ async function rowsOf<F extends ExpandedField | IdField> (
   // A to-one statement has no bound: it reads at most a row per key, and the keys are of parents already charged.
   const bound = rowBoundOf(context, field.relation)
   const build = (keys: readonly unknown[]) => query(context, field, keys, bound ?? 0)
-  const scope = context.scopeParts(field.relation.target)
-  const rows = await context.templates.rowsByKeys(context.db, field, keys, bound, build, scope, bindsKeysFirst(context, field.relation))
+  // A request's expanded list adds its conditions' values to the scope's, and its sort and limit to the statement's variant.
+  const listed = context.listed(field)
+  const scope = listed === undefined ? context.scopeParts(field.relation.target) : listed.parts
+  const keysFirst = bindsKeysFirst(context, field)
+  const rows = await context.templates.rowsByKeys(context.db, field, keys, bound, build, scope, keysFirst, listed?.variant)
   context.budget.charge(rows.length)
   return rows
 }

@@ -2,6 +2,9 @@ import type { FastifyRequest } from 'fastify'
 import { expressionBuilder, type Expression, type SqlBool } from 'kysely'
 import { RequestAbortedError, TooLargeError, messages } from '../errors.js'
 import type { ResourceNode } from '../graph/resource-graph.js'
+import type { ExpandedLists } from '../plan/expanded-list-plan.js'
+import type { PlannedField } from '../plan/plan.js'
+import { listedRelation, type ListedRelation } from '../sql/expanded-list-statements.js'
 import { dialectOf, type ExpandDialect } from '../sql/dialects/index.js'
 import type { AnyKysely } from '../sql/selection.js'
 import { scopeParts, type ScopeParts, type StatementTemplates } from '../sql/statement-templates.js'
@@ -25,6 +28,12 @@ export interface LoadContext {
   scopeParts(node: ResourceNode): ScopeParts | undefined
   /** Throws when the client has gone: the remaining statements of its request are not run. */
   ensureClientWaits(): void
+  /**
+   * What the request's expanded list of this planned field (`sort[path]`,
+   * `limit[path]`, `where[path.field]`) changes in its statement; undefined
+   * when the request asks nothing of it.
+   */
+  listed(field: PlannedField): ListedRelation | undefined
 }
 
 // A builder holds no state of its own: one serves every scope of every request.
@@ -34,8 +43,11 @@ export function createLoadContext (
   db: AnyKysely,
   request: FastifyRequest | undefined,
   templates: StatementTemplates,
-  maxObjects: number
+  maxObjects: number,
+  expandedLists?: ExpandedLists
 ): LoadContext {
+  // Each list's conditions are written once per request, however many chunks of keys its statement runs for.
+  const listed = new Map<PlannedField, ListedRelation>()
   // Each resource's scope is asked once per request, however many statements read its table.
   const scopes = new Map<ResourceNode, Expression<SqlBool> | undefined>()
   const conditions = new Map<ResourceNode, Expression<SqlBool> | undefined>()
@@ -63,6 +75,17 @@ export function createLoadContext (
     },
     ensureClientWaits () {
       if (request?.raw.socket?.destroyed === true) throw new RequestAbortedError()
+    },
+    listed (field) {
+      if (field.kind !== 'expanded') return undefined
+      const list = expandedLists?.get(field)
+      if (list === undefined) return undefined
+      let parts = listed.get(field)
+      if (parts === undefined) {
+        parts = listedRelation(this, field.relation, list)
+        listed.set(field, parts)
+      }
+      return parts
     },
     scopeParts (node) {
       if (parts.has(node)) return parts.get(node)

@@ -5,7 +5,7 @@ import type { JsonSchema } from '../graph/resource-graph.js'
 export interface ExpandOpenApiOptions {
   /** Prepended to the names of the components describing resources (default none: `Pet`, `Person`). */
   componentPrefix?: string
-  /** Paths listed in an `expand` enum at most (default 200); beyond, the enum stops at the last whole depth. */
+  /** Paths listed in an `expand` enum at most (default 50); beyond, the enum stops at the last whole depth. */
   maxEnumeratedPaths?: number
   /**
    * Documented properties of list envelopes besides the array (e.g. `total`); others are admitted undocumented.
@@ -27,6 +27,16 @@ export interface SwaggerTransformInput {
 
 export type SwaggerTransform = (input: SwaggerTransformInput) => { schema: FastifySchema; url: string }
 
+/**
+ * The most paths an `expand` enum lists by default. A client uses a few
+ * paths of a route, and every enumerated path is a line of the parameter's
+ * schema (a detail route of a dense schema reaches hundreds of recursive
+ * paths at the default depth): past this, the enum stops at the last whole
+ * depth. A route with `permitExpands` (or `permitListExpands`) lists exactly
+ * its permitted paths, whatever their number.
+ */
+export const defaultMaxEnumeratedPaths = 50
+
 /** The documentation options, checked, with their defaults. */
 export interface DocumentationSettings {
   readonly componentPrefix: string
@@ -38,7 +48,7 @@ export interface DocumentationSettings {
 /** `expandOpenApi`'s second argument, checked when it is called (a bad value fails at startup, not at the first document). */
 export function readDocumentationOptions (options: ExpandOpenApiOptions): DocumentationSettings {
   const componentPrefix = options.componentPrefix ?? ''
-  const maxEnumeratedPaths = options.maxEnumeratedPaths ?? 200
+  const maxEnumeratedPaths = options.maxEnumeratedPaths ?? defaultMaxEnumeratedPaths
   if (!/^[A-Za-z0-9._-]*$/.test(componentPrefix)) throw new InvalidOptionError(messages.openApiComponentPrefix)
   if (!Number.isInteger(maxEnumeratedPaths) || maxEnumeratedPaths < 1) throw new InvalidOptionError(messages.openApiMaxEnumeratedPaths)
   return { componentPrefix, maxEnumeratedPaths, envelopeProperties: options.envelopeProperties, transform: options.transform }

@@ -27,13 +27,17 @@ export interface ErrorSources {
   readonly pathParameters: boolean
   /** What the route carries when `app.expand.routes` registered it. */
   readonly generated: GeneratedRoute | undefined
+  /** The route declares `expandedLists`: it answers their `sort[...]` (bad sort) and `limit[...]`, `where[...]` (bad filter). */
+  readonly expandedLists?: boolean
 }
 
 /** The error responses of a route showing `node`. */
 export function errorResponses (node: ResourceNode, sources: ErrorSources): ErrorResponses {
   const { generated } = sources
   const responses: ErrorResponses = {
-    400: requestErrorSchema(sources.validated, generated?.kind === 'list' ? listCodes(generated) : []),
+    400: requestErrorSchema(sources.validated, generated?.kind === 'list'
+      ? listCodes(generated)
+      : sources.expandedLists === true ? expandedListCodes : []),
     500: serverErrorSchema(generated !== undefined),
     503: unavailableSchema(),
   }
@@ -76,6 +80,9 @@ const listCodesOf = {
   offset: listErrorCodes.filter((code) => code !== 'FST_EXPAND_BAD_CURSOR'),
   cursor: [...listErrorCodes],
 } satisfies Record<GeneratedListRoute['pagination'], readonly string[]>
+
+/** What a route with `expandedLists` answers for `sort[...]`, `limit[...]` and `where[...]` (a list route's own codes hold them). */
+const expandedListCodes = listErrorCodes.filter((code) => code !== 'FST_EXPAND_BAD_CURSOR')
 
 function listCodes (route: GeneratedListRoute): readonly string[] {
   return listCodesOf[route.pagination]

@@ -7,8 +7,10 @@ export interface ExpansionParameterSources {
   readonly node: ResourceNode
   /** The paths the route can expand. */
   readonly enumeration: PathEnumeration
-  /** The route expands only permitted paths (`permitListExpands`). */
+  /** The route expands only permitted paths (`permitExpands`, or `permitListExpands` on a list route). */
   readonly restricted: boolean
+  /** A list route. */
+  readonly list: boolean
   readonly maxDepth: number
   /** Whether the route can show this relation of the resource at the top level. */
   readonly showable: (field: string) => boolean
@@ -22,7 +24,7 @@ export interface ExpansionParameterSources {
  * querystring properties; `expand` left out where the route can expand nothing.
  */
 export function expansionParameters (sources: ExpansionParameterSources, options: ResolvedOptions): Record<string, JsonSchema> {
-  const { node, enumeration, restricted, maxDepth, showable, defaultExpand, requiredDefaults } = sources
+  const { node, enumeration, restricted, list, maxDepth, showable, defaultExpand, requiredDefaults } = sources
   const wildcards = [...options.wildcards]
   // A wildcard after a path is shown where the route can expand something below that path.
   const below = enumeration.paths.find((path) => enumeration.paths.some((other) => other.startsWith(`${path}.`)))
@@ -30,7 +32,7 @@ export function expansionParameters (sources: ExpansionParameterSources, options
     ? ` ${wildcards.map((token) => `\`${token}\``).join(' or ')} expands every ${restricted ? 'permitted ' : ''}relation of a level` +
       `${below === undefined ? '' : ` (\`${below}.${wildcards[0]}\`: every one below \`${below}\`)`}.`
     : ''
-  const where = restricted ? ' This list route permits only the paths listed.' : ''
+  const where = restricted ? ` This ${list ? 'list ' : ''}route permits only the paths listed.` : ''
   const syntax = 'Comma-separated or repeated; dot notation reaches nested relations.'
   const parameters: Record<string, JsonSchema> = {}
   const expandable = enumeration.paths.length > 0

@@ -3,6 +3,9 @@ import { permittedPaths } from '../plan/permitted.js'
 import type { JsonSchema, ResourceGraph } from '../graph/resource-graph.js'
 import type { AnyResource } from '../graph/resource.js'
 import type { ExpandableRouteOptions } from '../routes/expandable-route.js'
+import { readExpandedLists } from '../routes/expanded-list-declarations.js'
+import { expandedListParameters } from '../routes/expanded-list-parameters.js'
+import { InvalidOptionError } from '../errors.js'
 import type { GeneratedRoute } from '../routes/generated-route.js'
 import type { ComponentSchemas } from './component-schemas.js'
 import { restrictedLevelSchema } from './level-schemas.js'
@@ -66,7 +69,11 @@ export function describeExpandableRoute (
   const { graph, components } = resources
   const node = graph.node(setting.resource as AnyResource | string, 'expandOpenApi')
   const list = setting.list === true
-  const permitted = list && setting.permitListExpands !== undefined ? permittedPaths(setting.permitListExpands) : undefined
+  // permitExpands restricts any route; permitListExpands list routes only.
+  const permittedList = setting.permitExpands ?? (list ? setting.permitListExpands : undefined)
+  const permitted = permittedList === undefined ? undefined : permittedPaths(permittedList)
+  const refuse = (message: string): never => { throw new InvalidOptionError(message) }
+  const expandedLists = readExpandedLists(node, setting.expandedLists, 'expandOpenApi', refuse)
   const maxDepth = node.maxDepth ?? options.maxDepth
   // A restricted route's paths are few: enumerated whole, they are exactly what it may expand.
   const enumeration = enumerateExpansionPaths(node, {
@@ -83,18 +90,25 @@ export function describeExpandableRoute (
   const generated = route.generated
   const response = {
     200: successBody(node, item, { list, envelope: setting.envelope }, generated, settings.envelopeProperties),
-    ...errorResponses(node, { validated: route.validated === true, pathParameters: route.pathParameters === true, generated }),
+    ...errorResponses(node, {
+      validated: route.validated === true,
+      pathParameters: route.pathParameters === true,
+      generated,
+      expandedLists: expandedLists !== undefined,
+    }),
   }
   const querystring = expansionParameters({
     node,
     enumeration,
     restricted: permitted !== undefined,
+    list,
     maxDepth,
     // The relations this route can show at the top level: every one, or on a restricted list the permitted ones.
     showable: (field) => permitted === undefined || requestable.has(field),
     defaultExpand: setting.defaultExpand,
     requiredDefaults,
   }, options)
+  if (expandedLists !== undefined) Object.assign(querystring, expandedListParameters(expandedLists))
   return { querystring, response, ...(requiredDefaults ? { description: requiredDefaultsNote } : {}) }
 }
 

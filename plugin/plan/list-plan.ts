@@ -262,3 +262,6 @@ export function readTyped (type: ValueType, raw: string, written: string): unkno
       return raw
   }
 }
+
+// An expanded list's `where[path.field]` values are read as a list's filter values (plan/expanded-list-plan.ts).
+export { readFilterValue }

@@ -13,6 +13,9 @@ export type PlannedField =
     readonly orderBy: string | undefined
   }
 
+/** A planned relation field that is expanded. */
+export type ExpandedField = Extract<PlannedField, { kind: 'expanded' }>
+
 /** The kinds of planned fields: each consumer handles every one (a table keyed by it, or an exhaustive switch). */
 export type PlannedFieldKind = PlannedField['kind']
 

@@ -206,7 +206,7 @@ class Planner {
         }
         const unmatched = named.find((child) => !matched.has(child))
         if (unmatched !== undefined && this.options.onInvalidExpand === 'error') {
-          const permittedOnly = this.target.list && this.target.permitted !== undefined
+          const permittedOnly = this.target.permitted !== undefined
           throw new UnknownFieldError(messages.noMatchBelow(`${prefix}${name}.${unmatched}`, node.name, permittedOnly, unmatched))
         }
         continue

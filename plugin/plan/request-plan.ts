@@ -1,5 +1,6 @@
 import type { FastifyRequest } from 'fastify'
 import { NoPlanError, messages } from '../errors.js'
+import type { ExpandedLists } from './expanded-list-plan.js'
 import type { ListPlan, ListTarget } from './list-plan.js'
 import type { ExpansionPlan } from './plan.js'
 
@@ -14,6 +15,12 @@ export interface RequestPlan {
   readonly expansion: ExpansionPlan
   /** On a generated list route: its filters, sort keys, cursor and page, this request's own. Undefined elsewhere. */
   readonly list: ListPlan | undefined
+  /**
+   * On a route declaring `expandedLists`: the order, per-parent limit and
+   * conditions this request asks of its expanded to-many relations, by
+   * planned field. Undefined when it asks none (and on any other route).
+   */
+  readonly expandedLists: ExpandedLists | undefined
 }
 
 /** Plans one request of one route (routes/expandable-route.ts makes one per expandable route). */

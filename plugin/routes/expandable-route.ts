@@ -13,6 +13,7 @@ import { listTargetOf, planRequest, routePlanner, type RoutePlanner } from '../p
 import type { ResolvedOptions } from '../options.js'
 import { isResource, type AnyResource } from '../graph/resource.js'
 import { expandableSetting, markPrepared } from './route-declarations.js'
+import type { ExpandedListsOption } from './expanded-list-declarations.js'
 
 /** The `expandable` route option (also accepted as `config.expandable`). */
 export interface ExpandableRouteOptions {
@@ -25,10 +26,21 @@ export interface ExpandableRouteOptions {
   /** List routes: the expansion paths a client may request (prefixes included). Absent: every path. */
   permitListExpands?: readonly string[]
   /**
+   * Any route, list or detail: the expansion paths a client may request
+   * (prefixes included). Absent: every path. Not with permitListExpands.
+   */
+  permitExpands?: readonly string[]
+  /**
    * Paths expanded when the request has no `expand` parameter at all
-   * (`expand=` asks for none). On a list route with permitListExpands, each must be permitted.
+   * (`expand=` asks for none). With permitExpands (or permitListExpands on a list route), each must be permitted.
    */
   defaultExpand?: readonly string[]
+  /**
+   * To-many relation paths (`pets`, `owner.pets`) whose expanded arrays a
+   * request may order, limit and narrow: `sort[pets]=-born,name`,
+   * `limit[pets]=5`, `where[pets.species]=cat`, `where[pets.born][gte]=2020-01-01`.
+   */
+  expandedLists?: ExpandedListsOption
   /**
    * The OpenAPI document marks this route's default fields `required` (the
    * plugin option of the same name, for this route); its description says so.
@@ -36,7 +48,9 @@ export interface ExpandableRouteOptions {
   openApiRequiredDefaults?: boolean
 }
 
-const routeOptionKeys = new Set(['resource', 'list', 'envelope', 'permitListExpands', 'defaultExpand', 'openApiRequiredDefaults'])
+const routeOptionKeys = new Set([
+  'resource', 'list', 'envelope', 'permitListExpands', 'permitExpands', 'defaultExpand', 'expandedLists', 'openApiRequiredDefaults',
+])
 const jsonContentType = 'application/json; charset=utf-8'
 
 /**
@@ -57,8 +71,10 @@ export function prepareRoute (engine: ExpandEngine, routeOptions: RouteOptions):
     target = engine.target(setting.resource, {
       list: setting.list,
       envelope: setting.envelope,
-      permittedExpands: setting.permitListExpands,
+      permittedExpands: setting.permitExpands ?? setting.permitListExpands,
+      permitOption: setting.permitExpands === undefined ? 'permitListExpands' : 'permitExpands',
       defaultExpand: setting.defaultExpand,
+      expandedLists: setting.expandedLists,
     }, context)
   } catch (error) {
     // An unknown resource or path here is a mistake in the route's options, not in a definition.
@@ -209,6 +225,11 @@ function checkRouteSetting (setting: ExpandableRouteOptions, context: string): v
   if (setting.permitListExpands !== undefined && setting.list !== true) {
     fail(messages.permitListExpandsNeedsList(context))
   }
+  if (setting.permitExpands !== undefined &&
+    (!Array.isArray(setting.permitExpands) || !setting.permitExpands.every((path) => typeof path === 'string'))) {
+    fail(messages.badPermitExpands(context))
+  }
+  if (setting.permitExpands !== undefined && setting.permitListExpands !== undefined) fail(messages.permitExpandsAndListExpands(context))
   if (setting.defaultExpand !== undefined &&
     (!Array.isArray(setting.defaultExpand) || !setting.defaultExpand.every((path) => typeof path === 'string'))) {
     fail(messages.badDefaultExpand(context))

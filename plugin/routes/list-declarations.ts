@@ -155,7 +155,7 @@ function columnOf (node: ResourceNode, field: string): string | undefined {
   return ownerColumn(relation.link)
 }
 
-function readFilterOption (
+export function readFilterOption (
   node: ResourceNode, option: ListQueryOptions['filter'], fail: (message: string) => never
 ): Map<string, FilterField> {
   const filters = new Map<string, FilterField>()
@@ -241,7 +241,7 @@ function readFilterDeclaration (
   return { operators, containsMaxLength: containsMaxLength ?? defaultContainsMaxLength }
 }
 
-function readSortOption (
+export function readSortOption (
   node: ResourceNode, option: readonly string[] | undefined, fail: (message: string) => never
 ): Map<string, SortField> {
   const fields = new Map<string, SortField>()

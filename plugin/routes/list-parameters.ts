@@ -45,7 +45,7 @@ function comparison (words: string): (filter: FilterField) => JsonSchema {
  * The querystring property of each operator: a new operator does not compile
  * until it says how its parameter is written.
  */
-const operatorParameters = {
+export const operatorParameters = {
   eq: comparison('equals'),
   ne: comparison('differs from'),
   lt: comparison('is less than'),

@@ -13,6 +13,7 @@ import type { ScopeParts } from '../sql/statement-templates.js'
 import { generatedRouteConfig, type GeneratedRoute } from './generated-route.js'
 import { listParameters } from './list-parameters.js'
 import { readListDeclaration, type FilterDeclaration } from './list-declarations.js'
+import type { ExpandedListsOption } from './expanded-list-declarations.js'
 import type { LoadContext } from '../load/load-context.js'
 import { parameterReader } from '../parse/route-parameters.js'
 import { databaseFailureKind } from '../sql/dialects/index.js'
@@ -21,6 +22,14 @@ import { keyColumn, selectedRow, selectLevel, tableOf, type Row } from '../sql/s
 export interface ResourceRoutesOptions {
   /** Paths a list request may expand (prefixes included); absent: every path. */
   permitListExpands?: readonly string[]
+  /** Paths a detail request may expand (prefixes included); absent: every path. The detail route's `permitExpands`. */
+  permitDetailExpands?: readonly string[]
+  /**
+   * To-many relation paths whose expanded arrays a request to either route
+   * may order, limit and narrow (`sort[pets]=-born`, `limit[pets]=5`,
+   * `where[pets.species]=cat`): each path's sort fields, filters and largest limit.
+   */
+  expandedLists?: ExpandedListsOption
   /** Paths expanded, on both routes, when the request has no `expand` parameter (list: each permitted by permitListExpands). */
   defaultExpand?: readonly string[]
   /** Rows per page when `limit` is not given (default 20). */
@@ -104,7 +113,7 @@ export interface CursorPage<T = Row> {
 
 const routesOptionKeys = new Set([
   'permitListExpands', 'pageSize', 'maxPageSize', 'filter', 'sort', 'pagination', 'total', 'cursorSecret', 'cursorBinding', 'route',
-  'defaultExpand', 'openApiRequiredDefaults',
+  'defaultExpand', 'openApiRequiredDefaults', 'permitDetailExpands', 'expandedLists',
 ])
 const routeHookKeys = [
   'onRequest', 'preParsing', 'preValidation', 'preHandler', 'preSerialization',
@@ -170,6 +179,9 @@ export function registerResourceRoutes (
   const ignoreHidden = engine.options.onInvalidExpand === 'ignore'
   // Checked by the route's own check of its setting.
   const requiredDefaults = options.openApiRequiredDefaults === undefined ? {} : { openApiRequiredDefaults: options.openApiRequiredDefaults }
+  // Checked by each route's own check of its setting, as the list route's and the detail route's.
+  const expandedLists = options.expandedLists === undefined ? {} : { expandedLists: options.expandedLists }
+  const permitDetail = options.permitDetailExpands === undefined ? {} : { permitExpands: options.permitDetailExpands }
 
   const listSetting = {
     resource: node.resource,
@@ -177,6 +189,7 @@ export function registerResourceRoutes (
     envelope: 'data',
     permitListExpands: options.permitListExpands,
     defaultExpand: options.defaultExpand,
+    ...expandedLists,
     ...requiredDefaults,
   }
   // What the route is, carried in its config for whatever reads its options (the OpenAPI transform).
@@ -336,7 +349,9 @@ export function registerResourceRoutes (
     }
   })
 
-  const detailSetting = { resource: node.resource, defaultExpand: options.defaultExpand, ...requiredDefaults }
+  const detailSetting = {
+    resource: node.resource, defaultExpand: options.defaultExpand, ...permitDetail, ...expandedLists, ...requiredDefaults,
+  }
   const detailRoute: GeneratedRoute = Object.freeze({ kind: 'detail' })
   app.get<{ Params: { id: unknown } }>(`${prefix}/:id`, {
     ...shared.hooks,

@@ -441,3 +441,4 @@ function comparisonOf (
   }
   return { leaf, values: [...plain, ...alone].map(({ item }) => item), shape }
 }
+

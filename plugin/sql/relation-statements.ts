@@ -106,8 +106,10 @@ function toManyStatement (
 ): AnySelect {
   const { db, dialect } = context
   const { relation } = field
-  const scope = context.scope(relation.target)
-  const order = relationOrder(field, source.relatedKey)
+  // A request's expanded list: its order, limit and conditions instead of the relation's (its scope stays).
+  const listed = context.listed(field)
+  const scope = listed === undefined ? context.scope(relation.target) : listed.condition
+  const order = listed?.order === undefined ? relationOrder(field, source.relatedKey) : listed.order(source.relatedKey)
   // The scope is the first condition of every statement: statement templates expect its values first.
   const tagged = () => {
     const from = (source.join ?? same)(db.selectFrom(source.table) as AnySelect)
@@ -115,7 +117,7 @@ function toManyStatement (
       .select(`${source.parentColumn} as ${parentKey}`)
       .where(source.parentColumn, 'in', keys)
   }
-  const { limit } = relation.keys
+  const limit = limitOf(context, field)
   if (limit !== undefined) return dialect.firstRowsPerParent({ db, source, scope, keys, order, limit, bound, tagged })
   return dialect.limit(orderedBy(tagged().orderBy(source.parentColumn), order), bound)
 }
@@ -159,8 +161,13 @@ const idColumns = ['id', parentKey]
  * scope's values (statement templates need the order): a relation with
  * `limit` on a dialect whose statement of each parent's first rows does.
  */
-export function bindsKeysFirst (context: LoadContext, relation: RelationEdge): boolean {
-  return relation.keys.limit !== undefined && context.dialect.firstRowsBindKeysFirst
+export function bindsKeysFirst (context: LoadContext, field: RelationField): boolean {
+  return limitOf(context, field) !== undefined && context.dialect.firstRowsBindKeysFirst
+}
+
+/** A to-many field's rows per parent: the request's `limit[path]` if it asks one, else the relation's `limit`. */
+function limitOf (context: LoadContext, field: RelationField): number | undefined {
+  return context.listed(field)?.limit ?? field.relation.keys.limit
 }
 
 /** The most rows a relation's statement reads (its `limit`), or undefined for a kind whose statement needs no bound. */

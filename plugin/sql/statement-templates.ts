@@ -37,7 +37,9 @@ export class StatementTemplates {
    * returns (its `limit`, a literal of its text; undefined for a statement
    * without one). `scope`: the request's
    * condition that the statement carries, if any (see `scopeParts`), whose
-   * values come first, or after the keys with `keysBeforeScope`.
+   * values come first, or after the keys with `keysBeforeScope`. `variant`:
+   * what else tells apart statements of one site (an expanded list's sort,
+   * limit and conditions' shape).
    */
   async rowsByKeys (
     db: AnyKysely,
@@ -46,13 +48,14 @@ export class StatementTemplates {
     bound: number | undefined,
     build: (keys: readonly unknown[]) => Compilable<unknown>,
     scope?: ScopeParts,
-    keysBeforeScope = false
+    keysBeforeScope = false,
+    variant = ''
   ): Promise<Row[]> {
     if (keys.length > largestTemplateKeys) return await run(db, build(keys).compile())
     const padded = padKeys(keys)
     const keyCount = keysBeforeScope ? -padded.length : padded.length
     // The bound is a literal of the statement's text: one template per bound.
-    const purpose = `${keysBeforeScope ? 'keys first' : 'keys'}${bound === undefined ? '' : `/limit ${bound}`}`
+    const purpose = `${keysBeforeScope ? 'keys first' : 'keys'}${bound === undefined ? '' : `/limit ${bound}`}${variant}`
     return await this.compiledRows(db, site, purpose, padded, keyCount, () => build(padded), scope)
   }
 
