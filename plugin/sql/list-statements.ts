@@ -441,4 +441,3 @@ function comparisonOf (
   }
   return { leaf, values: [...plain, ...alone].map(({ item }) => item), shape }
 }
-
