@@ -1,0 +1,319 @@
+import fc from 'fast-check'
+import Fastify, { type FastifyInstance } from 'fastify'
+import t, { type Test } from 'tap'
+import expandPlugin from '../../plugin/index.js'
+import { dialects, type Dialect, type TestDatabase } from '../fixtures/dialects.js'
+import { Person, createRelationTables, handWorld, relationListResources, seedRelationTables, type PersonRow, type RelationWorld } from '../fixtures/relation-lists.js'
+import {
+  birthDates, companyNames, maxPeople, personArbitrary, personNames, petNames, relationWorldArbitrary, species, tagNames, toyNames,
+} from '../fixtures/relation-world-arbitrary.js'
+import {
+  comparePositions, personBody, positionOf, referenceList, type ListFilter, type ListSortKey, type Position, type SortName,
+} from './relation-list-reference.js'
+
+// Lists through relations (docs/lists.md, "Lists through to-many relations") against the naive reading
+// of relation-list-reference.ts, on random worlds and random requests, on every dialect: offset pages
+// (rows and total), cursor walks forward to the end and back to the start, and forward walks with rows
+// inserted, deleted and changed between pages. The dialects' offset bodies are compared byte for byte.
+
+const tables = ['pet_tags', 'tags', 'toys', 'pets', 'people', 'companies'] as const
+
+// One seed for every dialect in this process, so that each is asked the same requests on the same worlds.
+const seed = process.env.FC_SEED === undefined ? Math.floor(Math.random() * 2 ** 31) : Number(process.env.FC_SEED)
+const runs = (count: number) => ({ numRuns: process.env.FC_RUNS === undefined ? count : Number(process.env.FC_RUNS), seed })
+t.comment(`fast-check seed ${seed} (FC_SEED=${seed} repeats this run)`)
+
+const values = <T extends string> (...choices: readonly T[]) => fc.constantFrom(...choices)
+const booleans = values('true', 'false')
+const subsetOf = (choices: readonly string[]) => fc.subarray([...choices], { minLength: 1 }).map((chosen) => chosen.join(','))
+const filterOf = (path: string, operator: ListFilter['operator'], raw: fc.Arbitrary<string>): fc.Arbitrary<ListFilter> =>
+  raw.map((value) => ({ path, operator, raw: value }))
+
+// Each declared filter with values that match some rows, and values that match none ('Zed', 'newt', 'kite', ...).
+const filterArbitrary: fc.Arbitrary<ListFilter> = fc.oneof(
+  filterOf('name', 'eq', values(...personNames, 'Zed')),
+  filterOf('name', 'in', subsetOf([...personNames, 'Zed'])),
+  filterOf('name', 'contains', values('a', 'BO', 'o', 'x', 'Ca')),
+  filterOf('born', 'null', booleans),
+  filterOf('born', 'gte', values(...birthDates, '1970-01-01', '2030-01-01')),
+  filterOf('born', 'lt', values(...birthDates)),
+  filterOf('born', 'ne', values(...birthDates)),
+  filterOf('employer', 'exists', booleans),
+  filterOf('employer.name', 'eq', values(...companyNames, 'Nope')),
+  filterOf('employer.name', 'ne', values(...companyNames)),
+  filterOf('manager', 'exists', booleans),
+  filterOf('manager.name', 'eq', values(...personNames, 'Zed')),
+  filterOf('manager.name', 'contains', values('a', 'o', 'x')),
+  filterOf('manager.employer.name', 'eq', values(...companyNames)),
+  filterOf('pets', 'exists', booleans),
+  filterOf('pets.species', 'eq', values(...species, 'newt')),
+  filterOf('pets.species', 'in', subsetOf([...species, 'newt'])),
+  filterOf('pets.species', 'ne', values(...species)),
+  filterOf('pets.name', 'eq', values(...petNames, 'Nemo')),
+  filterOf('pets.name', 'contains', values('o', 'T', 'x')),
+  filterOf('pets.toys.name', 'eq', values(...toyNames, 'kite')),
+  filterOf('pets.tags.name', 'eq', values(...tagNames, 'none')),
+  filterOf('pets.owner.name', 'eq', values(...personNames)),
+  filterOf('reports', 'exists', booleans),
+  filterOf('reports.name', 'eq', values(...personNames)),
+  filterOf('manager.pets.species', 'eq', values(...species))
+)
+/** The routes' `filter` option: every path and operator filterArbitrary writes. */
+const declaredFilters = {
+  name: ['eq', 'in', 'contains'],
+  born: ['null', 'gte', 'lt', 'ne'],
+  employer: ['exists'],
+  'employer.name': ['eq', 'ne'],
+  manager: ['exists'],
+  'manager.name': ['eq', 'contains'],
+  'manager.employer.name': ['eq'],
+  pets: ['exists'],
+  'pets.species': ['eq', 'in', 'ne'],
+  'pets.name': ['eq', 'contains'],
+  'pets.toys.name': ['eq'],
+  'pets.tags.name': ['eq'],
+  'pets.owner.name': ['eq'],
+  reports: ['exists'],
+  'reports.name': ['eq'],
+  'manager.pets.species': ['eq'],
+} as const
+const sortNames: readonly SortName[] = ['name', 'born', 'employer.name', 'manager.name', 'manager.employer.name']
+
+// A path and operator given twice is a 400: each at most once.
+const filtersArbitrary = fc.uniqueArray(filterArbitrary, { maxLength: 3, size: 'small', selector: ({ path, operator }) => `${path}[${operator}]` })
+const sortArbitrary = fc.uniqueArray(fc.record({ name: fc.constantFrom(...sortNames), descending: fc.boolean() }), {
+  maxLength: 3, selector: ({ name }) => name,
+})
+const limitArbitrary = fc.integer({ min: 1, max: 5 })
+
+interface ListRequest { filters: ListFilter[]; sort: ListSortKey[]; limit: number }
+const requestArbitrary: fc.Arbitrary<ListRequest> = fc.record({ filters: filtersArbitrary, sort: sortArbitrary, limit: limitArbitrary })
+
+function queryOf ({ filters, sort, limit }: ListRequest): string {
+  const parts = filters.map(({ path, operator, raw }) => `filter[${path}]${operator === 'eq' ? '' : `[${operator}]`}=${encodeURIComponent(raw)}`)
+  if (sort.length > 0) parts.push(`sort=${sort.map(({ name, descending }) => `${descending ? '-' : ''}${name}`).join(',')}`)
+  parts.push(`limit=${limit}`)
+  return parts.join('&')
+}
+
+interface OffsetBody { data: Array<Record<string, unknown>>; limit: number; offset: number; total: number }
+interface CursorBody { data: Array<Record<string, unknown>>; limit: number; next: string | null; prev: string | null }
+
+async function openApp (t: Test, dialect: Dialect): Promise<{ app: FastifyInstance; database: TestDatabase }> {
+  const database = await dialect.open()
+  t.teardown(() => database.close())
+  await createRelationTables(database.db)
+  const app = Fastify()
+  await app.register(expandPlugin, { db: database.db, resources: relationListResources })
+  const options = { filter: declaredFilters, sort: sortNames, maxPageSize: 50 }
+  app.expand.routes('/people', Person, options)
+  app.expand.routes('/feed', Person, { ...options, pagination: 'cursor' })
+  await app.ready()
+  t.teardown(() => app.close())
+  return { app, database }
+}
+
+async function load (database: TestDatabase, world: RelationWorld): Promise<void> {
+  for (const table of tables) await database.db.deleteFrom(table).execute()
+  await seedRelationTables(database.db, world)
+}
+
+async function get<T> (app: FastifyInstance, url: string): Promise<{ body: T; raw: string }> {
+  const reply = await app.inject(url)
+  if (reply.statusCode !== 200) throw new Error(`${url}: ${reply.statusCode} ${reply.body}`)
+  return { body: reply.json() as T, raw: reply.body }
+}
+
+const sameJson = (label: string, actual: unknown, expected: unknown) => {
+  const [a, b] = [JSON.stringify(actual), JSON.stringify(expected)]
+  if (a !== b) throw new Error(`${label}:\n  got      ${a}\n  expected ${b}`)
+}
+
+t.test('the reference reads the hand-written world as worked out by hand', async (t) => {
+  const listed = (filters: ListFilter[], sort: ListSortKey[] = []) => referenceList(handWorld, filters, sort).map(({ id }) => id)
+  const cats: ListFilter = { path: 'pets.species', operator: 'eq', raw: 'cat' }
+  // Garfield, Bea's cat, is deleted: out of the pets' scope.
+  t.same(listed([cats]), [1, 5])
+  t.same(listed([cats, { path: 'pets.name', operator: 'contains', raw: 'ga' }]), [1], 'Gato is a cat named ga')
+  t.same(listed([{ path: 'pets.species', operator: 'eq', raw: 'dog' }, { path: 'pets.name', operator: 'contains', raw: 'ga' }]), [],
+    "Ana's dog is Rex, her Gato a cat: no one pet is both")
+  t.same(listed([{ path: 'pets', operator: 'exists', raw: 'false' }]), [4])
+  t.same(listed([{ path: 'pets.tags.name', operator: 'eq', raw: 'vip' }]), [], 'vip is secret')
+  t.same(listed([{ path: 'pets.toys.name', operator: 'eq', raw: 'ball' }]), [1], "Garfield's ball is a deleted pet's")
+  t.same(listed([{ path: 'employer', operator: 'exists', raw: 'false' }]), [3, 4], 'Shadow is hidden')
+  t.same(listed([], [{ name: 'employer.name', descending: false }]), [2, 5, 1, 3, 4], 'NULL (missing or hidden) last ascending')
+  t.same(listed([], [{ name: 'employer.name', descending: true }]), [3, 4, 1, 2, 5], 'NULL first descending, ties by id')
+  t.same(listed([], [{ name: 'manager.employer.name', descending: false }]), [4, 2, 3, 1, 5])
+})
+
+/** The offset bodies of each dialect, in the order asked (the same on every dialect: one seed). */
+const offsetBodies = new Map<string, string[]>()
+
+for (const dialect of dialects()) {
+  t.test(`lists through relations against the reference on ${dialect.name}`, async (t) => {
+    const { app, database } = await openApp(t, dialect)
+    const bodies: string[] = []
+    offsetBodies.set(dialect.name, bodies)
+    const describe = (world: RelationWorld) => `world ${JSON.stringify(world)}`
+
+    t.test('offset pages: the rows and the total', async (t) => {
+      const outcomes = { empty: 0, rows: 0, throughMany: 0 }
+      const offsetArbitrary = fc.nat({ max: maxPeople + 2 })
+      const requestsArbitrary = fc.array(fc.tuple(requestArbitrary, offsetArbitrary), { minLength: 4, maxLength: 4 })
+      await fc.assert(fc.asyncProperty(relationWorldArbitrary, requestsArbitrary, async (world, requests) => {
+        await load(database, world)
+        for (const [request, offset] of requests) {
+          const url = `/people?${queryOf(request)}&offset=${offset}`
+          const expected = referenceList(world, request.filters, request.sort)
+          const { body, raw } = await get<OffsetBody>(app, url)
+          bodies.push(raw)
+          outcomes[expected.length === 0 ? 'empty' : 'rows']++
+          if (expected.length > 0 && request.filters.some(({ path }) => /^(pets|reports)[.]|^manager[.]pets/.test(path))) outcomes.throughMany++
+          sameJson(`${url} on ${describe(world)}`, body, {
+            data: expected.slice(offset, offset + request.limit).map(personBody), limit: request.limit, offset, total: expected.length,
+          })
+        }
+      }), runs(60))
+      t.ok(outcomes.empty > 10 && outcomes.rows > 60 && outcomes.throughMany > 10, `both outcomes are exercised: ${JSON.stringify(outcomes)}`)
+    })
+
+    t.test('cursor pages: forward to the end, then back to the start through prev', async (t) => {
+      let longWalks = 0
+      const requestsArbitrary = fc.array(requestArbitrary, { minLength: 2, maxLength: 2 })
+      await fc.assert(fc.asyncProperty(relationWorldArbitrary, requestsArbitrary, async (world, requests) => {
+        await load(database, world)
+        for (const request of requests) {
+          const query = queryOf(request)
+          const { limit } = request
+          const expected = referenceList(world, request.filters, request.sort).map(personBody)
+          const label = `/feed?${query} on ${describe(world)}`
+          const forward: CursorBody[] = []
+          let after: string | null | undefined
+          while (after !== null) {
+            if (forward.length > expected.length + 1) throw new Error(`${label}: the walk does not end`)
+            const url = after === undefined ? `/feed?${query}` : `/feed?${query}&after=${encodeURIComponent(after)}`
+            database.reset()
+            const { body } = await get<CursorBody>(app, url)
+            if (database.statements.length !== 1) throw new Error(`${url}: ${database.statements.length} statements, not 1`)
+            const index = forward.length
+            sameJson(`${label}: page ${index}`, body.data, expected.slice(index * limit, (index + 1) * limit))
+            const last = (index + 1) * limit >= expected.length
+            if ((body.next === null) !== last) throw new Error(`${label}: page ${index} next ${String(body.next)}, ${expected.length} rows`)
+            if ((body.prev === null) !== (index === 0)) throw new Error(`${label}: page ${index} prev ${String(body.prev)}`)
+            forward.push(body)
+            after = body.next
+          }
+          // Back from the last page: the same pages in reverse, prev null exactly on the first.
+          let page = forward.length - 1
+          let before = forward[page]!.prev
+          while (before !== null) {
+            page--
+            if (page < 0) throw new Error(`${label}: walking back goes past the first page`)
+            const { body } = await get<CursorBody>(app, `/feed?${query}&before=${encodeURIComponent(before)}`)
+            sameJson(`${label}: page ${page} walking back`, body.data, forward[page]!.data)
+            if ((body.prev === null) !== (page === 0)) throw new Error(`${label}: page ${page} walking back has prev ${String(body.prev)}`)
+            if (body.next === null) throw new Error(`${label}: page ${page} walking back has no next`)
+            before = body.prev
+          }
+          if (page !== 0) throw new Error(`${label}: walking back stopped at page ${page}`)
+          if (forward.length >= 3) longWalks++
+        }
+      }), runs(40))
+      t.ok(longWalks > 10, `${longWalks} walks of three pages or more`)
+    })
+
+    t.test('a forward walk with rows inserted, deleted and changed between pages', async (t) => {
+      let nextId = 1000
+      const exercised = { emptyPages: 0, unchangedRows: 0, pages: 0 }
+      const changeArbitrary = fc.record({
+        inserted: fc.array(personArbitrary(maxPeople, 4), { maxLength: 2 }),
+        deleted: fc.array(fc.nat({ max: maxPeople }), { maxLength: 2 }),
+        // Now and then every row after the page just read goes: the next page comes back empty.
+        rest: fc.integer({ min: 0, max: 9 }).map((draw) => draw === 0),
+        species: fc.option(fc.tuple(fc.nat({ max: 60 }), fc.constantFrom(...species)), { nil: undefined }),
+      })
+      const changesArbitrary = fc.array(changeArbitrary, { minLength: 12, maxLength: 12 })
+      await fc.assert(fc.asyncProperty(relationWorldArbitrary, requestArbitrary, changesArbitrary,
+        async (start, request, changes) => {
+          await load(database, start)
+          const query = queryOf(request)
+          const { filters, sort, limit } = request
+          const label = `/feed?${query} on ${describe(start)}`
+          let world = start
+          // The rows selected at the start, with their positions; a row leaves when it is deleted, no longer
+          // selected or moves. Those left at the end existed unchanged during the whole walk: each must be read.
+          const unchanged = new Map(referenceList(start, filters, sort).map((row) => [row.id, positionOf(start, row, sort)]))
+          const observe = () => {
+            const selected = new Map(referenceList(world, filters, sort).map((row) => [row.id, row]))
+            for (const [id, position] of unchanged) {
+              const row = selected.get(id)
+              if (row === undefined || comparePositions(sort, positionOf(world, row, sort), position) !== 0) unchanged.delete(id)
+            }
+          }
+          const seen = new Map<number, Position>()
+          let at: Position | undefined
+          let after: string | null | undefined
+          for (let page = 0; after !== null; page++) {
+            if (page > 80) throw new Error(`${label}: the walk does not end`)
+            const url = after === undefined ? `/feed?${query}` : `/feed?${query}&after=${encodeURIComponent(after)}`
+            const { body } = await get<CursorBody>(app, url)
+            exercised.pages++
+            // Exactly the rows after the last one read (at its position when read), in the current state.
+            const remaining = referenceList(world, filters, sort)
+              .filter((row) => at === undefined || comparePositions(sort, positionOf(world, row, sort), at) > 0)
+            sameJson(`${label}: page ${page}`, body.data, remaining.slice(0, limit).map(personBody))
+            if ((body.next === null) !== (remaining.length <= limit)) throw new Error(`${label}: page ${page} next ${String(body.next)}`)
+            if ((body.prev === null) !== (page === 0)) throw new Error(`${label}: page ${page} prev ${String(body.prev)}`)
+            // A row read again must have moved (its sort key through a relation changed): an unmoved one never repeats.
+            for (const row of remaining.slice(0, limit)) {
+              const position = positionOf(world, row, sort)
+              const before = seen.get(row.id)
+              if (before !== undefined && comparePositions(sort, before, position) === 0) throw new Error(`${label}: page ${page} repeats ${row.id}`)
+              seen.set(row.id, position)
+            }
+            const lastRow = remaining[Math.min(limit, remaining.length) - 1]
+            if (lastRow !== undefined) at = positionOf(world, lastRow, sort)
+            else if (page > 0) {
+              // An empty page still hands back the way back: the rows up to its cursor's position.
+              if (body.prev === null) throw new Error(`${label}: empty page ${page} has no prev`)
+              exercised.emptyPages++
+              const { body: back } = await get<CursorBody>(app, `/feed?${query}&before=${encodeURIComponent(body.prev)}`)
+              const upTo = referenceList(world, filters, sort)
+                .filter((row) => comparePositions(sort, positionOf(world, row, sort), at!) <= 0)
+              sameJson(`${label}: before the empty page ${page}`, back.data, upTo.slice(-limit).map(personBody))
+            }
+            after = body.next
+            // Between pages: insert and delete people, change a pet's species, in the database and the reference alike.
+            const { inserted, deleted, rest, species: changed } = changes[page % changes.length]!
+            const added: PersonRow[] = inserted.map((row) => ({ ...row, id: nextId++ }))
+            if (added.length > 0) await database.db.insertInto('people').values(added).execute()
+            const gone = deleted.map((index) => world.people[index % Math.max(world.people.length, 1)]?.id).filter((id) => id !== undefined)
+            if (rest) gone.push(...remaining.slice(limit).map(({ id }) => id))
+            if (gone.length > 0) await database.db.deleteFrom('people').where('id', 'in', gone).execute()
+            world = { ...world, people: [...world.people.filter(({ id }) => !gone.includes(id)), ...added] }
+            const pet = changed === undefined ? undefined : world.pets[changed[0] % Math.max(world.pets.length, 1)]
+            if (pet !== undefined) {
+              await database.db.updateTable('pets').set({ species: changed![1] }).where('id', '=', pet.id).execute()
+              world = { ...world, pets: world.pets.map((row) => (row.id === pet.id ? { ...row, species: changed![1] } : row)) }
+            }
+            observe()
+          }
+          exercised.unchangedRows += unchanged.size
+          for (const id of unchanged.keys()) {
+            if (!seen.has(id)) throw new Error(`${label}: row ${id}, selected and unchanged during the walk, was skipped`)
+          }
+        }), runs(40))
+      t.ok(exercised.pages > 40 && exercised.unchangedRows > 20, `no walk repeats or skips a row: ${JSON.stringify(exercised)}`)
+    })
+  })
+}
+
+t.test('every dialect answers the same offset requests with the same bytes', async (t) => {
+  const [first, ...others] = [...offsetBodies.entries()]
+  t.ok(first !== undefined && first[1].length > 0, 'offset bodies were recorded')
+  for (const [name, bodies] of others) {
+    const differing = bodies.findIndex((body, index) => body !== first![1][index])
+    t.equal(differing, -1, `${name} and ${first![0]}: ${differing === -1 ? 'identical' : `request ${differing}: ${bodies[differing]} | ${first![1][differing]}`}`)
+    t.equal(bodies.length, first![1].length, `${name} answered as many requests`)
+  }
+})
