@@ -213,6 +213,9 @@ for (const dialect of dialects()) {
             sameJson(`${label}: page ${page} walking back`, body.data, forward[page]!.data)
             if ((body.prev === null) !== (page === 0)) throw new Error(`${label}: page ${page} walking back has prev ${String(body.prev)}`)
             if (body.next === null) throw new Error(`${label}: page ${page} walking back has no next`)
+            // And forward again from it: its next is the page after it.
+            const { body: again } = await get<CursorBody>(app, `/feed?${query}&after=${encodeURIComponent(body.next)}`)
+            sameJson(`${label}: after page ${page} read walking back`, again.data, forward[page + 1]!.data)
             before = body.prev
           }
           if (page !== 0) throw new Error(`${label}: walking back stopped at page ${page}`)
