@@ -166,3 +166,48 @@ export function referenceList (world: RelationWorld, filters: readonly ListFilte
 export function personBody (row: PersonRow): Record<string, unknown> {
   return { id: row.id, name: row.name, born: row.born, employer: row.employer_id, manager: row.manager_id }
 }
+
+/** What a request expands and who asks: `x-role: guest` sees neither Person.born nor Pet.species. */
+export interface Shaping {
+  readonly expand: readonly string[]
+  readonly guest: boolean
+}
+
+/** Whether a guest may not use the filters or the sort: each names a field hidden from it (403). */
+export function forbiddenToGuest (filters: readonly ListFilter[], sort: readonly ListSortKey[]): boolean {
+  return filters.some(({ path }) => path === 'born' || path.endsWith('pets.species')) || sort.some(({ name }) => name === 'born')
+}
+
+/**
+ * A person as the list writes it: its default fields (less `born` for a guest), each expanded relation in
+ * place of its key or, for a to-many one, after them; related rows in their resource's scope (a hidden or
+ * missing one: null), to-many rows by id, never narrowed by the list's filters.
+ */
+export function shapedPerson (world: RelationWorld, row: PersonRow, shaping: Shaping): Record<string, unknown> {
+  const expanded = (path: string) => shaping.expand.includes(path)
+  const plain = (person: PersonRow) => shaping.guest
+    ? { id: person.id, name: person.name, employer: person.employer_id, manager: person.manager_id }
+    : personBody(person)
+  const body: Record<string, unknown> = plain(row)
+  if (expanded('employer')) {
+    const company = relations.Person.employer!.rows(world, row)[0] as CompanyRow | undefined
+    body.employer = company === undefined ? null : { id: company.id, name: company.name }
+  }
+  if (expanded('manager')) {
+    const manager = relations.Person.manager!.rows(world, row)[0] as PersonRow | undefined
+    body.manager = manager === undefined ? null : plain(manager)
+  }
+  if (expanded('pets') || expanded('pets.tags')) {
+    const pets = (relations.Person.pets!.rows(world, row) as PetRow[]).sort((a, b) => a.id - b.id)
+    body.pets = pets.map((pet) => {
+      const written: Record<string, unknown> = shaping.guest
+        ? { id: pet.id, name: pet.name, owner: pet.owner_id }
+        : { id: pet.id, name: pet.name, species: pet.species, owner: pet.owner_id }
+      if (expanded('pets.tags')) {
+        written.tags = (relations.Pet.tags!.rows(world, pet) as TagRow[]).sort((a, b) => a.id - b.id).map(({ id, name }) => ({ id, name }))
+      }
+      return written
+    })
+  }
+  return body
+}
