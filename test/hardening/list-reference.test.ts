@@ -2,6 +2,7 @@ import fc from 'fast-check'
 import Fastify, { type FastifyInstance } from 'fastify'
 import t, { type Test } from 'tap'
 import expandPlugin from '../../plugin/index.js'
+import { pageRunsCount } from '../helpers/page-count.js'
 import { dialects, type Dialect, type TestDatabase } from '../fixtures/dialects.js'
 import { Person, createRelationTables, handWorld, relationListResources, seedRelationTables, type PersonRow, type RelationWorld } from '../fixtures/relation-lists.js'
 import {
@@ -170,6 +171,7 @@ for (const dialect of dialects()) {
           const expand = shaping.expand.length === 0 ? '' : `&expand=${shaping.expand.join(',')}`
           const url = `/people?${queryOf(request)}&offset=${offset}${expand}`
           const label = `${url}${shaping.guest ? ' (guest)' : ''} on ${describe(world)}`
+          database.reset()
           const reply = await app.inject({ url, headers: shaping.guest ? { 'x-role': 'guest' } : {} })
           bodies.push(`${reply.statusCode} ${reply.body}`)
           if (shaping.guest && forbiddenToGuest(request.filters, request.sort)) {
@@ -182,6 +184,12 @@ for (const dialect of dialects()) {
           outcomes[expected.length === 0 ? 'empty' : 'rows']++
           if (expected.length > 0 && request.filters.some(({ path }) => /^(pets|reports)[.]|^manager[.]pets/.test(path))) outcomes.throughMany++
           if (expected.length > offset && shaping.expand.length > 0) outcomes.expanded++
+          // The filters run inside the page statement and its COUNT: no statement of their own.
+          const page = expected.slice(offset, offset + request.limit)
+          const statements = pageRunsCount(page.length, request.limit, offset) ? 2 : 1
+          if (shaping.expand.length === 0 && database.statements.length !== statements) {
+            throw new Error(`${label}: ${database.statements.length} statements, not ${statements}: ${JSON.stringify(database.statements)}`)
+          }
           sameJson(label, reply.json(), {
             data: expected.slice(offset, offset + request.limit).map((row) => shapedPerson(world, row, shaping)),
             limit: request.limit,
