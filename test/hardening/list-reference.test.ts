@@ -147,6 +147,56 @@ t.test('the reference reads the hand-written world as worked out by hand', async
   t.same(listed([], [{ name: 'manager.employer.name', descending: false }]), [4, 2, 3, 1, 5])
 })
 
+interface Change { inserted: Array<Omit<PersonRow, 'id'>>; deleted: number[]; rest: boolean; species: [number, string] | undefined }
+
+/** A change between two pages of a walk: people inserted and deleted, a pet's species changed. */
+const changeArbitrary: fc.Arbitrary<Change> = fc.record({
+  inserted: fc.array(personArbitrary(maxPeople, 4), { maxLength: 2 }),
+  deleted: fc.array(fc.nat({ max: maxPeople }), { maxLength: 2 }),
+  // Now and then every row the walk has still to read goes: the next page comes back empty.
+  rest: fc.integer({ min: 0, max: 9 }).map((draw) => draw === 0),
+  species: fc.option(fc.tuple(fc.nat({ max: 60 }), fc.constantFrom<string>(...species)), { nil: undefined }),
+})
+const changesArbitrary = fc.array(changeArbitrary, { minLength: 12, maxLength: 12 })
+let insertedId = 1000
+
+/** Applies `change` to the database and returns the world it leaves; `ahead`: the rows the walk has still to read (`rest` deletes them). */
+async function applyChange (
+  database: TestDatabase, world: RelationWorld, change: Change, ahead: readonly PersonRow[]
+): Promise<RelationWorld> {
+  const { inserted, deleted, rest, species: changed } = change
+  const added: PersonRow[] = inserted.map((row) => ({ ...row, id: insertedId++ }))
+  if (added.length > 0) await database.db.insertInto('people').values(added).execute()
+  const gone = deleted.map((index) => world.people[index % Math.max(world.people.length, 1)]?.id).filter((id) => id !== undefined)
+  if (rest) gone.push(...ahead.map(({ id }) => id))
+  if (gone.length > 0) await database.db.deleteFrom('people').where('id', 'in', gone).execute()
+  let changedWorld = { ...world, people: [...world.people.filter(({ id }) => !gone.includes(id)), ...added] }
+  const pet = changed === undefined ? undefined : changedWorld.pets[changed[0] % Math.max(changedWorld.pets.length, 1)]
+  if (pet !== undefined) {
+    await database.db.updateTable('pets').set({ species: changed![1] }).where('id', '=', pet.id).execute()
+    changedWorld = { ...changedWorld, pets: changedWorld.pets.map((row) => (row.id === pet.id ? { ...row, species: changed![1] } : row)) }
+  }
+  return changedWorld
+}
+
+/**
+ * The rows selected in `start`, with their positions, less those that leave (deleted, no longer selected,
+ * moved) as the walk's world changes: those left at the end existed unchanged during the whole walk.
+ */
+function unchangedRows (start: RelationWorld, filters: readonly ListFilter[], sort: readonly ListSortKey[]) {
+  const unchanged = new Map(referenceList(start, filters, sort).map((row) => [row.id, positionOf(start, row, sort)]))
+  return {
+    unchanged,
+    observe (world: RelationWorld) {
+      const selected = new Map(referenceList(world, filters, sort).map((row) => [row.id, row]))
+      for (const [id, position] of unchanged) {
+        const row = selected.get(id)
+        if (row === undefined || comparePositions(sort, positionOf(world, row, sort), position) !== 0) unchanged.delete(id)
+      }
+    },
+  }
+}
+
 /** The offset bodies of each dialect, in the order asked (the same on every dialect: one seed). */
 const offsetBodies = new Map<string, string[]>()
 
@@ -234,7 +284,7 @@ for (const dialect of dialects()) {
           while (before !== null) {
             page--
             if (page < 0) throw new Error(`${label}: walking back goes past the first page`)
-            const { body } = await get<CursorBody>(app, `/feed?${query}&before=${encodeURIComponent(before)}`)
+            const { body }: { body: CursorBody } = await get<CursorBody>(app, `/feed?${query}&before=${encodeURIComponent(before)}`)
             sameJson(`${label}: page ${page} walking back`, body.data, forward[page]!.data)
             if ((body.prev === null) !== (page === 0)) throw new Error(`${label}: page ${page} walking back has prev ${String(body.prev)}`)
             if (body.next === null) throw new Error(`${label}: page ${page} walking back has no next`)
@@ -251,16 +301,7 @@ for (const dialect of dialects()) {
     })
 
     t.test('a forward walk with rows inserted, deleted and changed between pages', async (t) => {
-      let nextId = 1000
       const exercised = { emptyPages: 0, unchangedRows: 0, pages: 0 }
-      const changeArbitrary = fc.record({
-        inserted: fc.array(personArbitrary(maxPeople, 4), { maxLength: 2 }),
-        deleted: fc.array(fc.nat({ max: maxPeople }), { maxLength: 2 }),
-        // Now and then every row after the page just read goes: the next page comes back empty.
-        rest: fc.integer({ min: 0, max: 9 }).map((draw) => draw === 0),
-        species: fc.option(fc.tuple(fc.nat({ max: 60 }), fc.constantFrom(...species)), { nil: undefined }),
-      })
-      const changesArbitrary = fc.array(changeArbitrary, { minLength: 12, maxLength: 12 })
       await fc.assert(fc.asyncProperty(relationWorldArbitrary, requestArbitrary, changesArbitrary,
         async (start, request, changes) => {
           await load(database, start)
@@ -268,16 +309,7 @@ for (const dialect of dialects()) {
           const { filters, sort, limit } = request
           const label = `/feed?${query} on ${describe(start)}`
           let world = start
-          // The rows selected at the start, with their positions; a row leaves when it is deleted, no longer
-          // selected or moves. Those left at the end existed unchanged during the whole walk: each must be read.
-          const unchanged = new Map(referenceList(start, filters, sort).map((row) => [row.id, positionOf(start, row, sort)]))
-          const observe = () => {
-            const selected = new Map(referenceList(world, filters, sort).map((row) => [row.id, row]))
-            for (const [id, position] of unchanged) {
-              const row = selected.get(id)
-              if (row === undefined || comparePositions(sort, positionOf(world, row, sort), position) !== 0) unchanged.delete(id)
-            }
-          }
+          const { unchanged, observe } = unchangedRows(start, filters, sort)
           const seen = new Map<number, Position>()
           let at: Position | undefined
           let after: string | null | undefined
@@ -314,19 +346,8 @@ for (const dialect of dialects()) {
             // Between pages: insert and delete people, change a pet's species, in the database and the reference alike.
             // Rows inserted at every page could keep a walk going for ever: the changes stop after the first twelve pages.
             if (page >= changes.length) continue
-            const { inserted, deleted, rest, species: changed } = changes[page]!
-            const added: PersonRow[] = inserted.map((row) => ({ ...row, id: nextId++ }))
-            if (added.length > 0) await database.db.insertInto('people').values(added).execute()
-            const gone = deleted.map((index) => world.people[index % Math.max(world.people.length, 1)]?.id).filter((id) => id !== undefined)
-            if (rest) gone.push(...remaining.slice(limit).map(({ id }) => id))
-            if (gone.length > 0) await database.db.deleteFrom('people').where('id', 'in', gone).execute()
-            world = { ...world, people: [...world.people.filter(({ id }) => !gone.includes(id)), ...added] }
-            const pet = changed === undefined ? undefined : world.pets[changed[0] % Math.max(world.pets.length, 1)]
-            if (pet !== undefined) {
-              await database.db.updateTable('pets').set({ species: changed![1] }).where('id', '=', pet.id).execute()
-              world = { ...world, pets: world.pets.map((row) => (row.id === pet.id ? { ...row, species: changed![1] } : row)) }
-            }
-            observe()
+            world = await applyChange(database, world, changes[page]!, remaining.slice(limit))
+            observe(world)
           }
           exercised.unchangedRows += unchanged.size
           for (const id of unchanged.keys()) {
@@ -334,6 +355,68 @@ for (const dialect of dialects()) {
           }
         }), runs(40))
       t.ok(exercised.pages > 40 && exercised.unchangedRows > 20, `no walk repeats or skips a row: ${JSON.stringify(exercised)}`)
+    })
+
+    t.test('a backward walk from the last page with rows inserted, deleted and changed between pages', async (t) => {
+      const exercised = { emptyPages: 0, unchangedRows: 0, pages: 0 }
+      await fc.assert(fc.asyncProperty(relationWorldArbitrary, requestArbitrary, changesArbitrary, async (start, request, changes) => {
+        await load(database, start)
+        const query = queryOf(request)
+        const { filters, sort, limit } = request
+        const label = `/feed?${query} walking back on ${describe(start)}`
+        // The last page, reached by a walk forward in the unchanged world.
+        let last: CursorBody | undefined
+        for (let after: string | null | undefined; after !== null;) {
+          last = (await get<CursorBody>(app, after === undefined ? `/feed?${query}` : `/feed?${query}&after=${encodeURIComponent(after)}`)).body
+          after = last.next
+        }
+        const startList = referenceList(start, filters, sort)
+        const firstRead = startList[Math.floor(Math.max(startList.length - 1, 0) / limit) * limit]
+        if (last!.prev === null || firstRead === undefined) return
+        let world = start
+        let at = positionOf(start, firstRead, sort)
+        const { unchanged, observe } = unchangedRows(start, filters, sort)
+        // Rows after the last page's first one are read already: only those before it must be read walking back.
+        for (const [id, position] of unchanged) if (comparePositions(sort, position, at) >= 0) unchanged.delete(id)
+        const seen = new Map<number, Position>()
+        let before: string | null = last!.prev
+        for (let page = 0; before !== null; page++) {
+          if (page > 80) throw new Error(`${label}: the walk does not end`)
+          const ahead = referenceList(world, filters, sort).filter((row) => comparePositions(sort, positionOf(world, row, sort), at) < 0)
+          if (page < changes.length) {
+            world = await applyChange(database, world, changes[page]!, ahead)
+            observe(world)
+          }
+          const { body }: { body: CursorBody } = await get<CursorBody>(app, `/feed?${query}&before=${encodeURIComponent(before)}`)
+          exercised.pages++
+          // Exactly the last `limit` rows before the first one read (at its position when read), in the current state.
+          const earlier = referenceList(world, filters, sort).filter((row) => comparePositions(sort, positionOf(world, row, sort), at) < 0)
+          const expected = earlier.slice(-limit)
+          sameJson(`${label}: page ${page} back`, body.data, expected.map(personBody))
+          if ((body.prev === null) !== (earlier.length <= limit)) throw new Error(`${label}: page ${page} back has prev ${String(body.prev)}`)
+          if (body.next === null) throw new Error(`${label}: page ${page} back has no next`)
+          for (const row of expected) {
+            const position = positionOf(world, row, sort)
+            const previous = seen.get(row.id)
+            if (previous !== undefined && comparePositions(sort, previous, position) === 0) throw new Error(`${label}: page ${page} back repeats ${row.id}`)
+            seen.set(row.id, position)
+          }
+          if (expected.length > 0) at = positionOf(world, expected[0]!, sort)
+          else {
+            // An empty page still hands the way forward: the rows from its cursor's position on.
+            exercised.emptyPages++
+            const { body: onward } = await get<CursorBody>(app, `/feed?${query}&after=${encodeURIComponent(body.next)}`)
+            const from = referenceList(world, filters, sort).filter((row) => comparePositions(sort, positionOf(world, row, sort), at) >= 0)
+            sameJson(`${label}: after the empty page ${page} back`, onward.data, from.slice(0, limit).map(personBody))
+          }
+          before = body.prev
+        }
+        exercised.unchangedRows += unchanged.size
+        for (const id of unchanged.keys()) {
+          if (!seen.has(id)) throw new Error(`${label}: row ${id}, selected and unchanged during the walk, was skipped`)
+        }
+      }), runs(30))
+      t.ok(exercised.pages > 20 && exercised.unchangedRows > 10, `no walk back repeats or skips a row: ${JSON.stringify(exercised)}`)
     })
   })
 }
