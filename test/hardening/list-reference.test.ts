@@ -1,22 +1,73 @@
 import fc from 'fast-check'
-import Fastify, { type FastifyInstance } from 'fastify'
+import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify'
 import t, { type Test } from 'tap'
-import expandPlugin from '../../plugin/index.js'
+import expandPlugin, { defineResource } from '../../plugin/index.js'
 import { pageRunsCount } from '../helpers/page-count.js'
 import { dialects, type Dialect, type TestDatabase } from '../fixtures/dialects.js'
-import { Person, createRelationTables, handWorld, relationListResources, seedRelationTables, type PersonRow, type RelationWorld } from '../fixtures/relation-lists.js'
+import { Company, Person, Pet, Tag, Toy, createRelationTables, handWorld, relationListResources, seedRelationTables, type PersonRow, type RelationWorld } from '../fixtures/relation-lists.js'
 import {
   birthDates, companyNames, maxPeople, personArbitrary, personNames, petNames, relationWorldArbitrary, species, tagNames, toyNames,
 } from '../fixtures/relation-world-arbitrary.js'
 import {
   comparePositions, forbiddenToGuest, personBody, positionOf, referenceList, shapedPerson,
-  type ListFilter, type ListSortKey, type Position, type Shaping, type SortName,
+  type ListFilter, type ListSortKey, type Position, type Scopes, type Shaping, type SortName,
 } from './relation-list-reference.js'
 
 // Lists through relations (docs/lists.md, "Lists through to-many relations") against the naive reading
 // of relation-list-reference.ts, on random worlds and random requests, on every dialect: offset pages
 // (rows and total), cursor walks forward to the end and back to the start, and forward walks with rows
 // inserted, deleted and changed between pages. The dialects' offset bodies are compared byte for byte.
+
+// The fixture's resources with scopes that read the request: `x-tenant: 0|1` sees the companies whose
+// `hidden`, the pets whose `deleted` and the tags whose `secret` is its tenant. Statements kept as templates
+// must never carry one request's scope values into another's.
+const tenantOf = (request: FastifyRequest) => Number(request.headers['x-tenant'])
+const TenantCompany = defineResource({
+  name: 'TenantCompany',
+  table: 'companies',
+  schema: Company.schema,
+  fields: Company.fields,
+  scope: (eb, request) => eb('companies.hidden', '=', tenantOf(request)),
+})
+const TenantTag = defineResource({
+  name: 'TenantTag',
+  table: 'tags',
+  schema: Tag.schema,
+  fields: Tag.fields,
+  scope: (eb, request) => eb('tags.secret', '=', tenantOf(request)),
+})
+const TenantToy = defineResource({ name: 'TenantToy', table: 'toys', schema: Toy.schema, fields: Toy.fields })
+const TenantPet = defineResource({
+  name: 'TenantPet',
+  table: 'pets',
+  schema: Pet.schema,
+  fields: Pet.fields,
+  columns: Pet.columns,
+  expandable: {
+    owner: 'TenantPerson',
+    toys: [TenantToy, { many: true, foreignKey: 'pet_id' }],
+    tags: [TenantTag, { many: true, through: { table: 'pet_tags', from: 'pet_id', to: 'tag_id' } }],
+  },
+  scope: (eb, request) => eb('pets.deleted', '=', tenantOf(request)),
+})
+const TenantPerson = defineResource({
+  name: 'TenantPerson',
+  table: 'people',
+  schema: Person.schema,
+  fields: Person.fields,
+  columns: Person.columns,
+  expandable: {
+    employer: TenantCompany,
+    manager: 'TenantPerson',
+    pets: [TenantPet, { many: true, foreignKey: 'owner_id' }],
+    reports: ['TenantPerson', { many: true, foreignKey: 'manager_id' }],
+  },
+})
+const tenantScopes: readonly Scopes[] = [0, 1].map((tenant) => ({
+  company: (company) => company.hidden === tenant,
+  pet: (pet) => pet.deleted === tenant,
+  tag: (tag) => tag.secret === tenant,
+}))
 
 const tables = ['pet_tags', 'tags', 'toys', 'pets', 'people', 'companies'] as const
 
@@ -355,6 +406,40 @@ for (const dialect of dialects()) {
           }
         }), runs(40))
       t.ok(exercised.pages > 40 && exercised.unchangedRows > 20, `no walk repeats or skips a row: ${JSON.stringify(exercised)}`)
+    })
+
+    t.test('scopes that read the request: the rows of each request under its own tenant, whatever ran before', async (t) => {
+      const tenantApp = Fastify()
+      await tenantApp.register(expandPlugin, { db: database.db, resources: [TenantCompany, TenantTag, TenantToy, TenantPet, TenantPerson] })
+      tenantApp.expand.routes('/people', TenantPerson, { filter: declaredFilters, sort: sortNames, maxPageSize: 50 })
+      await tenantApp.ready()
+      t.teardown(() => tenantApp.close())
+      const counts = { 0: 0, 1: 0, rows: 0 }
+      const shapingArbitrary = fc.subarray(['employer', 'manager', 'pets', 'pets.tags']).map((expand) => ({ expand, guest: false }))
+      const requestsArbitrary = fc.array(fc.tuple(requestArbitrary, fc.constantFrom(0, 1), shapingArbitrary), {
+        minLength: 6, maxLength: 6,
+      })
+      await fc.assert(fc.asyncProperty(relationWorldArbitrary, requestsArbitrary, async (world, requests) => {
+        await load(database, world)
+        for (const [request, tenant, shaping] of requests) {
+          const expand = shaping.expand.length === 0 ? '' : `&expand=${shaping.expand.join(',')}`
+          const url = `/people?${queryOf(request)}${expand}`
+          const reply = await tenantApp.inject({ url, headers: { 'x-tenant': String(tenant) } })
+          const scopes = tenantScopes[tenant]!
+          const expected = referenceList(world, request.filters, request.sort, scopes)
+          counts[tenant]++
+          if (expected.length > 0) counts.rows++
+          const label = `${url} (tenant ${tenant}) on ${describe(world)}`
+          if (reply.statusCode !== 200) throw new Error(`${label}: ${reply.statusCode} ${reply.body}`)
+          sameJson(label, reply.json(), {
+            data: expected.slice(0, request.limit).map((row) => shapedPerson(world, row, shaping, scopes)),
+            limit: request.limit,
+            offset: 0,
+            total: expected.length,
+          })
+        }
+      }), runs(40))
+      t.ok(counts[0] > 50 && counts[1] > 50 && counts.rows > 50, `both tenants are asked: ${JSON.stringify(counts)}`)
     })
 
     t.test('a backward walk from the last page with rows inserted, deleted and changed between pages', async (t) => {

@@ -33,35 +33,61 @@ interface RelationModel {
   readonly rows: (world: RelationWorld, row: AnyRow) => AnyRow[]
 }
 
-const visibleCompany = (world: RelationWorld, id: number | null) =>
-  world.companies.filter((company) => company.id === id && company.hidden === 0)
+/** The rows each scoped resource lets a request see: the fixture's scopes, or a test's own. */
+export interface Scopes {
+  readonly company: (company: CompanyRow) => boolean
+  readonly pet: (pet: PetRow) => boolean
+  readonly tag: (tag: TagRow) => boolean
+}
+
+/** The scopes of test/fixtures/relation-lists.ts: hidden companies, deleted pets and secret tags exist for no request. */
+export const fixtureScopes: Scopes = {
+  company: (company) => company.hidden === 0,
+  pet: (pet) => pet.deleted === 0,
+  tag: (tag) => tag.secret === 0,
+}
+
 const person = (world: RelationWorld, id: number | null) => world.people.filter((candidate) => candidate.id === id)
 
-const relations: Record<ResourceName, Record<string, RelationModel>> = {
-  Person: {
-    employer: { target: 'Company', rows: (world, row) => visibleCompany(world, (row as PersonRow).employer_id) },
-    manager: { target: 'Person', rows: (world, row) => person(world, (row as PersonRow).manager_id) },
-    pets: { target: 'Pet', rows: (world, row) => world.pets.filter((pet) => pet.owner_id === row.id && pet.deleted === 0) },
-    reports: { target: 'Person', rows: (world, row) => world.people.filter((candidate) => candidate.manager_id === row.id) },
-  },
-  Pet: {
-    owner: { target: 'Person', rows: (world, row) => person(world, (row as PetRow).owner_id) },
-    toys: { target: 'Toy', rows: (world, row) => world.toys.filter((toy) => toy.pet_id === row.id) },
-    tags: {
-      target: 'Tag',
-      rows: (world, row) => world.tags.filter((tag) => tag.secret === 0 &&
-        world.pet_tags.some((link) => link.pet_id === row.id && link.tag_id === tag.id)),
+/** Each resource's relations, their related rows read under `scopes`. */
+function relationsUnder (scopes: Scopes): Record<ResourceName, Record<string, RelationModel>> {
+  return {
+    Person: {
+      employer: {
+        target: 'Company',
+        rows: (world, row) => world.companies.filter((company) => company.id === (row as PersonRow).employer_id && scopes.company(company)),
+      },
+      manager: { target: 'Person', rows: (world, row) => person(world, (row as PersonRow).manager_id) },
+      pets: { target: 'Pet', rows: (world, row) => world.pets.filter((pet) => pet.owner_id === row.id && scopes.pet(pet)) },
+      reports: { target: 'Person', rows: (world, row) => world.people.filter((candidate) => candidate.manager_id === row.id) },
     },
-  },
-  Company: {},
-  Toy: {},
-  Tag: {},
+    Pet: {
+      owner: { target: 'Person', rows: (world, row) => person(world, (row as PetRow).owner_id) },
+      toys: { target: 'Toy', rows: (world, row) => world.toys.filter((toy) => toy.pet_id === row.id) },
+      tags: {
+        target: 'Tag',
+        rows: (world, row) => world.tags.filter((tag) => scopes.tag(tag) &&
+          world.pet_tags.some((link) => link.pet_id === row.id && link.tag_id === tag.id)),
+      },
+    },
+    Company: {},
+    Toy: {},
+    Tag: {},
+  }
+}
+
+const fixtureRelations = relationsUnder(fixtureScopes)
+const relationsByScopes = new WeakMap<Scopes, ReturnType<typeof relationsUnder>>([[fixtureScopes, fixtureRelations]])
+function relationsOf (scopes: Scopes): ReturnType<typeof relationsUnder> {
+  let found = relationsByScopes.get(scopes)
+  if (found === undefined) relationsByScopes.set(scopes, found = relationsUnder(scopes))
+  return found
 }
 
 /** The resource a relation path (`pets.toys`) leads to from Person. */
 function resourceAt (segments: readonly string[]): ResourceName {
   let resource: ResourceName = 'Person'
-  for (const segment of segments) resource = relations[resource][segment]!.target
+  for (const segment of segments) resource = fixtureRelations[resource][segment]!.target
   return resource
 }
 
@@ -87,7 +113,8 @@ function holds (filter: ListFilter, value: string | number | null): boolean {
 const prefixOf = (filter: ListFilter): string => filter.path.split('.').slice(0, -1).join('.')
 
 /** Whether `person` is in the list the filters select. */
-export function matches (world: RelationWorld, person: PersonRow, filters: readonly ListFilter[]): boolean {
+export function matches (world: RelationWorld, person: PersonRow, filters: readonly ListFilter[], scopes = fixtureScopes): boolean {
+  const relations = relationsOf(scopes)
   // Every relation path a filter sits on, with all its ancestors, parents before children.
   const prefixes = new Set<string>()
   for (const filter of filters) {
@@ -123,7 +150,8 @@ export function matches (world: RelationWorld, person: PersonRow, filters: reado
 }
 
 /** A sort key's value for `person`: through to-one relations, null where a related row is missing or out of scope. */
-export function sortValue (world: RelationWorld, person: PersonRow, name: SortName): string | null {
+export function sortValue (world: RelationWorld, person: PersonRow, name: SortName, scopes = fixtureScopes): string | null {
+  const relations = relationsOf(scopes)
   const segments = name.split('.')
   let row: AnyRow | undefined = person
   let resource: ResourceName = 'Person'
@@ -139,8 +167,8 @@ export function sortValue (world: RelationWorld, person: PersonRow, name: SortNa
 /** A person's position in the order: its sort keys' values, then its id. */
 export type Position = ReadonlyArray<string | number | null>
 
-export function positionOf (world: RelationWorld, person: PersonRow, sort: readonly ListSortKey[]): Position {
-  return [...sort.map(({ name }) => sortValue(world, person, name)), person.id]
+export function positionOf (world: RelationWorld, person: PersonRow, sort: readonly ListSortKey[], scopes = fixtureScopes): Position {
+  return [...sort.map(({ name }) => sortValue(world, person, name, scopes)), person.id]
 }
 
 /** Compares two positions: NULL larger than every value, each key in its direction, the id ascending last. */
@@ -156,9 +184,11 @@ export function comparePositions (sort: readonly ListSortKey[], a: Position, b: 
 }
 
 /** The list: the people the filters select, in the order of the sort keys, then the id. */
-export function referenceList (world: RelationWorld, filters: readonly ListFilter[], sort: readonly ListSortKey[]): PersonRow[] {
-  const positions = new Map(world.people.map((row) => [row.id, positionOf(world, row, sort)]))
-  return world.people.filter((row) => matches(world, row, filters))
+export function referenceList (
+  world: RelationWorld, filters: readonly ListFilter[], sort: readonly ListSortKey[], scopes = fixtureScopes
+): PersonRow[] {
+  const positions = new Map(world.people.map((row) => [row.id, positionOf(world, row, sort, scopes)]))
+  return world.people.filter((row) => matches(world, row, filters, scopes))
     .sort((a, b) => comparePositions(sort, positions.get(a.id)!, positions.get(b.id)!))
 }
 
@@ -183,7 +213,8 @@ export function forbiddenToGuest (filters: readonly ListFilter[], sort: readonly
  * place of its key or, for a to-many one, after them; related rows in their resource's scope (a hidden or
  * missing one: null), to-many rows by id, never narrowed by the list's filters.
  */
-export function shapedPerson (world: RelationWorld, row: PersonRow, shaping: Shaping): Record<string, unknown> {
+export function shapedPerson (world: RelationWorld, row: PersonRow, shaping: Shaping, scopes = fixtureScopes): Record<string, unknown> {
+  const relations = relationsOf(scopes)
   const expanded = (path: string) => shaping.expand.includes(path)
   const plain = (person: PersonRow) => shaping.guest
     ? { id: person.id, name: person.name, employer: person.employer_id, manager: person.manager_id }
