@@ -109,7 +109,10 @@ const filterArbitrary: fc.Arbitrary<ListFilter> = fc.oneof(
   filterOf('pets.owner.name', 'eq', values(...personNames)),
   filterOf('reports', 'exists', booleans),
   filterOf('reports.name', 'eq', values(...personNames)),
-  filterOf('manager.pets.species', 'eq', values(...species))
+  filterOf('manager.pets.species', 'eq', values(...species)),
+  filterOf('pets.tags', 'exists', booleans),
+  filterOf('pets.toys', 'exists', booleans),
+  filterOf('reports.pets.species', 'eq', values(...species))
 )
 /** The routes' `filter` option: every path and operator filterArbitrary writes. */
 const declaredFilters = {
@@ -129,6 +132,9 @@ const declaredFilters = {
   reports: ['exists'],
   'reports.name': ['eq'],
   'manager.pets.species': ['eq'],
+  'pets.tags': ['exists'],
+  'pets.toys': ['exists'],
+  'reports.pets.species': ['eq'],
 } as const
 const sortNames: readonly SortName[] = ['name', 'born', 'employer.name', 'manager.name', 'manager.employer.name']
 
