@@ -15,8 +15,10 @@ import {
 
 // Lists through relations (docs/lists.md, "Lists through to-many relations") against the naive reading
 // of relation-list-reference.ts, on random worlds and random requests, on every dialect: offset pages
-// (rows and total), cursor walks forward to the end and back to the start, and forward walks with rows
-// inserted, deleted and changed between pages. The dialects' offset bodies are compared byte for byte.
+// (rows, total, statements; expanded, and asked by a guest), cursor walks forward to the end and back to
+// the start, walks forward and backward with rows inserted, deleted and changed between pages, and scopes
+// that read the request. The dialects' offset bodies are compared byte for byte.
+// FC_SEED repeats a run, FC_RUNS sets the runs of every property.
 
 // The fixture's resources with scopes that read the request: `x-tenant: 0|1` sees the companies whose
 // `hidden`, the pets whose `deleted` and the tags whose `secret` is its tenant. Statements kept as templates
