@@ -206,15 +206,23 @@ t.test('the reference reads the hand-written world as worked out by hand', async
   t.same(listed([], [{ name: 'manager.employer.name', descending: false }]), [4, 2, 3, 1, 5])
 })
 
-interface Change { inserted: Array<Omit<PersonRow, 'id'>>; deleted: number[]; rest: boolean; species: [number, string] | undefined }
+interface Change {
+  inserted: Array<Omit<PersonRow, 'id'>>
+  deleted: number[]
+  rest: boolean
+  species: [number, string] | undefined
+  /** A company hidden or shown: the sort keys through it turn NULL or back. */
+  company: number | undefined
+}
 
-/** A change between two pages of a walk: people inserted and deleted, a pet's species changed. */
+/** A change between two pages of a walk: people inserted and deleted, a pet's species changed, a company hidden or shown. */
 const changeArbitrary: fc.Arbitrary<Change> = fc.record({
   inserted: fc.array(personArbitrary(maxPeople, 4), { maxLength: 2 }),
   deleted: fc.array(fc.nat({ max: maxPeople }), { maxLength: 2 }),
   // Now and then every row the walk has still to read goes: the next page comes back empty.
   rest: fc.integer({ min: 0, max: 9 }).map((draw) => draw === 0),
   species: fc.option(fc.tuple(fc.nat({ max: 60 }), fc.constantFrom<string>(...species)), { nil: undefined }),
+  company: fc.option(fc.nat({ max: 3 }), { nil: undefined, freq: 3 }),
 })
 const changesArbitrary = fc.array(changeArbitrary, { minLength: 12, maxLength: 12 })
 let insertedId = 1000
@@ -234,6 +242,13 @@ async function applyChange (
   if (pet !== undefined) {
     await database.db.updateTable('pets').set({ species: changed![1] }).where('id', '=', pet.id).execute()
     changedWorld = { ...changedWorld, pets: changedWorld.pets.map((row) => (row.id === pet.id ? { ...row, species: changed![1] } : row)) }
+  }
+  const { companies } = changedWorld
+  const company = change.company === undefined ? undefined : companies[change.company % Math.max(companies.length, 1)]
+  if (company !== undefined) {
+    const hidden = 1 - company.hidden
+    await database.db.updateTable('companies').set({ hidden }).where('id', '=', company.id).execute()
+    changedWorld = { ...changedWorld, companies: changedWorld.companies.map((row) => (row.id === company.id ? { ...row, hidden } : row)) }
   }
   return changedWorld
 }
