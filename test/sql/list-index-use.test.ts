@@ -1,7 +1,8 @@
 // The indexes docs/lists.md tells a user to create serve the list statements as the routes write them:
 // a filter through a to-many relation (`filter[pets.species]=cat`, an EXISTS correlated on
-// `pets.owner_id`) reads the pets by pets_owner, and a keyset page sorted by `name` (an `after` cursor)
-// reads the people by people_name (name, id). Each statement is the one the route ran (recorded by the
+// `pets.owner_id`) reads the pets by pets_owner (through two, the toys by toys_pet; `reports` exists,
+// the people by people_manager), and a keyset page sorted by `name` (an `after` or `before` cursor)
+// reads the people by people_name (name, id) from the cursor on. Each statement is the one the route ran (recorded by the
 // test database), explained with its own parameters on enough rows, analysed, that each planner
 // chooses by cost: SQLite's EXPLAIN QUERY PLAN, PostgreSQL's EXPLAIN (FORMAT JSON).
 import Fastify, { type FastifyInstance } from 'fastify'
@@ -15,13 +16,20 @@ const peopleCount = 5000
 const petCount = 12_000
 const names = ['Ana', 'Bea', 'Bo', 'Bob', 'Caio', 'Dora']
 const species = ['cat', 'dog', 'fish', 'newt', 'owl', 'rat']
+const toyCount = 8000
+const toyNames = ['ball', 'bone', 'mouse', 'rope', 'kong', 'frisbee', 'duck', 'bell']
 
 /** Many people, each with a few pets (of many species, some deleted): a planner chooses by cost on these. */
 function largeWorld (): RelationWorld {
   return {
     companies: [{ id: 1, name: 'Acme', hidden: 0 }],
     people: Array.from({ length: peopleCount }, (_, index) => ({
-      id: index + 1, name: `${names[index % names.length]!}${String(index % 997).padStart(3, '0')}`, born: null, employer_id: 1, manager_id: null,
+      id: index + 1,
+      name: `${names[index % names.length]!}${String(index % 997).padStart(3, '0')}`,
+      born: null,
+      employer_id: 1,
+      // One person in 50 manages: each of them 49 others.
+      manager_id: index % 50 === 0 ? null : 1 + (index - (index % 50)),
     })),
     pets: Array.from({ length: petCount }, (_, index) => ({
       id: index + 1,
@@ -30,7 +38,9 @@ function largeWorld (): RelationWorld {
       owner_id: 1 + ((index * 7919) % peopleCount),
       deleted: index % 10 === 0 ? 1 : 0,
     })),
-    toys: [],
+    toys: Array.from({ length: toyCount }, (_, index) => ({
+      id: index + 1, name: toyNames[index % toyNames.length]!, pet_id: 1 + ((index * 104729) % petCount),
+    })),
     tags: [],
     pet_tags: [],
   }
@@ -81,8 +91,9 @@ for (const dialect of dialects()) {
     await database.db.executeQuery(CompiledQuery.raw('analyze'))
     const app = Fastify()
     await app.register(expandPlugin, { db: database.db, resources: relationListResources })
-    app.expand.routes('/people', Person, { filter: { 'pets.species': ['eq'] }, sort: ['name'] })
-    app.expand.routes('/feed', Person, { filter: { 'pets.species': ['eq'] }, sort: ['name'], pagination: 'cursor' })
+    const filter = { 'pets.species': ['eq'], 'pets.toys.name': ['eq'], reports: ['exists'] } as const
+    app.expand.routes('/people', Person, { filter, sort: ['name'] })
+    app.expand.routes('/feed', Person, { filter, sort: ['name'], pagination: 'cursor' })
     await app.ready()
     t.teardown(() => app.close())
 
@@ -92,6 +103,34 @@ for (const dialect of dialects()) {
       t.match(statement, /exists/, 'the statement is the EXISTS form')
       const plan = await explain(dialect, database, statement, parameters)
       t.ok(plan.indexes.includes('pets_owner'), `pets_owner is read\n${statement}\n${JSON.stringify(parameters)}\n${plan.text}`)
+    })
+
+    t.test('a filter through two to-many relations: pets by pets_owner, their toys by toys_pet', async (t) => {
+      const { statement, parameters, body } = await pageStatement(app, database, '/people?filter[pets.toys.name]=ball&limit=20')
+      t.equal(body.data.length, 20, 'a full page of people with a pet with a ball')
+      const plan = await explain(dialect, database, statement, parameters)
+      const found = `\n${statement}\n${JSON.stringify(parameters)}\n${plan.text}`
+      t.ok(plan.indexes.includes('pets_owner'), `pets_owner is read${found}`)
+      t.ok(plan.indexes.includes('toys_pet'), `toys_pet is read${found}`)
+    })
+
+    t.test('exists through a relation of the table to itself: the reports read by people_manager', async (t) => {
+      const { statement, parameters, body } = await pageStatement(app, database, '/people?filter[reports][exists]=true&limit=20')
+      t.equal(body.data.length, 20, 'a full page of managers')
+      const plan = await explain(dialect, database, statement, parameters)
+      t.ok(plan.indexes.includes('people_manager'), `people_manager is read\n${statement}\n${JSON.stringify(parameters)}\n${plan.text}`)
+    })
+
+    t.test('a keyset page sorted by name and filtered through pets: people_name from the cursor on, pets by pets_owner', async (t) => {
+      const first = await pageStatement(app, database, '/feed?sort=name&filter[pets.species]=cat&limit=20')
+      const url = `/feed?sort=name&filter[pets.species]=cat&limit=20&after=${encodeURIComponent(first.body.next)}`
+      const { statement, parameters, body } = await pageStatement(app, database, url)
+      t.equal(body.data.length, 20, 'a full page after the first')
+      const plan = await explain(dialect, database, statement, parameters)
+      const found = `\n${statement}\n${JSON.stringify(parameters)}\n${plan.text}`
+      t.ok(plan.indexes.includes('people_name'), `people_name is read${found}`)
+      t.ok(plan.indexes.includes('pets_owner'), `pets_owner is read${found}`)
+      t.notMatch(plan.text, /TEMP B-TREE|"Node Type": "Sort"/, 'no sort step: the index gives the order')
     })
 
     t.test('a keyset page sorted by name: people read by people_name from the cursor on', async (t) => {
