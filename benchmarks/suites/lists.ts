@@ -1,10 +1,12 @@
 import { setImmediate as turnOfEventLoop } from 'node:timers/promises'
+import Database from 'better-sqlite3'
 import { Type } from '@sinclair/typebox'
 import type { FastifyInstance } from 'fastify'
 import { buildApp } from '../../test/helpers/app.js'
 import { defineResource } from '../../plugin/index.js'
 import { expandOfDepth, pageRows } from '../baselines/hand-written.js'
 import { Company, Person, PetStore, Toy, createPetsDatabase, defaultSize, kyselyOver } from '../domain/pets-db.js'
+import { createRelationTables, Person as RelatedPerson, relationListResources } from '../../test/fixtures/relation-lists.js'
 import { assertSameText, type BenchCase, type Mode, type Suite } from '../runner.js'
 
 export const firstCursorName = 'cursor page: the first'
@@ -14,10 +16,17 @@ export const unfilteredName = 'sort=-born, unfiltered'
 export const filteredName = 'filter[species]=cat&sort=-born'
 export const cursorCaseName = 'cursor vs offset pages'
 export const filterCaseName = 'filtered and sorted page'
+export const relationCaseName = 'pages through relations'
+export const plainPeopleName = 'people, unfiltered'
+export const toManyFilterName = 'filter[pets.species]=cat'
+export const relatedSortName = 'sort=employer.name'
 
 const expand = expandOfDepth[2]
 const fullRows = 200_000
 const quickRows = 5_000
+/** People in the relation case: each with 0 to 3 pets, most with an employer among 200 companies. */
+const fullPeople = 100_000
+const quickPeople = 5_000
 
 /** The benchmark domain's Pet with a date of birth to sort by (`born`, a column the suite adds). */
 const Pet = defineResource({
@@ -53,6 +62,77 @@ async function page (app: FastifyInstance, url: string): Promise<{ body: string;
 
 const records = (body: string) => JSON.stringify((JSON.parse(body) as Page).data)
 
+/** A request timed as one contender, a turn of the event loop after each, as on a server (see the end-to-end suite). */
+function timedOn (app: FastifyInstance, name: string, url: string) {
+  return {
+    name,
+    op: async () => {
+      const response = await app.inject({ method: 'GET', url })
+      await turnOfEventLoop()
+      return response
+    },
+  }
+}
+
+/**
+ * The relation case: people with pets and employers, filtered through the to-many relation and sorted
+ * through the to-one one, each page checked against the statement a user would write by hand.
+ */
+async function relationCase (mode: Mode, timed: typeof timedOn): Promise<{ case: BenchCase; teardown: () => Promise<void> }> {
+  const people = mode.quick ? quickPeople : fullPeople
+  const database = new Database(':memory:')
+  database.pragma('journal_mode = MEMORY')
+  const db = kyselyOver(database)
+  await createRelationTables(db)
+  database.exec(`
+    WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 200)
+    INSERT INTO companies (id, name, hidden) SELECT i, printf('Company %03d', (i * 37) % 200), i % 10 = 0 FROM n;
+    WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ${people})
+    INSERT INTO people (id, name, born, employer_id, manager_id)
+    SELECT i, printf('Person %06d', (i * 7919) % ${people}), NULL, CASE WHEN i % 10 = 0 THEN NULL ELSE 1 + (i * 31) % 200 END, NULL FROM n;
+    WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ${people}), k(j) AS (VALUES (0), (1), (2))
+    INSERT INTO pets (name, species, owner_id, deleted)
+    SELECT 'Rex', CASE (i * 7 + j * 3) % 5 WHEN 0 THEN 'cat' WHEN 1 THEN 'dog' WHEN 2 THEN 'fish' WHEN 3 THEN 'owl' ELSE 'rat' END,
+      i, (i + j) % 20 = 0
+    FROM n JOIN k ON k.j < (i * 13) % 4 ORDER BY i, j;
+    ANALYZE;
+  `)
+  const app = await buildApp({ db, resources: relationListResources }, (app) => {
+    app.expand.routes('/people', RelatedPerson, {
+      filter: { 'pets.species': ['eq'] }, sort: ['name', 'employer.name'], total: false, maxPageSize: pageRows,
+    })
+  })
+  const plainUrl = `/people?limit=${pageRows}`
+  const filteredUrl = `/people?filter[pets.species]=cat&limit=${pageRows}`
+  const sortedUrl = `/people?sort=employer.name&limit=${pageRows}`
+  const ids = async (url: string) => JSON.stringify((await page(app, url)).parsed.data.map(({ id }) => id))
+  const expected = (statement: string) => JSON.stringify((database.prepare(statement).all() as Array<{ id: number }>).map(({ id }) => id))
+  return {
+    case: {
+      name: relationCaseName,
+      baseline: plainPeopleName,
+      contenders: [
+        timed(app, plainPeopleName, plainUrl), timed(app, toManyFilterName, filteredUrl), timed(app, relatedSortName, sortedUrl),
+      ],
+      async check () {
+        const plain = `SELECT id FROM people ORDER BY id LIMIT ${pageRows}`
+        const cats = `SELECT id FROM people WHERE EXISTS (SELECT 1 FROM pets WHERE pets.owner_id = people.id AND pets.deleted = 0
+          AND pets.species = 'cat') ORDER BY id LIMIT ${pageRows}`
+        // NULL (no employer, or a hidden one) last, as the route orders it.
+        const byEmployer = `SELECT people.id FROM people LEFT JOIN companies ON companies.id = people.employer_id AND companies.hidden = 0
+          ORDER BY companies.name IS NULL, companies.name, people.id LIMIT ${pageRows}`
+        assertSameText('unfiltered', expected(plain), await ids(plainUrl), 'SQL', plainPeopleName)
+        assertSameText('to-many filter', expected(cats), await ids(filteredUrl), 'SQL', toManyFilterName)
+        assertSameText('related sort', expected(byEmployer), await ids(sortedUrl), 'SQL', relatedSortName)
+      },
+    },
+    async teardown () {
+      await app.close()
+      await db.destroy()
+    },
+  }
+}
+
 export const listsSuite: Suite = {
   id: 'lists',
   title: 'Lists: filters, sort, cursor pages',
@@ -66,6 +146,14 @@ export const listsSuite: Suite = {
     'the three bodies are checked against each other.',
     `${filterCaseName}: a page of ${pageRows} with \`expand=${expand}\` sorted by \`-born\`, filtered by species (about 1 pet in 7) and unfiltered (the baseline), on an offset route with \`total: false\`;`,
     'the filtered page is checked to hold only cats, in order.',
+    `${relationCaseName}: the lists-through-relations domain of the tests (test/fixtures/relation-lists.ts)`,
+    `in a second in-memory SQLite database, ${fullPeople.toLocaleString('en-US')} people (${quickPeople.toLocaleString('en-US')} in --quick runs),`,
+    'each with 0 to 3 pets (1 pet in 20 deleted, 1 in 5 a cat), 9 in 10 with an employer among 200 companies',
+    '(1 in 10 hidden by the companies\' scope), with the fixture\'s indexes (pets_owner, people_name) and ANALYZE:',
+    `pages of ${pageRows} people on an offset route with \`total: false\`: unfiltered in primary key order (the baseline),`,
+    'filtered through the to-many relation (`filter[pets.species]=cat`, an EXISTS per person read by pets_owner),',
+    'and sorted through the to-one relation (`sort=employer.name`, a LEFT JOIN under the companies\' scope, NULL last:',
+    'every person is joined and sorted, no index gives that order); each page is checked against a hand-written statement.',
   ].join(' '),
   async setup (mode: Mode) {
     const rows = mode.quick ? quickRows : fullRows
@@ -99,15 +187,7 @@ export const listsSuite: Suite = {
     const unfilteredUrl = `/pets?sort=-born&limit=${pageRows}&expand=${expand}`
     const filteredUrl = `/pets?filter[species]=cat&sort=-born&limit=${pageRows}&expand=${expand}`
 
-    const timed = (name: string, url: string) => ({
-      name,
-      // A turn of the event loop after each request, as on a server (see the end-to-end suite).
-      op: async () => {
-        const response = await app.inject({ method: 'GET', url })
-        await turnOfEventLoop()
-        return response
-      },
-    })
+    const timed = (name: string, url: string) => timedOn(app, name, url)
     const cursorCase: BenchCase = {
       name: cursorCaseName,
       baseline: firstCursorName,
@@ -136,11 +216,13 @@ export const listsSuite: Suite = {
         if (!filtered.data.every((row) => row.species === 'cat')) throw new Error(`${filteredName}: a pet that is not a cat`)
       },
     }
+    const relation = await relationCase(mode, timedOn)
     return {
-      cases: [cursorCase, filterCase],
+      cases: [cursorCase, filterCase, relation.case],
       async teardown () {
         await app.close()
         await db.destroy()
+        await relation.teardown()
       },
     }
   },

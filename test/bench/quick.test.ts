@@ -70,7 +70,7 @@ t.test('npm run bench -- --quick completes and writes valid results', async (t) 
   t.same(statements('per-row loader (N+1)', 2), [31, 301, 3001])
   t.same(statements('hand-written JOIN', 2), [1, 1, 1])
 
-  t.equal(results.filter((result) => result.suite === 'lists').length, 3 + 2, 'lists: first, deep cursor and deep offset pages; filtered and unfiltered pages')
+  t.equal(results.filter((result) => result.suite === 'lists').length, 3 + 2 + 3, 'lists: first, deep cursor and deep offset pages; filtered and unfiltered pages; pages through relations')
 
   t.equal(report.goals.length, 12)
   // Drizzle is measured once `npm run bench` has installed it in benchmarks/contenders; PostgreSQL with DATABASE_URL.
