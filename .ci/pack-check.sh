@@ -64,7 +64,7 @@ cd "$repo"
 tarball=$(npm pack --silent --pack-destination "$scratch" | tail -n 1)
 echo "packed $tarball"
 tar -tzf "$scratch/$tarball" | sed 's|^package/||' > "$scratch/contents.txt"
-for required in package.json README.md docs/README.md docs/errors.md dist/plugin/index.js dist/plugin/index.d.ts dist/plugin/index.js.map; do
+for required in package.json README.md CHANGELOG.md docs/README.md docs/errors.md dist/plugin/index.js dist/plugin/index.d.ts dist/plugin/index.js.map; do
   grep -qx "$required" "$scratch/contents.txt" || { echo "the package lacks $required"; exit 1; }
 done
 if grep -E '^(plugin|test|demo|benchmarks|schemas)/|\.test\.' "$scratch/contents.txt"; then echo "the package ships files a user does not need"; exit 1; fi
