@@ -4,7 +4,7 @@ import type { ExpandedListQuery } from '../parse/expanded-list-query.js'
 import type { ExpandedListDeclaration, ExpandedListDeclarations } from '../routes/expanded-list-declarations.js'
 import type { FilterOperator, RequestedSort } from '../routes/list-declarations.js'
 import { readFilterValue, type RequestedFilter } from './list-plan.js'
-import type { ExpandedField, ExpansionPlan, LevelPlan } from './plan.js'
+import { hiddenOnPath, type ExpandedField, type ExpansionPlan, type LevelPlan } from './plan.js'
 
 /** What one request asks of one expanded to-many relation, validated for its caller. */
 export interface ExpandedListPlan {
@@ -52,18 +52,8 @@ export function planExpandedLists (
   declarations: ExpandedListDeclarations, query: ExpandedListQuery, expansion: ExpansionPlan, caller: ExpandedListCaller
 ): ExpandedLists {
   const { ignoreHidden, maxObjects } = caller
-  const hidden = (node: ResourceNode, field: string) => {
-    const visible = expansion.visibility.visible(node)
-    return visible !== undefined && !visible.has(field)
-  }
-  const hiddenPath = (root: ResourceNode, path: string) => {
-    let node = root
-    for (const segment of path.split('.')) {
-      if (hidden(node, segment)) return true
-      node = node.relations.get(segment)!.target
-    }
-    return false
-  }
+  const hidden = (node: ResourceNode, field: string) => hiddenOnPath(expansion.visibility, node, [field])
+  const hiddenPath = (root: ResourceNode, path: string) => hiddenOnPath(expansion.visibility, root, path.split('.'))
   const asked = new Map<ExpandedField, Asked>()
   const listAt = (path: string, written: string, refuse: (message: string) => never): Asked => {
     const declaration = declarations.get(path)

@@ -2,10 +2,9 @@ import type { FastifyRequest } from 'fastify'
 import { BadFilterError, BadSortError, ForbiddenError, InvalidOptionError, messages } from '../errors.js'
 import { instantOf, isDateText } from '../graph/dates.js'
 import { integerText, numberText } from '../graph/checks.js'
-import type { ResourceNode } from '../graph/resource-graph.js'
 import { afterParam, beforeParam, type ListQuery } from '../parse/list-query.js'
 import { cursorVersion, type CursorPosition } from './cursors.js'
-import type { Visibility } from './plan.js'
+import { hiddenOnPath, type Visibility } from './plan.js'
 import {
   keysOf, type FilterField, type FilterOperator, type ListDeclaration, type RequestedSort, type ValueType,
 } from '../routes/list-declarations.js'
@@ -124,28 +123,9 @@ export function planList (target: ListTarget, query: ListQuery, request: Fastify
 function resolveList (
   declaration: ListDeclaration, request: Pick<ListQuery, 'filters' | 'sort'>, caller: ListCaller
 ): Pick<ResolvedList, 'filters' | 'sort'> {
-  const hidden = (node: ResourceNode, field: string) => {
-    const visible = caller.visibility.visible(node)
-    return visible !== undefined && !visible.has(field)
-  }
-  const hiddenFilter = (filter: FilterField) => {
-    let node = declaration.node
-    for (const hop of filter.hops) {
-      if (hidden(node, hop.field)) return true
-      node = hop.target
-    }
-    return hidden(node, filter.field)
-  }
-  // A sort path is hidden where any field on it is: `owner.name` names `owner` on the route's resource, `name` on Person.
-  const hiddenSort = (name: string) => {
-    let node = declaration.node
-    const segments = name.split('.')
-    for (const segment of segments.slice(0, -1)) {
-      if (hidden(node, segment)) return true
-      node = node.relations.get(segment)!.target
-    }
-    return hidden(node, segments[segments.length - 1]!)
-  }
+  const hiddenFilter = (filter: FilterField) => hiddenOnPath(caller.visibility, declaration.node, filter.path.split('.'))
+  // A sort path is hidden where any field on it is.
+  const hiddenSort = (name: string) => hiddenOnPath(caller.visibility, declaration.node, name.split('.'))
   const filters: RequestedFilter[] = []
   for (const { path, operator, raw, written } of request.filters) {
     const filter = declaration.filters.get(path)

@@ -38,6 +38,22 @@ export interface Visibility {
   visible(node: ResourceNode): ReadonlySet<string> | undefined
 }
 
+/**
+ * Whether a dot path from `root` names a field `visibility` hides, at any
+ * step: `owner.name` is hidden where `owner` is on the route's resource or
+ * `name` on the owner's. Each segment but the last is a relation of the
+ * resource before it. What list filters, sort keys and expanded lists ask.
+ */
+export function hiddenOnPath (visibility: Visibility, root: ResourceNode, segments: readonly string[]): boolean {
+  let node = root
+  for (const [index, segment] of segments.entries()) {
+    const visible = visibility.visible(node)
+    if (visible !== undefined && !visible.has(segment)) return true
+    if (index < segments.length - 1) node = node.relations.get(segment)!.target
+  }
+  return false
+}
+
 /** Every field of every resource: requests without access rules, standalone serializers. */
 export const fullVisibility: Visibility = Object.freeze({ key: '', visible: () => undefined })
 

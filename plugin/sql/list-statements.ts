@@ -173,9 +173,7 @@ function relatedRows (
   const table = tableOf(target)
   const alias = `${filterAlias}${writer.aliases++}`
   const scope = scopeOf(target, writer)
-  const source = () => scope === undefined
-    ? `${table} as ${alias}`
-    : db.selectFrom(table).selectAll(table).where(scope).as(alias)
+  const source = () => underAlias(writer.context, table, scope, alias)
   const key = `${alias}.${target.column(target.primaryKey)}`
   let from: () => AnySelect
   switch (link.kind) {
@@ -199,6 +197,16 @@ function relatedRows (
   }
   const conditions = inner === undefined ? [] : inner(alias)
   return () => conditions.reduce((query, condition) => query.where(condition), from().select(sql.lit(1).as('found')))
+}
+
+/**
+ * A related table read under an alias of its own, as a filter's subquery and
+ * a sort's join read it: the table itself, or with a scope the subquery of
+ * its rows in that scope (the scope's columns are written `table.column`,
+ * which the alias would hide).
+ */
+function underAlias (context: LoadContext, table: string, scope: Expression<SqlBool> | undefined, alias: string) {
+  return scope === undefined ? `${table} as ${alias}` : context.db.selectFrom(table).selectAll(table).where(scope).as(alias)
 }
 
 /**
@@ -241,10 +249,7 @@ export function sortJoins<Q extends AnySelect> (
       const parts = context.scopeParts(target)
       if (parts !== undefined) scopeValues.push(...parts.values)
       shape = shape === null || parts?.key === null ? null : `${shape}${join.alias}(${parts?.key ?? ''})`
-      const source = scope === undefined
-        ? `${table} as ${join.alias}`
-        : context.db.selectFrom(table).selectAll(table).where(scope).as(join.alias)
-      result = result.leftJoin(source as never, `${join.alias}.${target.column(target.primaryKey)}` as never, join.ownerColumn as never) as Q
+      result = result.leftJoin(underAlias(context, table, scope, join.alias) as never, `${join.alias}.${target.column(target.primaryKey)}` as never, join.ownerColumn as never) as Q
     }
   }
   return { query: result, shape }
@@ -334,20 +339,20 @@ export function keysetCondition (
 export function servingIndexes (root: ResourceNode, list: Pick<ResolvedList, 'filters' | 'sort' | 'keys'>): string[] {
   const indexes = new Set<string>()
   const index = (table: string, columns: readonly string[]) => indexes.add(`${table} (${columns.join(', ')})`)
-  for (const { filter, operator } of list.filters) {
-    for (const hop of filter.hops) {
-      const { link } = hop
-      switch (link.kind) {
-        case 'to-one': break
-        case 'to-many': index(tableOf(hop.target), [foreignKeyOf(hop, link.foreignKey)]); break
-        case 'many-to-many': index(link.through.table, [link.through.from, link.through.to]); break
-        default: link satisfies never
-      }
+  /** The key a relation's related rows are found by from their owner's: none for a to-one hop, which reads the primary key. */
+  const correlation = (relation: RelationEdge) => {
+    const { link } = relation
+    switch (link.kind) {
+      case 'to-one': break
+      case 'to-many': index(tableOf(relation.target), [foreignKeyOf(relation, link.foreignKey)]); break
+      case 'many-to-many': index(link.through.table, [link.through.from, link.through.to]); break
+      default: link satisfies never
     }
+  }
+  for (const { filter, operator } of list.filters) {
+    for (const hop of filter.hops) correlation(hop)
     if (operator === 'exists') {
-      const { link } = filter.relation!
-      if (link.kind === 'to-many') index(tableOf(filter.relation!.target), [foreignKeyOf(filter.relation!, link.foreignKey)])
-      if (link.kind === 'many-to-many') index(link.through.table, [link.through.from, link.through.to])
+      correlation(filter.relation!)
     } else if (operator !== 'contains' && filter.column !== filter.node.column(filter.node.primaryKey)) {
       index(tableOf(filter.node), [filter.column!])
     }
