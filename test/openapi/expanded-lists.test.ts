@@ -4,31 +4,12 @@ import Fastify from 'fastify'
 import t from 'tap'
 import expandPlugin, { defineResource, expandOpenApi, type AnyResource } from '../../plugin/index.js'
 import { dialects } from '../fixtures/dialects.js'
-import { createPosts, through } from '../fixtures/posts.js'
+import { Comment, Post, Tag, createPosts } from '../fixtures/posts.js'
 
 // The OpenAPI document of expanded lists (`sort[path]`, `limit[path]`, `where[path.field]`,
 // each with its type), of `permitExpands` on a detail route, and of the default `maxEnumeratedPaths`.
 type Json = Record<string, any>
 
-const Comment = defineResource({
-  name: 'Comment',
-  table: 'comments',
-  schema: Type.Object({ id: Type.Integer(), body: Type.String(), rank: Type.Integer(), post: Type.Integer() }),
-  fields: ['id', 'body', 'rank'],
-  columns: { post: 'post_id' },
-  expandable: { post: (): AnyResource => Post },
-})
-const Tag = defineResource({ name: 'Tag', table: 'tags', schema: Type.Object({ id: Type.Integer(), label: Type.String() }), fields: ['id', 'label'] })
-const Post = defineResource({
-  name: 'Post',
-  table: 'posts',
-  schema: Type.Object({ id: Type.Integer(), comments: Type.Array(Type.Integer()), tags: Type.Array(Type.Integer()) }),
-  fields: ['id', 'comments', 'tags'],
-  expandable: {
-    comments: [(): AnyResource => Comment, { many: true, foreignKey: 'post_id' }],
-    tags: [(): AnyResource => Tag, { many: true, through }],
-  },
-})
 const resources = [Post, Comment, Tag]
 const expandedLists = { comments: { sort: ['rank', 'body'], maxLimit: 5, filter: { rank: ['eq', 'gte'], body: ['contains'] } }, tags: {} } as const
 

@@ -1,32 +1,13 @@
 import { Type } from '@sinclair/typebox'
 import Fastify, { type FastifyInstance } from 'fastify'
 import t, { type Test } from 'tap'
-import expandPlugin, { defineResource, type AnyResource, type ExpandableRouteOptions } from '../../plugin/index.js'
+import expandPlugin, { defineResource, type ExpandableRouteOptions } from '../../plugin/index.js'
 import { dialects, type TestDatabase } from '../fixtures/dialects.js'
-import { createPosts, through } from '../fixtures/posts.js'
+import { Comment, Post, Tag, createPosts } from '../fixtures/posts.js'
 
 // The route options of expanded lists and of restricted detail routes, checked at startup:
 // `expandedLists` (each path a to-many relation path, each field a column of its resource,
 // each operator known, `maxLimit` a positive integer) and `permitExpands`.
-const Comment = defineResource({
-  name: 'Comment',
-  table: 'comments',
-  schema: Type.Object({ id: Type.Integer(), body: Type.String(), rank: Type.Integer(), post: Type.Integer() }),
-  fields: ['id', 'body', 'rank'],
-  columns: { post: 'post_id' },
-  expandable: { post: (): AnyResource => Post },
-})
-const Tag = defineResource({ name: 'Tag', table: 'tags', schema: Type.Object({ id: Type.Integer(), label: Type.String() }), fields: ['id', 'label'] })
-const Post = defineResource({
-  name: 'Post',
-  table: 'posts',
-  schema: Type.Object({ id: Type.Integer(), comments: Type.Array(Type.Integer()), tags: Type.Array(Type.Integer()) }),
-  fields: ['id', 'comments', 'tags'],
-  expandable: {
-    comments: [(): AnyResource => Comment, { many: true, foreignKey: 'post_id' }],
-    tags: [(): AnyResource => Tag, { many: true, through }],
-  },
-})
 
 async function build (t: Test): Promise<{ app: FastifyInstance; database: TestDatabase }> {
   const database = await dialects()[0]!.open()
