@@ -193,6 +193,7 @@ export class ExpandEngine {
       key += `${index}:${[...visible].sort().join(',')};`
     })
     if (visibleFields.size === 0) return fullVisibility
+    hideDerivedOfHidden(this.graph.nodes, visibleFields)
     return { key, visible: (node) => visibleFields.get(node) }
   }
 
@@ -222,5 +223,30 @@ export class ExpandEngine {
         }
       }
     }
+  }
+}
+
+/**
+ * An aggregate tells about its relation's rows, and `min`/`max`/`sum`/`avg`
+ * about one field of them: hidden from a request that may not see the
+ * relation, or the field on the related resource, whatever its own name's
+ * visibility. Follows from the `fieldsFor` answers alone, so the
+ * visibility's key, made of them, still tells requests apart.
+ */
+function hideDerivedOfHidden (nodes: readonly ResourceNode[], visibleFields: Map<ResourceNode, ReadonlySet<string>>): void {
+  for (const node of nodes) {
+    const hidden: string[] = []
+    for (const derived of node.derived.values()) {
+      if (derived.kind !== 'aggregate') continue
+      const own = visibleFields.get(node)
+      const related = visibleFields.get(derived.relation.target)
+      const relationHidden = own !== undefined && !own.has(derived.relation.field)
+      const fieldHidden = derived.field !== undefined && related !== undefined && !related.has(derived.field)
+      if (relationHidden || fieldHidden) hidden.push(derived.name)
+    }
+    if (hidden.length === 0) continue
+    const visible = new Set(visibleFields.get(node) ?? node.fieldSchemas.keys())
+    for (const name of hidden) visible.delete(name)
+    visibleFields.set(node, visible)
   }
 }

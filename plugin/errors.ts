@@ -364,6 +364,26 @@ export const messages = {
     `field '${field}' is read from the column of the same name, which is not a column name (${rule}): map it in columns`,
   notARequestFunction: (option: string) => `${option} must be a function of the request`,
   scopeNeedsTable: 'scope needs a table: it is a condition on the rows the plugin reads',
+  derivedNeedsTable: 'aggregates and computed fields need a table: the database computes them',
+  derivedTwice: (name: string) => `'${name}' is both an aggregate and a computed field`,
+  derivedInSchema: (where: string, name: string) =>
+    `${where}.${name} is also a field of schema: a derived field is declared once, in ${where}, and typed from it`,
+  badDerivedMap: (where: string) => `${where} must be an object of field name -> definition`,
+  badAggregate: (functions: readonly string[]) => `an aggregate is an object with exactly one of ${functions.join(', ')}`,
+  badAggregateArgument: (fn: string) => fn === 'count'
+    ? 'count takes the name of a to-many relation: { count: \'pets\' }'
+    : `${fn} takes a to-many relation and a field of the related resource: { ${fn}: ['pets', 'born'] }`,
+  aggregateWhereNotFunction: 'where must be a function of an expression builder, returning a condition on the related table',
+  badComputed: (name: string) => `computed.${name} must be { schema, sql }: sql a function of an expression builder`,
+  belowDerived: (path: string, field: string) => `'${path}': '${field}' is an aggregate or computed value, with no fields below it`,
+  aggregateNotLoadable: (context: string, relation: string) =>
+    `${context}: '${relation}' cannot be aggregated: its resource needs a table, and the relation a foreignKey or through`,
+  aggregateFieldNotColumn: (context: string, field: string, target: string) =>
+    `${context}: '${field}' is not a value field of ${target}`,
+  aggregateNotNumeric: (context: string, fn: string, field: string) =>
+    `${context}: ${fn} needs a number or integer field, and '${field}' is not one`,
+  aggregateNotToMany: (name: string, relation: string) =>
+    `aggregates.${name} reads '${relation}', which is not a to-many relation of this resource (expandable or nested, many: true)`,
 
   // graph/resource.ts: a relation of expandable or nested, after "<expandable|nested> field '<field>': " (relationField).
   badRelationMap: (where: string) => `${where} must map field names to relations`,

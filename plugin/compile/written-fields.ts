@@ -29,6 +29,8 @@ function scalar (field: PlannedField, level: LevelPlan): WrittenField {
 const writtenAs: { readonly [K in PlannedFieldKind]: (field: FieldOfKind<K>, level: LevelPlan) => WrittenField } = {
   value: scalar,
   id: scalar,
+  aggregate: scalar,
+  computed: scalar,
   expanded: (field) => field.relation.many
     ? { kind: 'list', name: field.name, level: field.level }
     : { kind: 'object', name: field.name, level: field.level },

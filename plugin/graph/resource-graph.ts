@@ -1,7 +1,13 @@
 import { InvalidDefinitionError, messages } from '../errors.js'
 import {
+  aggregateField,
+  aggregateFunctionOf,
+  aggregateRelation,
   isResource,
+  type AggregateCondition,
+  type AggregateFunction,
   type AnyResource,
+  type ComputedDefinition,
   type RelationDefinition,
   type RelationKeys,
   type RelationOptions,
@@ -44,9 +50,31 @@ export interface ResourceNode {
    * the same `table` (their conditions AND-ed); none for every row.
    */
   readonly scopedBy: readonly ResourceNode[]
+  /** Aggregates and computed fields, by name, in declaration order (aggregates first). */
+  readonly derived: ReadonlyMap<string, DerivedField>
   /** The column a field is read from. */
   column(field: string): string
 }
+
+/**
+ * A field whose value the database derives rather than stores: an
+ * aggregate over a to-many relation, read by a grouped statement of its own,
+ * or a computed expression, read with its row.
+ */
+export type DerivedField =
+  | {
+    readonly kind: 'aggregate'
+    readonly name: string
+    readonly function: AggregateFunction
+    readonly relation: RelationEdge
+    /** The related resource's field it reads (not `count`), and that field's column. */
+    readonly field: string | undefined
+    readonly column: string | undefined
+    readonly where: AggregateCondition | undefined
+  }
+  | { readonly kind: 'computed'; readonly name: string; readonly sql: ComputedDefinition['sql'] }
+
+export type DerivedKind = DerivedField['kind']
 
 export interface RelationEdge {
   readonly field: string
@@ -110,6 +138,9 @@ export function ownerColumn (link: RelationLink): string | undefined {
 
 interface MutableNode extends ResourceNode {
   relations: Map<string, RelationEdge>
+  derived: Map<string, DerivedField>
+  fieldSchemas: Map<string, JsonSchema>
+  sourceSchemas: Map<string, SourceSchema>
   scopedBy: readonly ResourceNode[]
 }
 
@@ -149,6 +180,7 @@ export class ResourceGraph {
     this.nodes = [...this.byResource.values()]
     for (const node of this.nodes) (node as MutableNode).scopedBy = scopesOf(node, this.nodes)
     for (const node of this.nodes) this.resolveRelations(node as MutableNode)
+    for (const node of this.nodes) resolveDerived(node as MutableNode)
     for (const node of this.nodes) {
       for (const edge of node.relations.values()) checkRelationOptions(edge, options.loadsFromDatabase === true)
     }
@@ -293,13 +325,74 @@ function createNode (resource: AnyResource): MutableNode {
     defaultFields: resource.fields,
     relations: new Map(),
     expandableFields: Object.keys(resource.expandable ?? {}),
-    clientFields: new Set([...resource.fields, ...Object.keys(resource.expandable ?? {})]),
+    clientFields: new Set([
+      ...resource.fields, ...Object.keys(resource.expandable ?? {}),
+      ...Object.keys(resource.aggregates ?? {}), ...Object.keys(resource.computed ?? {}),
+    ]),
     maxDepth: resource.maxDepth,
     primaryKey: resource.primaryKey,
     table: resource.table,
     scopedBy: [],
+    derived: new Map(),
     column: (field) => columns[field] ?? field,
   }
+}
+
+/**
+ * The aggregates and computed fields of a node, each checked against the
+ * relation and field it reads, and their schemas: `count` an integer, `avg`
+ * a number, `min`/`max`/`sum` the related field's type; all but `count` may
+ * be null (no related rows). Written read-only: no client sends them.
+ */
+function resolveDerived (node: MutableNode): void {
+  const { aggregates = {}, computed = {} } = node.resource as { aggregates?: Record<string, unknown>; computed?: Record<string, unknown> }
+  const context = (name: string) => `Resource '${node.qualifiedName}', aggregates.${name}`
+  for (const [name, definition] of Object.entries(aggregates as Record<string, Parameters<typeof aggregateRelation>[0]>)) {
+    const fn = aggregateFunctionOf(definition)
+    const relation = node.relations.get(aggregateRelation(definition))!
+    const { link, target } = relation
+    const readable = target.table !== undefined && (link.kind === 'many-to-many' || (link.kind === 'to-many' && link.foreignKey !== undefined))
+    if (!readable) throw new InvalidDefinitionError(messages.aggregateNotLoadable(context(name), relation.field))
+    const field = aggregateField(definition)
+    let schema: JsonSchema
+    if (field === undefined) {
+      schema = { type: 'integer' }
+    } else {
+      const fieldSchema = target.fieldSchemas.get(field)
+      if (fieldSchema === undefined || target.relations.has(field)) {
+        throw new InvalidDefinitionError(messages.aggregateFieldNotColumn(context(name), field, target.qualifiedName))
+      }
+      const types = (Array.isArray(fieldSchema.type) ? fieldSchema.type : [fieldSchema.type]).filter((type) => type !== 'null')
+      const numeric = types.length === 1 && (types[0] === 'integer' || types[0] === 'number')
+      if ((fn === 'sum' || fn === 'avg') && !numeric) {
+        throw new InvalidDefinitionError(messages.aggregateNotNumeric(context(name), fn, field))
+      }
+      schema = fn === 'avg' ? { type: ['number', 'null'] } : withNull(fieldSchema)
+    }
+    node.derived.set(name, Object.freeze({
+      kind: 'aggregate' as const,
+      name,
+      function: fn,
+      relation,
+      field,
+      column: field === undefined ? undefined : target.column(field),
+      where: definition.where,
+    }))
+    node.fieldSchemas.set(name, { ...schema, readOnly: true })
+    node.sourceSchemas.set(name, schema)
+  }
+  for (const [name, definition] of Object.entries(computed as Record<string, ComputedDefinition>)) {
+    node.derived.set(name, Object.freeze({ kind: 'computed' as const, name, sql: definition.sql }))
+    node.fieldSchemas.set(name, { ...toOutputSchema(definition.schema), readOnly: true })
+    node.sourceSchemas.set(name, definition.schema)
+  }
+}
+
+/** A field's schema that also takes null. */
+function withNull (schema: JsonSchema): JsonSchema {
+  const types = Array.isArray(schema.type) ? schema.type as unknown[] : [schema.type]
+  if (types.includes('null')) return schema
+  return { ...schema, type: [...types, 'null'] }
 }
 
 /**

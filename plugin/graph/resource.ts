@@ -33,6 +33,38 @@ export interface RelationOptions extends RelationKeys {
 export type ResourceReference = AnyResource | string | (() => AnyResource)
 
 /**
+ * A count or aggregate over a to-many or many-to-many relation of the
+ * resource: `{ count: 'pets' }`, `{ max: ['pets', 'born'] }` (a field of the
+ * related resource). `where` narrows the related rows it reads, its columns
+ * written `table.column` of the related table, as `scope` writes them.
+ */
+export type AggregateDefinition<Relation extends string = string> =
+  | { readonly count: Relation; readonly where?: AggregateCondition }
+  | { readonly min: readonly [Relation, string]; readonly where?: AggregateCondition }
+  | { readonly max: readonly [Relation, string]; readonly where?: AggregateCondition }
+  | { readonly sum: readonly [Relation, string]; readonly where?: AggregateCondition }
+  | { readonly avg: readonly [Relation, string]; readonly where?: AggregateCondition }
+
+/** The aggregate functions, as `AggregateDefinition` names them. */
+export const aggregateFunctions = ['count', 'min', 'max', 'sum', 'avg'] as const
+export type AggregateFunction = typeof aggregateFunctions[number]
+
+/** An aggregate's `where`: a boolean expression over the related table (a definition's, the same for every request). */
+// The tables are the application's: the builder is typed loosely, as the plugin's own statements are.
+export type AggregateCondition = (eb: ExpressionBuilder<any, any>) => Expression<SqlBool>
+
+/**
+ * A field computed by the database in the statement that reads the row: an
+ * expression over the resource's table (columns written `table.column`),
+ * and the schema of its value.
+ */
+export interface ComputedDefinition<Schema extends object = object> {
+  readonly schema: Schema
+  // The tables are the application's: the builder is typed loosely, as the plugin's own statements are.
+  readonly sql: (eb: ExpressionBuilder<any, any>) => Expression<unknown>
+}
+
+/**
  * The four forms of a relation, as in drf-flex-fields: a resource, `[resource, options]`, a lazy reference,
  * `[lazy reference, options]`.
  */
@@ -44,6 +76,10 @@ export type FieldName<S extends ObjectSchema> = keyof S['properties'] & string
 /** Relations by field name, as `expandable` and `nested` take them. */
 export type RelationMap<S extends ObjectSchema = ObjectSchema> = { readonly [K in FieldName<S>]?: RelationDefinition }
 
+/** Derived fields by name, as `aggregates` and `computed` take them. */
+export type AggregateMap<S extends ObjectSchema = ObjectSchema> = { readonly [name: string]: AggregateDefinition<FieldName<S>> }
+export type ComputedMap = { readonly [name: string]: ComputedDefinition }
+
 /** Refuses keys that are not fields: `E` is inferred from the map, so excess keys would otherwise pass. */
 type OnlyFields<E, S extends ObjectSchema> = { readonly [K in Exclude<keyof E & string, FieldName<S>>]: never }
 
@@ -54,9 +90,11 @@ type OnlyFields<E, S extends ObjectSchema> = { readonly [K in Exclude<keyof E & 
  */
 export interface ResourceDefinition<
   S extends ObjectSchema = ObjectSchema,
-  F extends FieldName<S> = FieldName<S>,
+  F extends string = FieldName<S>,
   E extends RelationMap<S> = RelationMap<S>,
-  N extends RelationMap<S> = RelationMap<S>
+  N extends RelationMap<S> = RelationMap<S>,
+  A extends AggregateMap<S> = AggregateMap<S>,
+  C extends ComputedMap = ComputedMap
 > {
   /** Unique within a registry (with `namespace`). */
   name: string
@@ -64,12 +102,20 @@ export interface ResourceDefinition<
   namespace?: string
   /** Every field that may ever be shown; relation fields hold the identifier type. */
   schema: S
-  /** The default fields, in output order. */
+  /** The default fields, in output order: schema fields, and derived fields (aggregates, computed) shown by default. */
   fields: readonly F[]
   /** Relations a client may expand; those not in `fields` are deferred. */
   expandable?: E & OnlyFields<E, S>
   /** Relations always shown as nested objects (a nested serializer declared as a field). */
   nested?: N & OnlyFields<N, S>
+  /**
+   * Counts and aggregates over to-many relations, by field name: deferred
+   * (shown when named in `expand` or `fields`, or listed in `fields`), one
+   * grouped statement per relation path per request, under the related scope.
+   */
+  aggregates?: A
+  /** Fields the database computes in the statement reading the row, by field name: deferred as aggregates are. */
+  computed?: C
   /** Maximum expansion depth of requests rooted at this resource (overrides the plugin's). */
   maxDepth?: number
   /** Database binding: the table holding this resource. */
@@ -95,16 +141,22 @@ export type ResourceScope = (eb: ExpressionBuilder<any, any>, request: FastifyRe
 /** A defined resource: the definition, checked and frozen. */
 export interface Resource<
   S extends ObjectSchema = ObjectSchema,
-  F extends FieldName<S> = FieldName<S>,
+  F extends string = FieldName<S>,
   E extends RelationMap<S> = RelationMap<S>,
-  N extends RelationMap<S> = RelationMap<S>
-> extends Readonly<Omit<ResourceDefinition<S, F, E, N>, 'expandable' | 'nested'>> {
+  N extends RelationMap<S> = RelationMap<S>,
+  A extends AggregateMap<S> = AggregateMap<S>,
+  C extends ComputedMap = ComputedMap
+> extends Readonly<Omit<ResourceDefinition<S, F, E, N, A, C>, 'expandable' | 'nested' | 'aggregates' | 'computed'>> {
   readonly kind: 'fastify-expand/resource'
   readonly primaryKey: FieldName<S>
   /** Relations a client may expand (empty when the definition has none). */
   readonly expandable: E
   /** Relations always shown as nested objects (empty when the definition has none). */
   readonly nested: N
+  /** Counts and aggregates over relations (empty when the definition has none). */
+  readonly aggregates: A
+  /** Fields computed by the database (empty when the definition has none). */
+  readonly computed: C
 }
 
 /**
@@ -112,10 +164,11 @@ export interface Resource<
  * `Resource<ObjectSchema>` would not do: a specific schema's field names
  * (in `fields`, `columns`, `expandable`) make it unassignable to the general one.
  */
-export type AnyResource = Resource<any, any, any, any>
+export type AnyResource = Resource<any, any, any, any, any, any>
 
 const definitionKeys = new Set([
-  'name', 'namespace', 'schema', 'fields', 'expandable', 'nested', 'maxDepth', 'table', 'primaryKey', 'columns', 'scope', 'fieldsFor',
+  'name', 'namespace', 'schema', 'fields', 'expandable', 'nested', 'aggregates', 'computed', 'maxDepth', 'table', 'primaryKey',
+  'columns', 'scope', 'fieldsFor',
 ])
 const relationOptionKeys = new Set(['many', 'fields', 'omit', 'expand', 'column', 'foreignKey', 'through', 'orderBy', 'limit'])
 const throughKeys = ['table', 'from', 'to']
@@ -130,10 +183,12 @@ export function isResource (value: unknown): value is AnyResource {
  */
 export function defineResource<
   S extends ObjectSchema,
-  const F extends FieldName<S>,
+  const F extends FieldName<S> | (keyof A & string) | (keyof C & string),
   const E extends RelationMap<S> = {},
-  const N extends RelationMap<S> = {}
-> (definition: ResourceDefinition<S, F, E, N>): Resource<S, F, E, N> {
+  const N extends RelationMap<S> = {},
+  const A extends AggregateMap<S> = {},
+  const C extends ComputedMap = {}
+> (definition: ResourceDefinition<S, F, E, N, A, C>): Resource<S, F, E, N, A, C> {
   const label = typeof definition?.name === 'string' ? `Resource '${definition.name}'` : 'Resource'
   const fail = (message: string): never => { throw new InvalidDefinitionError(`${label}: ${message}`) }
 
@@ -154,10 +209,17 @@ export function defineResource<
     if (typeof field !== 'string' || !hasField(field)) fail(messages.fieldNotInSchema(where, String(field)))
   }
 
+  const aggregates = checkAggregates(definition.aggregates, properties, fail)
+  const computed = checkComputed(definition.computed, properties, fail)
+  for (const name of Object.keys(computed)) {
+    if (Object.hasOwn(aggregates, name)) fail(messages.derivedTwice(name))
+  }
+  const isDerived = (name: unknown) => typeof name === 'string' && (Object.hasOwn(aggregates, name) || Object.hasOwn(computed, name))
+
   if (!Array.isArray(definition.fields)) fail(messages.notFieldNames('fields'))
   const seen = new Set<string>()
   for (const field of definition.fields) {
-    checkField(field, 'fields')
+    if (!isDerived(field)) checkField(field, 'fields')
     if (seen.has(field)) fail(messages.fieldListedTwice(field))
     seen.add(field)
   }
@@ -206,15 +268,87 @@ export function defineResource<
     if (definition[key] !== undefined && typeof definition[key] !== 'function') fail(messages.notARequestFunction(key))
   }
   if (definition.scope !== undefined && definition.table === undefined) fail(messages.scopeNeedsTable)
+  if (definition.table === undefined && (Object.keys(aggregates).length > 0 || Object.keys(computed).length > 0)) {
+    fail(messages.derivedNeedsTable)
+  }
+  for (const [name, aggregate] of Object.entries(aggregates)) {
+    const relation = aggregateRelation(aggregate)
+    const definitionOfRelation = Object.hasOwn(relations, relation) ? relations[relation] : undefined
+    if (definitionOfRelation === undefined || !toMany.has(relation)) fail(messages.aggregateNotToMany(name, relation))
+  }
 
   return Object.freeze({
     ...definition,
     fields: Object.freeze([...definition.fields]),
     expandable: Object.freeze(expandable),
     nested: Object.freeze(nested),
+    aggregates: Object.freeze(aggregates),
+    computed: Object.freeze(computed),
     primaryKey: primaryKey as FieldName<S>,
     kind: 'fastify-expand/resource' as const,
-  }) as Resource<S, F, E, N>
+  }) as unknown as Resource<S, F, E, N, A, C>
+}
+
+/** The function an aggregate applies, and the relation it reads. */
+export function aggregateFunctionOf (aggregate: AggregateDefinition): AggregateFunction {
+  return aggregateFunctions.find((name) => Object.hasOwn(aggregate, name))!
+}
+
+export function aggregateRelation (aggregate: AggregateDefinition): string {
+  const argument = (aggregate as Record<string, unknown>)[aggregateFunctionOf(aggregate)]
+  return typeof argument === 'string' ? argument : (argument as readonly [string, string])[0]
+}
+
+/** The related resource's field an aggregate other than `count` reads; undefined for `count`. */
+export function aggregateField (aggregate: AggregateDefinition): string | undefined {
+  const argument = (aggregate as Record<string, unknown>)[aggregateFunctionOf(aggregate)]
+  return typeof argument === 'string' ? undefined : (argument as readonly [string, string])[1]
+}
+
+/** A derived field's name: a column name's form, and no field of the schema (its value is not stored). */
+function checkDerivedName (name: string, where: string, properties: Record<string, unknown>, fail: (message: string) => never): void {
+  if (!isIdentifier(name)) fail(messages.notAColumnName(`${where}.${name}`, name, columnNameRule))
+  if (Object.hasOwn(properties, name)) fail(messages.derivedInSchema(where, name))
+}
+
+function checkAggregates (map: unknown, properties: Record<string, unknown>, fail: (message: string) => never): Record<string, AggregateDefinition> {
+  if (map === undefined) return {}
+  if (typeof map !== 'object' || map === null || Array.isArray(map)) fail(messages.badDerivedMap('aggregates'))
+  const checked: Record<string, AggregateDefinition> = {}
+  for (const [name, aggregate] of Object.entries(map as Record<string, unknown>)) {
+    checkDerivedName(name, 'aggregates', properties, fail)
+    const failHere = (message: string): never => fail(`aggregates.${name}: ${message}`)
+    if (typeof aggregate !== 'object' || aggregate === null || Array.isArray(aggregate)) failHere(messages.badAggregate(aggregateFunctions))
+    const keys = Object.keys(aggregate as object)
+    const functions = keys.filter((key) => (aggregateFunctions as readonly string[]).includes(key))
+    if (functions.length !== 1) failHere(messages.badAggregate(aggregateFunctions))
+    const unknown = keys.find((key) => key !== functions[0] && key !== 'where')
+    if (unknown !== undefined) failHere(messages.unknownDefinitionOption(unknown, [...aggregateFunctions, 'where']))
+    const argument = (aggregate as Record<string, unknown>)[functions[0]!]
+    const fits = functions[0] === 'count'
+      ? isIdentifier(argument)
+      : Array.isArray(argument) && argument.length === 2 && argument.every(isIdentifier)
+    if (!fits) failHere(messages.badAggregateArgument(functions[0]!))
+    const { where } = aggregate as { where?: unknown }
+    if (where !== undefined && typeof where !== 'function') failHere(messages.aggregateWhereNotFunction)
+    checked[name] = aggregate as AggregateDefinition
+  }
+  return checked
+}
+
+function checkComputed (map: unknown, properties: Record<string, unknown>, fail: (message: string) => never): Record<string, ComputedDefinition> {
+  if (map === undefined) return {}
+  if (typeof map !== 'object' || map === null || Array.isArray(map)) fail(messages.badDerivedMap('computed'))
+  const checked: Record<string, ComputedDefinition> = {}
+  for (const [name, computed] of Object.entries(map as Record<string, unknown>)) {
+    checkDerivedName(name, 'computed', properties, fail)
+    const { schema, sql, ...rest } = (typeof computed === 'object' && computed !== null ? computed : {}) as Record<string, unknown>
+    if (typeof schema !== 'object' || schema === null || typeof sql !== 'function') fail(messages.badComputed(name))
+    const unknown = Object.keys(rest)[0]
+    if (unknown !== undefined) fail(`computed.${name}: ${messages.unknownDefinitionOption(unknown, ['schema', 'sql'])}`)
+    checked[name] = computed as ComputedDefinition
+  }
+  return checked
 }
 
 function checkRelationMap (

@@ -1,5 +1,6 @@
 import { InvalidDataError, messages } from '../errors.js'
-import type { LevelPlan, PlannedField } from '../plan/plan.js'
+import type { AggregateField, LevelPlan, PlannedField } from '../plan/plan.js'
+import { aggregatesByRelation, aggregateStatement } from '../sql/aggregate-statements.js'
 import { ownerColumn, type RelationEdge, type ResourceNode } from '../graph/resource-graph.js'
 import type { LoadContext } from './load-context.js'
 import { bindsKeysFirst, parentKey, relationIdsQuery, relationRowsQuery, rowBoundOf } from '../sql/relation-statements.js'
@@ -54,9 +55,11 @@ function runsConcurrently ({ db, dialect }: LoadContext): boolean {
 async function loadLevel (load: Load, level: LevelPlan, rows: Row[], weights: number[]): Promise<void> {
   if (rows.length === 0) return
   const pending: Array<() => Promise<void>> = []
+  const aggregates: AggregateField[] = []
   for (const field of level.fields) {
     switch (field.kind) {
-      case 'value': continue
+      case 'value': case 'computed': continue
+      case 'aggregate': aggregates.push(field.aggregate); continue
       case 'id': case 'expanded': break
       default: field satisfies never
     }
@@ -74,6 +77,9 @@ async function loadLevel (load: Load, level: LevelPlan, rows: Row[], weights: nu
       default:
         kind satisfies never
     }
+  }
+  for (const [relation, group] of aggregatesByRelation(aggregates)) {
+    pending.push(() => loadAggregates(load, level.node, relation, group, rows))
   }
   if (!load.concurrent || pending.length < 2) {
     for (const relation of pending) await relation()
@@ -196,6 +202,36 @@ async function loadToMany (load: Load, owner: ResourceNode, field: ExpandedField
   }
   chargeWritten(load, written, read)
   await loadLevel(load, level, children, childWeights)
+}
+
+/**
+ * The aggregates of one relation for every row, from one grouped statement
+ * per chunk of keys: a row without related rows counts 0, and its other
+ * aggregates are null. Scalars: they add no object to the budget.
+ */
+async function loadAggregates (
+  load: Load, owner: ResourceNode, relation: RelationEdge, aggregates: readonly AggregateField[], rows: Row[]
+): Promise<void> {
+  const { keys, groups } = groupByParent(rows, owner)
+  const found = new Map<unknown, Row>()
+  for (const chunk of chunks([...groups.keys()])) {
+    if (load.stopped) throw stoppedByOther
+    const { context } = load
+    context.ensureClientWaits()
+    // The first aggregate of the group names the statement: it lives as long as the plan.
+    const site = aggregates[0]!
+    const build = (keys: readonly unknown[]) => aggregateStatement(context, relation, aggregates, keys)
+    const read = await context.templates.rowsByKeys(context.db, site, chunk, undefined, build, context.scopeParts(relation.target))
+    for (const row of read) found.set(keyOf(row[parentKey]), row)
+  }
+  for (let index = 0; index < rows.length; index++) {
+    const values = found.get(keys[index])
+    for (const aggregate of aggregates) {
+      rows[index]![aggregate.name] = values === undefined
+        ? (aggregate.function === 'count' ? 0 : null)
+        : values[aggregate.name]
+    }
+  }
 }
 
 /** Each id of an array is one object, written as often as its row is: charged as an expanded row would be. */

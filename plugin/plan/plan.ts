@@ -1,5 +1,5 @@
 import type { Expansion } from '../request-helpers.js'
-import type { RelationEdge, ResourceNode } from '../graph/resource-graph.js'
+import type { DerivedField, RelationEdge, ResourceNode } from '../graph/resource-graph.js'
 
 /** One field of the response, decided for one combination of expand/fields/omit. */
 export type PlannedField =
@@ -12,6 +12,11 @@ export type PlannedField =
     readonly level: LevelPlan
     readonly orderBy: string | undefined
   }
+  | { readonly kind: 'aggregate'; readonly name: string; readonly aggregate: AggregateField }
+  | { readonly kind: 'computed'; readonly name: string; readonly computed: ComputedField }
+
+export type AggregateField = Extract<DerivedField, { kind: 'aggregate' }>
+export type ComputedField = Extract<DerivedField, { kind: 'computed' }>
 
 /** A planned relation field that is expanded. */
 export type ExpandedField = Extract<PlannedField, { kind: 'expanded' }>
@@ -102,7 +107,7 @@ export function levelKey (level: LevelPlan): string {
     if (index > 0) key += ','
     key += field.name
     switch (field.kind) {
-      case 'value': case 'id': break
+      case 'value': case 'id': case 'aggregate': case 'computed': break
       case 'expanded': key += `(${field.relation.many ? '*' : ''}${levelKey(field.level)})`; break
       default: field satisfies never
     }

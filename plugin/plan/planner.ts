@@ -103,7 +103,7 @@ class Planner {
     }
     const requested = this.requestedRelations(node, names, requestedHere, path, emit, visible)
 
-    const candidates = candidateFields(node, base, requested, visible)
+    const candidates = candidateFields(node, base, requested, fieldsTree, visible)
     const selected = fieldsTree !== undefined && !this.hasWildcard(fieldsTree) ? fieldsTree.children : undefined
     const fields: PlannedField[] = []
     const prefix = path.length > 0 ? `${path.join('.')}.` : ''
@@ -111,6 +111,15 @@ class Planner {
     for (const name of candidates) {
       if (selected !== undefined && !selected.has(name)) continue
       if (omitTree?.children.get(name)?.leaf === true) continue
+      const derived = node.derived.get(name)
+      if (derived !== undefined) {
+        shown.add(name)
+        if (emit) this.included.add(prefix + name)
+        fields.push(derived.kind === 'aggregate'
+          ? { kind: 'aggregate', name, aggregate: derived }
+          : { kind: 'computed', name, computed: derived })
+        continue
+      }
       const relation = node.relations.get(name)
       const wanted = requested.get(name)
       // A to-many id array is made of the related primary keys: absent when this request may not see them.
@@ -145,7 +154,7 @@ class Planner {
     }
     // fields/omit take precedence over expand, but every requested path is still validated.
     for (const [name, wanted] of requested) {
-      if (shown.has(name) || wanted.query === undefined || wanted.query.children.size === 0) continue
+      if (shown.has(name) || wanted.query === undefined || wanted.query.children.size === 0 || node.derived.has(name)) continue
       const relation = node.relations.get(name)!
       this.countExpansion()
       const wantedByQuery = { query: wanted.query, always: undefined }
@@ -211,6 +220,19 @@ class Planner {
         }
         continue
       }
+      if (node.derived.has(name) && names.has(name)) {
+        // An aggregate or computed field is named in `expand` as a deferred relation is, and has nothing below it.
+        if (visible !== undefined && !visible.has(name)) {
+          if (this.options.onInvalidExpand === 'ignore') continue
+          throw new ForbiddenError(messages.hiddenField(prefix + name, this.options.expandParam))
+        }
+        if (below.children.size > 0) {
+          if (this.options.onInvalidExpand === 'ignore') continue
+          throw new UnknownFieldError(messages.belowDerived(`${prefix}${name}.${[...below.children.keys()][0]!}`, prefix + name))
+        }
+        add(name, 'query', below)
+        continue
+      }
       const relation = relationAt(node, names, name)
       if (relation !== undefined && visible !== undefined && !visible.has(name)) {
         if (this.options.onInvalidExpand === 'ignore') continue
@@ -252,6 +274,7 @@ class Planner {
     const column = orderBy.replace(/^-/, '')
     const target = relation.target
     for (const field of target.fieldSchemas.keys()) {
+      if (target.derived.has(field)) continue
       const link = target.relations.get(field)?.link
       const fieldColumn = link === undefined ? target.column(field) : ownerColumn(link)
       if (fieldColumn === column && this.hides(target, field)) return undefined
@@ -325,8 +348,9 @@ function namesOf (below: PathNode, relation: RelationEdge, wildcards: ReadonlySe
 
 /**
  * The fields a level may show, in output order: its base set, then the
- * deferred relations requested beyond it, in `expandable` order; only those
- * the request may see. A relation is requested only where the level has it
+ * deferred relations requested beyond it, in `expandable` order, then the
+ * derived fields named beyond it, in declaration order; only those the
+ * request may see. A relation is requested only where the level has it
  * (a relation's `fields`/`omit` options remove the others), so a requested
  * relation outside the base set is always a deferred one.
  */
@@ -334,11 +358,18 @@ function candidateFields (
   node: ResourceNode,
   base: readonly string[],
   requested: ReadonlyMap<string, Requested>,
+  fieldsTree: PathNode | undefined,
   visible: ReadonlySet<string> | undefined
 ): string[] {
   const candidates = visible === undefined ? [...base] : base.filter((field) => visible.has(field))
   for (const field of node.expandableFields) {
     if (base.includes(field) || !requested.has(field)) continue
+    if (visible !== undefined && !visible.has(field)) continue
+    candidates.push(field)
+  }
+  // Aggregates and computed fields cost a statement or an expression: shown where listed, or named in expand or fields.
+  for (const field of node.derived.keys()) {
+    if (base.includes(field) || !(requested.has(field) || fieldsTree?.children.has(field) === true)) continue
     if (visible !== undefined && !visible.has(field)) continue
     candidates.push(field)
   }

@@ -1,4 +1,5 @@
-import type { LevelPlan, PlannedField } from '../plan/plan.js'
+import type { AggregateField, LevelPlan, PlannedField } from '../plan/plan.js'
+import { aggregatesByRelation, aggregateStatement } from './aggregate-statements.js'
 import type { RelationEdge, RelationKind, RelationLink } from '../graph/resource-graph.js'
 import type { LoadContext } from '../load/load-context.js'
 import { orderedBy, parentKey, type RelationOrder, type RelationSource } from './dialects/index.js'
@@ -194,12 +195,17 @@ function relationOrder ({ relation, orderBy }: RelationField, relatedKey: string
  * The statements a plan runs after its root one, in order, compiled with one
  * placeholder key each: what `explain` shows.
  */
-export function plannedStatements (context: LoadContext, level: LevelPlan, path = ''): Array<{ path: string; sql: string }> {
-  const planned: Array<{ path: string; sql: string }> = []
+export function plannedStatements (context: LoadContext, level: LevelPlan, path = ''): PlannedStatement[] {
+  const planned: PlannedStatement[] = []
+  const aggregates: AggregateField[] = []
   for (const field of level.fields) {
     const at = path === '' ? field.name : `${path}.${field.name}`
     switch (field.kind) {
       case 'value':
+      case 'computed':
+        break
+      case 'aggregate':
+        aggregates.push(field.aggregate)
         break
       case 'id':
         if (!hasStatement(field)) break
@@ -214,5 +220,19 @@ export function plannedStatements (context: LoadContext, level: LevelPlan, path 
         field satisfies never
     }
   }
+  for (const [relation, group] of aggregatesByRelation(aggregates)) {
+    planned.push({
+      path: path === '' ? relation.field : `${path}.${relation.field}`,
+      sql: aggregateStatement(context, relation, group, [0]).compile().sql,
+      aggregates: group.map(({ name }) => name),
+    })
+  }
   return planned
+}
+
+/** A statement `explain` shows: the relation path it loads, and for an aggregate statement the aggregates it reads. */
+export interface PlannedStatement {
+  readonly path: string
+  readonly sql: string
+  readonly aggregates?: readonly string[]
 }

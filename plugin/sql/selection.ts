@@ -1,4 +1,4 @@
-import type { Expression, Kysely, SelectQueryBuilder, SqlBool } from 'kysely'
+import { sql, type Expression, type ExpressionBuilder, type Kysely, type SelectQueryBuilder, type SqlBool } from 'kysely'
 import { InvalidDefinitionError, messages } from '../errors.js'
 import type { LevelPlan } from '../plan/plan.js'
 import { ownerColumn, type RelationEdge, type ResourceNode } from '../graph/resource-graph.js'
@@ -9,20 +9,29 @@ export type Row = Record<string, unknown>
 export type AnyKysely = Kysely<any>
 export type AnySelect = SelectQueryBuilder<any, any, Row>
 
+/** A computed field's expression, written on the statement's builder. */
+export type ComputedSql = (eb: ExpressionBuilder<any, any>) => Expression<unknown>
+
 /**
  * The columns a level needs, as `column as field`: its primary key, every
- * written value, and the local column of every to-one relation. Never `*`,
- * so a column the resource does not declare (or the request may not see:
- * plans hold only visible fields) is never read. The primary key is always
- * read: rows are found and grouped by it.
+ * written value, the local column of every to-one relation, and the
+ * expression of every computed field. Never `*`, so a column the resource
+ * does not declare (or the request may not see: plans hold only visible
+ * fields) is never read. The primary key is always read: rows are found and
+ * grouped by it. Aggregates are read by statements of their own.
  */
-export function selectionOf (level: LevelPlan): Array<[column: string, field: string]> {
+export function selectionOf (level: LevelPlan): Array<[column: string | ComputedSql, field: string]> {
   const { node } = level
-  const selection = new Map<string, string>([[node.primaryKey, node.column(node.primaryKey)]])
+  const selection = new Map<string, string | ComputedSql>([[node.primaryKey, node.column(node.primaryKey)]])
   for (const field of level.fields) {
     switch (field.kind) {
       case 'value':
         selection.set(field.name, node.column(field.name))
+        break
+      case 'computed':
+        selection.set(field.name, field.computed.sql)
+        break
+      case 'aggregate':
         break
       case 'id':
       case 'expanded': {
@@ -68,7 +77,8 @@ export function selectLevel (db: AnyKysely, level: LevelPlan, scope: Expression<
 /** `query` selecting the level's columns from its table, which the query reads. */
 export function selectLevelColumns (query: AnySelect, level: LevelPlan): AnySelect {
   const table = tableOf(level.node)
-  return query.select((eb) => selectionOf(level).map(([column, field]) => eb.ref(`${table}.${column}`).as(field)))
+  return query.select((eb) => selectionOf(level).map(([column, field]) =>
+    typeof column === 'string' ? eb.ref(`${table}.${column}`).as(field) : sql`${column(eb)}`.as(field)))
 }
 
 /** A resource's primary key column, qualified by its table. */

@@ -1,0 +1,90 @@
+import { sql, type Expression, type ExpressionBuilder } from 'kysely'
+import type { RelationEdge } from '../graph/resource-graph.js'
+import type { LoadContext } from '../load/load-context.js'
+import type { AggregateField } from '../plan/plan.js'
+import { parentKey } from './dialects/index.js'
+import { foreignKeyOf, keyColumn, tableOf, type AnySelect } from './selection.js'
+
+/**
+ * Where an aggregated relation's rows are read from: the related table (a
+ * to-many relation's, holding the parent key), or the join table joined to
+ * it (many-to-many). The parent column names each row's parent.
+ */
+interface AggregateSource {
+  readonly from: (query: AnySelect) => AnySelect
+  readonly table: string
+  readonly parentColumn: string
+}
+
+function sourceOf (relation: RelationEdge): AggregateSource {
+  const { link, target } = relation
+  const table = tableOf(target)
+  switch (link.kind) {
+    case 'to-many':
+      return { table, from: (query) => query, parentColumn: `${table}.${foreignKeyOf(relation, link.foreignKey)}` }
+    case 'many-to-many': {
+      const { through } = link
+      return {
+        table: through.table,
+        from: (query) => query.innerJoin(table, keyColumn(target), `${through.table}.${through.to}`),
+        parentColumn: `${through.table}.${through.from}`,
+      }
+    }
+    case 'to-one':
+      // Checked when the graph is built: an aggregate reads a to-many relation.
+      throw new TypeError(`an aggregate reads a to-many relation, not the to-one '${relation.field}'`)
+    default:
+      return link satisfies never
+  }
+}
+
+/**
+ * One aggregate over the related rows it reads: `count` an integer (0 over
+ * no rows), `avg` and `sum` a double (both databases' integer sums and
+ * averages are wider types that pg returns as text), `min`/`max` the
+ * column's own type. A `where` narrows the rows of this aggregate alone, so
+ * that the aggregates of one relation share a statement.
+ */
+export function aggregateExpression (eb: ExpressionBuilder<any, any>, aggregate: AggregateField): Expression<unknown> {
+  const { relation, column, where } = aggregate
+  const value = column === undefined ? sql.lit(1) : eb.ref(`${tableOf(relation.target)}.${column}`)
+  const read = where === undefined ? value : sql`case when ${where(eb)} then ${value} end`
+  switch (aggregate.function) {
+    case 'count': return where === undefined ? sql`cast(count(*) as integer)` : sql`cast(count(${read}) as integer)`
+    case 'min': return sql`min(${read})`
+    case 'max': return sql`max(${read})`
+    case 'sum': return sql`cast(sum(${read}) as double precision)`
+    case 'avg': return sql`cast(avg(${read}) as double precision)`
+    default: return aggregate.function satisfies never
+  }
+}
+
+/**
+ * The statement of one aggregated relation path: for these parent keys,
+ * each parent's aggregates in one grouped row (`parentKey` and one column
+ * per aggregate), over the related rows in the request's scope. A parent
+ * without related rows has no row: its counts are 0, the others null.
+ */
+export function aggregateStatement (
+  context: LoadContext, relation: RelationEdge, aggregates: readonly AggregateField[], keys: readonly unknown[]
+): AnySelect {
+  const source = sourceOf(relation)
+  const scope = context.scope(relation.target)
+  let query = source.from(context.db.selectFrom(source.table) as AnySelect)
+    .select(sql.ref(source.parentColumn).as(parentKey))
+    .select((eb) => aggregates.map((aggregate) => sql`${aggregateExpression(eb, aggregate)}`.as(aggregate.name)))
+  // The scope is the first condition, as in every statement: statement templates expect its values first.
+  if (scope !== undefined) query = query.where(scope)
+  return query.where(source.parentColumn, 'in', keys).groupBy(source.parentColumn)
+}
+
+/** A plan's aggregates at one level, grouped by the relation each reads: one statement per group. */
+export function aggregatesByRelation (fields: Iterable<AggregateField>): Map<RelationEdge, AggregateField[]> {
+  const groups = new Map<RelationEdge, AggregateField[]>()
+  for (const aggregate of fields) {
+    const group = groups.get(aggregate.relation)
+    if (group === undefined) groups.set(aggregate.relation, [aggregate])
+    else group.push(aggregate)
+  }
+  return groups
+}
