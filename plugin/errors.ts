@@ -375,6 +375,9 @@ export const messages = {
     : `${fn} takes a to-many relation and a field of the related resource: { ${fn}: ['pets', 'born'] }`,
   aggregateWhereNotFunction: 'where must be a function of an expression builder, returning a condition on the related table',
   badComputed: (name: string) => `computed.${name} must be { schema, sql }: sql a function of an expression builder`,
+  belowDerivedOption: (at: string, path: string) => `${at}: '${path}' is an aggregate or computed value, with no fields below it`,
+  derivedThroughRelation: (at: string, field: string, resource: string) =>
+    `${at}: '${field}' is an aggregate or computed field of ${resource}: a list filters and sorts by those of its own resource only`,
   belowDerived: (path: string, field: string) => `'${path}': '${field}' is an aggregate or computed value, with no fields below it`,
   aggregateNotLoadable: (context: string, relation: string) =>
     `${context}: '${relation}' cannot be aggregated: its resource needs a table, and the relation a foreignKey or through`,

@@ -113,9 +113,9 @@ export interface ResourceDefinition<
    * (shown when named in `expand` or `fields`, or listed in `fields`), one
    * grouped statement per relation path per request, under the related scope.
    */
-  aggregates?: A
+  aggregates?: A & AggregateMap<S>
   /** Fields the database computes in the statement reading the row, by field name: deferred as aggregates are. */
-  computed?: C
+  computed?: C & ComputedMap
   /** Maximum expansion depth of requests rooted at this resource (overrides the plugin's). */
   maxDepth?: number
   /** Database binding: the table holding this resource. */

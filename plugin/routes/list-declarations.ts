@@ -1,5 +1,5 @@
 import { messages } from '../errors.js'
-import { ownerColumn, type JsonSchema, type RelationEdge, type ResourceNode } from '../graph/resource-graph.js'
+import { ownerColumn, type DerivedField, type JsonSchema, type RelationEdge, type ResourceNode } from '../graph/resource-graph.js'
 import { maxValueLength } from '../parse/list-query.js'
 import type { CursorCodec } from '../plan/cursors.js'
 import { tableOf } from '../sql/selection.js'
@@ -37,6 +37,8 @@ export interface FilterField {
   readonly nullable: boolean
   /** The longest `contains` value this filter takes, in characters. */
   readonly containsMaxLength: number
+  /** An aggregate or computed field of the route's resource: its column is the one `derivedColumn` names. */
+  readonly derived?: DerivedField | undefined
 }
 
 /**
@@ -63,6 +65,18 @@ export interface SortField {
   readonly nullable: boolean
   /** The to-one relations a path sorts through, each LEFT JOINed under the related scope; none for a field of the route's table. */
   readonly joins: readonly SortJoin[]
+  /** An aggregate or computed field of the route's resource: its column is the one `derivedColumn` names. */
+  readonly derived?: DerivedField | undefined
+}
+
+/**
+ * The column of the route's table under which a list statement reads an
+ * aggregate or computed field it filters or sorts by: the statement then
+ * reads the table through a subquery adding these columns (see
+ * `derivedSource`). No column of a resource is read under this prefix.
+ */
+export function derivedColumn (name: string): string {
+  return `__expand_derived_${name}`
 }
 
 /** One to-one relation a sort path passes through: joined as `alias`, its key matched to `from`'s column. */
@@ -167,7 +181,8 @@ export function readFilterOption (
     const segments = path.split('.')
     const hops: RelationEdge[] = []
     let current = node
-    for (const segment of segments.slice(0, -1)) {
+    for (const [index, segment] of segments.slice(0, -1).entries()) {
+      if (current.derived.has(segment)) fail(messages.belowDerivedOption(at, segments.slice(0, index + 1).join('.')))
       const relation = current.relations.get(segment)
       if (relation === undefined || relation.target.table === undefined || !loadable(relation)) {
         fail(messages.filterNotRelation(at, segment, current.qualifiedName))
@@ -177,8 +192,10 @@ export function readFilterOption (
     }
     const field = segments[segments.length - 1]!
     if (!current.fieldSchemas.has(field)) fail(messages.noSuchField(at, current.qualifiedName, field))
+    const derived = current.derived.get(field)
+    if (derived !== undefined && hops.length > 0) fail(messages.derivedThroughRelation(at, field, current.qualifiedName))
     const relation = current.relations.get(field)
-    const column = columnOf(current, field)
+    const column = derived !== undefined ? derivedColumn(field) : columnOf(current, field)
     if (!Array.isArray(operators) || operators.length === 0) fail(messages.noFilterOperators(at, filterOperators))
     for (const operator of operators) {
       if (!(filterOperators as readonly string[]).includes(operator)) {
@@ -209,6 +226,7 @@ export function readFilterOption (
       operators: Object.freeze([...new Set(operators)]),
       nullable: read?.nullable ?? false,
       containsMaxLength,
+      derived,
     }))
   }
   return filters
@@ -256,6 +274,7 @@ export function readSortOption (
     let current = node
     let from = tableOf(node)
     for (const [index, segment] of segments.slice(0, -1).entries()) {
+      if (current.derived.has(segment)) fail(messages.belowDerivedOption('sort', segments.slice(0, index + 1).join('.')))
       const relation = current.relations.get(segment)
       if (relation === undefined || relation.target.table === undefined) {
         fail(messages.sortNotRelation(name, segment, current.qualifiedName))
@@ -275,7 +294,9 @@ export function readSortOption (
     }
     const field = segments[segments.length - 1]!
     if (!current.fieldSchemas.has(field)) fail(messages.noSuchField('sort', current.qualifiedName, name))
-    const column = columnOf(current, field)
+    const derived = current.derived.get(field)
+    if (derived !== undefined && path.length > 0) fail(messages.derivedThroughRelation(`sort '${name}'`, field, current.qualifiedName))
+    const column = derived !== undefined ? derivedColumn(field) : columnOf(current, field)
     if (column === undefined || (current.relations.get(field)?.alwaysNested ?? false)) {
       fail(messages.notAColumn('sort', name, current.qualifiedName))
     }
@@ -287,6 +308,7 @@ export function readSortOption (
       type: read!.type,
       nullable: read!.nullable || path.length > 0,
       joins: Object.freeze(path),
+      derived,
     }))
   }
   return fields

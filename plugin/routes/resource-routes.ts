@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyRequest, RouteShorthandOptions } from 'fastify'
 import { isPositiveInteger, unknownKey } from '../graph/checks.js'
 import { BadFilterError, DatabaseError, InvalidOptionError, NotFoundError, messages } from '../errors.js'
-import type { JsonSchema, SourceSchema } from '../graph/resource-graph.js'
+import type { DerivedField, JsonSchema, SourceSchema } from '../graph/resource-graph.js'
 import type { ExpandEngine } from '../engine.js'
 import { attachedPlan, routeListTarget } from '../plan/request-plan.js'
 import type { AnyResource } from '../graph/resource.js'
@@ -17,7 +17,8 @@ import type { ExpandedListsOption } from './expanded-list-declarations.js'
 import type { LoadContext } from '../load/load-context.js'
 import { parameterReader } from '../parse/route-parameters.js'
 import { databaseFailureKind } from '../sql/dialects/index.js'
-import { keyColumn, selectedRow, selectLevel, tableOf, type Row } from '../sql/selection.js'
+import { keyColumn, selectedRow, selectLevel, tableOf, type AnySelect, type Row } from '../sql/selection.js'
+import { derivedSource } from '../sql/aggregate-statements.js'
 
 export interface ResourceRoutesOptions {
   /** Paths a list request may expand (prefixes included); absent: every path. */
@@ -259,7 +260,10 @@ export function registerResourceRoutes (
     const order = backwards ? keys.map(({ field, descending }) => ({ field, descending: !descending })) : keys
     // The statement binds, in order: the sort joins' scopes, the route's scope, the filters, the cursor's keyset.
     const joinValues: unknown[] = []
-    const joined = sortJoins(selectLevel(db, plan.root, scope), order, loadContext, joinValues)
+    // Aggregates and computed fields filtered or sorted by: the table read through a subquery that adds them.
+    const derived = derivedOf(list.filters.map(({ filter }) => filter.derived), keys.map(({ field }) => field.derived))
+    const from = derived.length === 0 ? undefined : derivedSource(loadContext, node, derived)
+    const joined = sortJoins(selectLevel(db, plan.root, scope, from), order, loadContext, joinValues)
     const values: unknown[] = []
     const { conditions, shape } = listConditions(node, list, loadContext, values)
     const filterValues = [...values]
@@ -301,9 +305,15 @@ export function registerResourceRoutes (
     }
     const rows = await filtered(templates.rows(db, plan.root, `page${shape ?? ''}|${sortShape}|${joined.shape ?? ''}`, [...values, limit, offset], () =>
       page().limit(limit).offset(offset), false, statementScope))
-    const total = withTotal ? await filtered(totalOf(rows, () => countRows(conditions, filterValues, shape))) : undefined
+    const total = withTotal ? await filtered(totalOf(rows, () => countRows(conditions, filterValues, shape, filterSource()))) : undefined
     await loadRows(loadContext, plan.root, rows)
     return pageOf(rows, total)
+
+    /** What the count reads: the table, or through a subquery the derived fields its filters need. */
+    function filterSource (): ReturnType<typeof derivedSource> | undefined {
+      const filtering = derivedOf(list.filters.map(({ filter }) => filter.derived))
+      return filtering.length === 0 ? undefined : derivedSource(loadContext, node, filtering)
+    }
 
     /** The offset page's body: `total` only where the route counts. */
     function pageOf (rows: Row[], total: number | undefined): ListPage {
@@ -339,9 +349,11 @@ export function registerResourceRoutes (
     }
 
     /** The rows of the list under the request's scope and filters: one COUNT statement. */
-    async function countRows (conditions: readonly Condition[], values: readonly unknown[], shape: string | null): Promise<number> {
+    async function countRows (
+      conditions: readonly Condition[], values: readonly unknown[], shape: string | null, from?: ReturnType<typeof derivedSource>
+    ): Promise<number> {
       const [count] = await templates.rows(db, countSite, shape === '' ? 'count' : `count${shape ?? ''}`, values, () => {
-        const count = db.selectFrom(table).select((eb) => eb.fn.countAll().as('total'))
+        const count = (db.selectFrom(from ?? table) as AnySelect).select((eb) => eb.fn.countAll().as('total'))
         const scoped = scope === undefined ? count : count.where(scope)
         return conditions.reduce((current, condition) => current.where(condition), scoped)
       }, false, shape === null ? { key: null, values: [] } : parts)
@@ -446,4 +458,11 @@ function identifierSchema (schema: SourceSchema | undefined): JsonSchema | undef
  */
 function isUnstorableValue (error: unknown): boolean {
   return error instanceof DatabaseError && databaseFailureKind(error.cause) === 'unstorable value'
+}
+
+/** The distinct aggregates and computed fields among those a list's filters and sort keys read, in order. */
+function derivedOf (...lists: ReadonlyArray<ReadonlyArray<DerivedField | undefined>>): DerivedField[] {
+  const found = new Set<DerivedField>()
+  for (const list of lists) for (const field of list) if (field !== undefined) found.add(field)
+  return [...found]
 }

@@ -1,5 +1,6 @@
 import { sql, type Expression, type ExpressionBuilder } from 'kysely'
-import type { RelationEdge } from '../graph/resource-graph.js'
+import type { DerivedField, RelationEdge, ResourceNode } from '../graph/resource-graph.js'
+import { derivedColumn } from '../routes/list-declarations.js'
 import type { LoadContext } from '../load/load-context.js'
 import type { AggregateField } from '../plan/plan.js'
 import { parentKey } from './dialects/index.js'
@@ -64,9 +65,11 @@ export function aggregateExpression (eb: ExpressionBuilder<any, any>, aggregate:
  * each parent's aggregates in one grouped row (`parentKey` and one column
  * per aggregate), over the related rows in the request's scope. A parent
  * without related rows has no row: its counts are 0, the others null.
+ * Without keys, every parent's (what a list sorted or filtered by an
+ * aggregate joins).
  */
 export function aggregateStatement (
-  context: LoadContext, relation: RelationEdge, aggregates: readonly AggregateField[], keys: readonly unknown[]
+  context: LoadContext, relation: RelationEdge, aggregates: readonly AggregateField[], keys?: readonly unknown[]
 ): AnySelect {
   const source = sourceOf(relation)
   const scope = context.scope(relation.target)
@@ -75,7 +78,7 @@ export function aggregateStatement (
     .select((eb) => aggregates.map((aggregate) => sql`${aggregateExpression(eb, aggregate)}`.as(aggregate.name)))
   // The scope is the first condition, as in every statement: statement templates expect its values first.
   if (scope !== undefined) query = query.where(scope)
-  return query.where(source.parentColumn, 'in', keys).groupBy(source.parentColumn)
+  return (keys === undefined ? query : query.where(source.parentColumn, 'in', keys)).groupBy(source.parentColumn)
 }
 
 /** A plan's aggregates at one level, grouped by the relation each reads: one statement per group. */
@@ -88,3 +91,40 @@ export function aggregatesByRelation (fields: Iterable<AggregateField>): Map<Rel
   }
   return groups
 }
+
+/**
+ * The route's table as a list statement reads it when the request filters
+ * or sorts by aggregates or computed fields: a subquery named as the table
+ * (so the scope, the filters and the sort keys name its columns as they
+ * name the table's), holding every column of the table and each of these
+ * fields under `derivedColumn(name)`. The aggregates of a relation come from
+ * its grouped statement, LEFT JOINed by the parent key (a count with no
+ * related rows is 0); a computed field is its expression.
+ */
+export function derivedSource (context: LoadContext, node: ResourceNode, fields: readonly DerivedField[]): AliasedSelect {
+  const table = tableOf(node)
+  const aggregates = fields.filter((field): field is AggregateField => field.kind === 'aggregate')
+  const aliases = new Map<RelationEdge, string>()
+  let query = context.db.selectFrom(table).selectAll(table) as AnySelect
+  for (const [relation, group] of aggregatesByRelation(aggregates)) {
+    const alias = `${aggregateAlias}${aliases.size}`
+    aliases.set(relation, alias)
+    query = query.leftJoin(aggregateStatement(context, relation, group).as(alias), `${alias}.${parentKey}`, keyColumn(node)) as AnySelect
+  }
+  query = query.select((eb) => fields.map((field) => {
+    switch (field.kind) {
+      case 'computed': return sql`${field.sql(eb)}`.as(derivedColumn(field.name))
+      case 'aggregate': {
+        const value = eb.ref(`${aliases.get(field.relation)!}.${field.name}`)
+        return (field.function === 'count' ? sql`coalesce(${value}, 0)` : sql`${value}`).as(derivedColumn(field.name))
+      }
+      default: return field satisfies never
+    }
+  }))
+  return query.as(table)
+}
+
+/** The aggregate statements joined by `derivedSource`: no table or column of a resource is read under this prefix. */
+const aggregateAlias = '__expand_aggregate_'
+
+export type AliasedSelect = ReturnType<AnySelect['as']>

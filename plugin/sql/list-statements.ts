@@ -351,14 +351,18 @@ export function servingIndexes (root: ResourceNode, list: Pick<ResolvedList, 'fi
   }
   for (const { filter, operator } of list.filters) {
     for (const hop of filter.hops) correlation(hop)
-    if (operator === 'exists') {
+    const { derived } = filter
+    if (derived !== undefined) {
+      // An aggregate is read by its relation's key; a computed value is no column an index holds.
+      if (derived.kind === 'aggregate') correlation(derived.relation)
+    } else if (operator === 'exists') {
       correlation(filter.relation!)
     } else if (operator !== 'contains' && filter.column !== filter.node.column(filter.node.primaryKey)) {
       index(tableOf(filter.node), [filter.column!])
     }
   }
   const table = tableOf(root)
-  if (list.sort.length > 0 && list.keys.every(({ field }) => field.joins.length === 0)) {
+  if (list.sort.length > 0 && list.keys.every(({ field }) => field.joins.length === 0 && field.derived === undefined)) {
     index(table, list.keys.map(({ field }) => field.column.slice(table.length + 1)))
   }
   return [...indexes]

@@ -68,9 +68,15 @@ export function selectedRow (level: LevelPlan): (row: Row) => Row {
   return copy
 }
 
-/** The level's columns from its table, restricted to the rows `scope` lets the request see. */
-export function selectLevel (db: AnyKysely, level: LevelPlan, scope: Expression<SqlBool> | undefined): AnySelect {
-  const query = selectLevelColumns(db.selectFrom(tableOf(level.node)), level)
+/**
+ * The level's columns from its table, restricted to the rows `scope` lets
+ * the request see. `from`: a subquery standing for the table under its name
+ * (`derivedSource`), instead of the table.
+ */
+export function selectLevel (
+  db: AnyKysely, level: LevelPlan, scope: Expression<SqlBool> | undefined, from?: ReturnType<AnySelect['as']>
+): AnySelect {
+  const query = selectLevelColumns(db.selectFrom(from ?? tableOf(level.node)) as AnySelect, level)
   return scope === undefined ? query : query.where(scope)
 }
 
