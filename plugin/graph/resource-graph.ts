@@ -351,7 +351,8 @@ function resolveDerived (node: MutableNode): void {
     const fn = aggregateFunctionOf(definition)
     const relation = node.relations.get(aggregateRelation(definition))!
     const { link, target } = relation
-    const readable = target.table !== undefined && (link.kind === 'many-to-many' || (link.kind === 'to-many' && link.foreignKey !== undefined))
+    const keyed = link.kind === 'many-to-many' || (link.kind === 'to-many' && link.foreignKey !== undefined)
+    const readable = target.table !== undefined && keyed
     if (!readable) throw new InvalidDefinitionError(messages.aggregateNotLoadable(context(name), relation.field))
     const field = aggregateField(definition)
     let schema: JsonSchema

@@ -311,7 +311,9 @@ function checkDerivedName (name: string, where: string, properties: Record<strin
   if (Object.hasOwn(properties, name)) fail(messages.derivedInSchema(where, name))
 }
 
-function checkAggregates (map: unknown, properties: Record<string, unknown>, fail: (message: string) => never): Record<string, AggregateDefinition> {
+function checkAggregates (
+  map: unknown, properties: Record<string, unknown>, fail: (message: string) => never
+): Record<string, AggregateDefinition> {
   if (map === undefined) return {}
   if (typeof map !== 'object' || map === null || Array.isArray(map)) fail(messages.badDerivedMap('aggregates'))
   const checked: Record<string, AggregateDefinition> = {}
@@ -336,7 +338,9 @@ function checkAggregates (map: unknown, properties: Record<string, unknown>, fai
   return checked
 }
 
-function checkComputed (map: unknown, properties: Record<string, unknown>, fail: (message: string) => never): Record<string, ComputedDefinition> {
+function checkComputed (
+  map: unknown, properties: Record<string, unknown>, fail: (message: string) => never
+): Record<string, ComputedDefinition> {
   if (map === undefined) return {}
   if (typeof map !== 'object' || map === null || Array.isArray(map)) fail(messages.badDerivedMap('computed'))
   const checked: Record<string, ComputedDefinition> = {}
