@@ -80,8 +80,12 @@ export interface ExpansionExplanation {
   mechanism: SerializerMechanism
   /** The projection's generated source, when `mechanism` is 'projection'. */
   projection: string | undefined
-  /** With `db` and table-bound resources: the root select and one statement per relation path. */
-  statements: Array<{ path: string; sql: string }>
+  /**
+   * With `db` and table-bound resources: the root select and one statement
+   * per relation path, and one per aggregated relation path (with the
+   * aggregates it reads).
+   */
+  statements: Array<{ path: string; sql: string; aggregates?: readonly string[] }>
   /** On a list route of `app.expand.routes`: its page as planned for the request. */
   list?: ListExplanation
 }
@@ -271,7 +275,13 @@ export { expandPlugin }
 
 export { defineResource, isResource } from './graph/resource.js'
 export type {
+  AggregateCondition,
+  AggregateDefinition,
+  AggregateFunction,
+  AggregateMap,
   AnyResource,
+  ComputedDefinition,
+  ComputedMap,
   FieldName,
   RelationDefinition,
   RelationMap,

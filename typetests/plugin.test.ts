@@ -46,7 +46,7 @@ const Company = defineResource({
 describe('defineResource', () => {
   test('keeps the schema type', () => {
     expect(Company.name).type.toBe<string>()
-    expect(Company).type.toBe<Resource<TObject<{ id: TInteger; name: TString }>>>()
+    expect(Company).type.toBe<Resource<TObject<{ id: TInteger; name: TString }>, 'id' | 'name', {}, {}, {}, {}>>()
     expect(Company).type.toBeAssignableTo<AnyResource>()
     expect(Company.fields).type.toBe<readonly ('id' | 'name')[]>()
   })
@@ -188,7 +188,7 @@ describe('the expand decorator', () => {
 
   test('explain describes the request', () => {
     expect(app.expand.explain(request).key).type.toBe<string>()
-    expect(app.expand.explain(request).statements).type.toBe<Array<{ path: string; sql: string }>>()
+    expect(app.expand.explain(request).statements).type.toBe<Array<{ path: string; sql: string; aggregates?: readonly string[] }>>()
   })
 
   test('cacheStats counts the serializers', () => {

@@ -48,6 +48,8 @@ interface ShapeSource {
   readonly fields: readonly string[]
   readonly expandable?: object
   readonly nested?: object
+  readonly aggregates?: object
+  readonly computed?: object
 }
 
 /**
@@ -148,9 +150,43 @@ type Level<
 > =
   Shape<R, Shown<R, Base, (Heads<Expand> | NestedNames<R>) & Names, Fields, Omitted>, Expand, Fields, Omitted>
 
-/** The names a level writes: its base, the deferred relations it expands, then `fields` and `omit`. */
+/**
+ * The names a level writes: its base, the deferred relations it expands, the
+ * derived fields named in `expand` or `fields`, then `fields` and `omit`.
+ */
 type Shown<R extends ShapeSource, Base extends string, Expanding extends string, Fields extends string, Omitted extends string> =
-  Selected<Base | (Expanding & keyof RelationsOf<R>), Fields> extends infer Name extends string ? Exclude<Name, Omitted> : never
+  Selected<Base | (Expanding & (keyof RelationsOf<R> | DerivedNames<R>)) | (Heads<Fields> & DerivedNames<R>), Fields> extends
+  infer Name extends string ? Exclude<Name, Omitted> : never
+
+/** The names of a resource's aggregates and computed fields. */
+type DerivedNames<R extends ShapeSource> = LiteralKeys<R['aggregates']> | LiteralKeys<R['computed']>
+
+/** The keys of a map written out; none for a map typed by an index signature (a resource typed loosely). */
+type LiteralKeys<Map> = Map extends object ? string extends keyof Map ? never : keyof Map & string : never
+
+/**
+ * A derived field's value: `count` a number, `avg` a number or null,
+ * `min`/`max`/`sum` the related field's type or null; a computed field its
+ * schema's type.
+ */
+type DerivedValue<R extends ShapeSource, K extends string> =
+  R['computed'] extends { [P in K]: { schema: infer Schema } }
+    ? SchemaStatic<Schema>
+    : R['aggregates'] extends { [P in K]: infer Aggregate }
+      ? Aggregate extends { count: string } ? number
+        : Aggregate extends { avg: readonly [string, string] } ? number | null
+          : Aggregate extends { [fn: string]: readonly [infer Relation extends string, infer Field extends string] }
+            ? RelatedField<R, Relation, Field> | null
+            : unknown
+      : unknown
+
+/** The type of a field of the resource a relation of `R` leads to. */
+type RelatedField<R extends ShapeSource, Relation extends string, Field extends string> =
+  Relation extends keyof RelationsOf<R>
+    ? Resolve<ReferenceOf<RelationsOf<R>[Relation]>> extends infer Related
+      ? Related extends ShapeSource ? FieldType<Related['schema'], Field> : unknown
+      : unknown
+    : unknown
 
 type Selected<Candidates extends string, Fields extends string> =
   [Fields] extends [never] ? Candidates : [Extract<Fields, Wildcard>] extends [never] ? Candidates & Heads<Fields> : Candidates
@@ -161,7 +197,7 @@ type Shape<R extends ShapeSource, Names extends string, Expand extends string, F
 >
 
 type Value<R extends ShapeSource, K extends string, Expand extends string, Fields extends string, Omitted extends string> =
-  K extends Heads<Expand> | NestedNames<R>
+  K extends DerivedNames<R> ? DerivedValue<R, K> : K extends Heads<Expand> | NestedNames<R>
     ? K extends keyof RelationsOf<R>
       ? Related<RelationsOf<R>[K], FieldType<R['schema'], K>, Below<Expand, K>, Below<Fields, K>, Below<Omitted, K>>
       : FieldType<R['schema'], K>
@@ -191,7 +227,9 @@ type RelationBase<R extends ShapeSource, Options> = Exclude<
 
 /** The names that exist below a relation: its `fields` (a deferred relation it does not list does not), else all, less `omit`. */
 type RelationNames<R extends ShapeSource, Options> = Exclude<
-  Options extends { fields: readonly (infer Name extends string)[] } ? Name : R['fields'][number] | (keyof RelationsOf<R> & string),
+  Options extends { fields: readonly (infer Name extends string)[] }
+    ? Name
+    : R['fields'][number] | (keyof RelationsOf<R> & string) | DerivedNames<R>,
   Options extends { omit: readonly (infer Name extends string)[] } ? Name : never
 >
 

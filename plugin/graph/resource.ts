@@ -183,12 +183,22 @@ export function isResource (value: unknown): value is AnyResource {
  */
 export function defineResource<
   S extends ObjectSchema,
-  const F extends FieldName<S> | (keyof A & string) | (keyof C & string),
+  const F extends string,
   const E extends RelationMap<S> = {},
   const N extends RelationMap<S> = {},
   const A extends AggregateMap<S> = {},
-  const C extends ComputedMap = {}
-> (definition: ResourceDefinition<S, F, E, N, A, C>): Resource<S, F, E, N, A, C> {
+  const C extends ComputedMap = {},
+  AggregateName extends string = never,
+  ComputedName extends string = never
+> (
+  // The names of aggregates and computed fields are inferred from their maps' keys alone (their values hold
+  // functions, inferred last): what `fields` may list besides the schema's fields.
+  definition: ResourceDefinition<S, F, E, N, A, C> & {
+    fields: ReadonlyArray<FieldName<S> | NoInfer<AggregateName | ComputedName>>
+    aggregates?: { readonly [K in AggregateName]: AggregateDefinition<FieldName<S>> }
+    computed?: { readonly [K in ComputedName]: ComputedDefinition }
+  }
+): Resource<S, F, E, N, A, C> {
   const label = typeof definition?.name === 'string' ? `Resource '${definition.name}'` : 'Resource'
   const fail = (message: string): never => { throw new InvalidDefinitionError(`${label}: ${message}`) }
 

@@ -122,6 +122,12 @@ export function levelSchema (
   }
   for (const name of fields) if (describe(name, true)) required.push(name)
   for (const name of node.expandableFields) if (!shown.has(name) && names.has(name) && describe(name, false)) required.push(name)
+  // Deferred aggregates and computed fields: read-only, and present only when the request names them.
+  for (const name of node.derived.keys()) {
+    if (shown.has(name) || !names.has(name)) continue
+    const description = 'Derived by the database; present only when named in expand or fields'
+    properties[name] = { description, ...node.fieldSchemas.get(name)! }
+  }
   // Without the opt-in nothing is required: `fields`/`omit` can leave out every field.
   const requiredKeyword = variant.requiredDefaults && required.length > 0 ? { required } : {}
   return { type: 'object', properties, ...requiredKeyword, additionalProperties: false }
