@@ -1,6 +1,6 @@
 import { InvalidDataError, messages } from '../errors.js'
-import type { AggregateField, LevelPlan, PlannedField } from '../plan/plan.js'
-import { aggregatesByRelation, aggregateStatement } from '../sql/aggregate-statements.js'
+import type { LevelPlan, PlannedField } from '../plan/plan.js'
+import { aggregateStatement } from '../sql/aggregate-statements.js'
 import { ownerColumn, type RelationEdge, type ResourceNode } from '../graph/resource-graph.js'
 import type { LoadContext } from './load-context.js'
 import { bindsKeysFirst, parentKey, relationIdsQuery, relationRowsQuery, rowBoundOf } from '../sql/relation-statements.js'
@@ -55,11 +55,11 @@ function runsConcurrently ({ db, dialect }: LoadContext): boolean {
 async function loadLevel (load: Load, level: LevelPlan, rows: Row[], weights: number[]): Promise<void> {
   if (rows.length === 0) return
   const pending: Array<() => Promise<void>> = []
-  const aggregates: AggregateField[] = []
+  const aggregates: PlannedAggregate[] = []
   for (const field of level.fields) {
     switch (field.kind) {
       case 'value': case 'computed': continue
-      case 'aggregate': aggregates.push(field.aggregate); continue
+      case 'aggregate': aggregates.push(field); continue
       case 'id': case 'expanded': break
       default: field satisfies never
     }
@@ -78,8 +78,8 @@ async function loadLevel (load: Load, level: LevelPlan, rows: Row[], weights: nu
         kind satisfies never
     }
   }
-  for (const [relation, group] of aggregatesByRelation(aggregates)) {
-    pending.push(() => loadAggregates(load, level.node, relation, group, rows))
+  for (const group of plannedByRelation(aggregates)) {
+    pending.push(() => loadAggregates(load, level.node, group, rows))
   }
   if (!load.concurrent || pending.length < 2) {
     for (const relation of pending) await relation()
@@ -209,17 +209,17 @@ async function loadToMany (load: Load, owner: ResourceNode, field: ExpandedField
  * per chunk of keys: a row without related rows counts 0, and its other
  * aggregates are null. Scalars: they add no object to the budget.
  */
-async function loadAggregates (
-  load: Load, owner: ResourceNode, relation: RelationEdge, aggregates: readonly AggregateField[], rows: Row[]
-): Promise<void> {
+async function loadAggregates (load: Load, owner: ResourceNode, planned: readonly PlannedAggregate[], rows: Row[]): Promise<void> {
+  const aggregates = planned.map((field) => field.aggregate)
+  const relation = aggregates[0]!.relation
   const { keys, groups } = groupByParent(rows, owner)
   const found = new Map<unknown, Row>()
   for (const chunk of chunks([...groups.keys()])) {
     if (load.stopped) throw stoppedByOther
     const { context } = load
     context.ensureClientWaits()
-    // The first aggregate of the group names the statement: it lives as long as the plan.
-    const site = aggregates[0]!
+    // The group's first planned field names the statement: it lives as long as the plan, which decides its columns.
+    const site = planned[0]!
     const build = (keys: readonly unknown[]) => aggregateStatement(context, relation, aggregates, keys)
     const read = await context.templates.rowsByKeys(context.db, site, chunk, undefined, build, context.scopeParts(relation.target))
     for (const row of read) found.set(keyOf(row[parentKey]), row)
@@ -232,6 +232,19 @@ async function loadAggregates (
         : values[aggregate.name]
     }
   }
+}
+
+type PlannedAggregate = Extract<PlannedField, { kind: 'aggregate' }>
+
+/** A level's planned aggregates grouped by the relation each reads, in the level's order. */
+function plannedByRelation (fields: readonly PlannedAggregate[]): PlannedAggregate[][] {
+  const groups = new Map<RelationEdge, PlannedAggregate[]>()
+  for (const field of fields) {
+    const group = groups.get(field.aggregate.relation)
+    if (group === undefined) groups.set(field.aggregate.relation, [field])
+    else group.push(field)
+  }
+  return [...groups.values()]
 }
 
 /** Each id of an array is one object, written as often as its row is: charged as an expanded row would be. */
