@@ -197,7 +197,7 @@ for (const [name, text] of continuingPages) {
 
 t.test('every request the documentation shows is replayed, here or by test/demo/readme.test.ts', async (t) => {
   const withRequests = [...continuingPages].filter(([name, text]) => name !== walkthroughPage && curlCommands(text).length > 0)
-  t.same(withRequests.map(([name]) => name), ['lists.md', 'routes.md'], 'the pages whose snippets continue the example with requests')
+  t.same(withRequests.map(([name]) => name), ['derived.md', 'lists.md', 'routes.md'], 'the pages whose snippets continue the example with requests')
   const walkthrough = curlCommands(pages.get(walkthroughPage) ?? '')
   t.ok(walkthrough.every((command) => command.startsWith("curl -s 'http://127.0.0.1:3000/")), "the walkthrough's requests address the demo")
   const everyPage = [...pages.values()].flatMap(curlCommands).length
