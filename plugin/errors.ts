@@ -200,6 +200,8 @@ export const messages = {
   badExpandedMaxLimit: (context: string, path: string) => `${context}: expandedLists '${path}': maxLimit must be a positive integer`,
   expandedListFilterPath: (context: string, path: string, field: string, resource: string) =>
     `${context}: expandedLists '${path}': filter '${field}' must be a field of ${resource} (an expanded list is filtered by its own fields)`,
+  expandedListDerived: (context: string, path: string, field: string) =>
+    `${context}: expandedLists '${path}': '${field}' is an aggregate or computed field: an expanded array is filtered and ordered by its stored fields`,
   expandedListSortField: (context: string, path: string, field: string) =>
     `${context}: expandedLists '${path}': sort '${field}' must be a non-nullable field of the related resource (an expanded array is ordered by its own columns)`,
 

@@ -67,10 +67,13 @@ export function readExpandedLists (
     }
     const filters = new Map<string, FilterField>()
     for (const [field, filter] of readFilterOption(target, listOptions.filter, at)) {
+      // The relation's statement reads its table itself: no subquery adds derived fields there.
+      if (filter.derived !== undefined) fail(messages.expandedListDerived(context, path, field))
       filters.set(field, Object.freeze({ ...filter, path: `${path}.${field}` }))
     }
     const sortFields = readSortOption(target, listOptions.sort, at)
     for (const field of sortFields.values()) {
+      if (field.derived !== undefined) fail(messages.expandedListDerived(context, path, field.name))
       // The relation's statement orders by columns of its own table, NULLs where each database puts them.
       if (field.joins.length > 0 || field.nullable) fail(messages.expandedListSortField(context, path, field.name))
     }

@@ -88,4 +88,7 @@ t.test('lists filter and sort by derived fields of their own resource only', asy
   t.match(await attempt({ filter: { 'pet_count.x': ['eq'] } }), /filter 'pet_count\.x': 'pet_count' is an aggregate or computed value, with no fields below it/)
   t.match(await attempt({ filter: { pet_count: ['contains'] } }), /contains/)
   t.equal(await attempt({ filter: { pet_count: ['eq', 'lt'], shout: ['contains'] }, sort: ['pet_id_avg', 'shout'] }), 'ready')
+  t.match(await attempt({ expandedLists: { pets: { sort: ['toy_count'] } } }),
+    /expandedLists 'pets': 'toy_count' is an aggregate or computed field: an expanded array is filtered and ordered by its stored fields/)
+  t.match(await attempt({ expandedLists: { pets: { filter: { label: ['eq'] } } } }), /expandedLists 'pets': 'label' is an aggregate or computed field/)
 })
