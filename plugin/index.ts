@@ -7,6 +7,7 @@ import { ExpandEngine } from './engine.js'
 import { InvalidOptionError, messages } from './errors.js'
 import { loadRows } from './load/batch-loader.js'
 import { createLoadContext, type LoadContext } from './load/load-context.js'
+import { plannedCalls, type PlannedCall } from './load/function-relations.js'
 import { plannedStatements } from './sql/relation-statements.js'
 import { servingIndexes } from './sql/list-statements.js'
 import { selectLevel, type AnyKysely, type Row } from './sql/selection.js'
@@ -82,6 +83,12 @@ export interface ExpansionExplanation {
   projection: string | undefined
   /** With `db` and table-bound resources: the root select and one statement per relation path. */
   statements: Array<{ path: string; sql: string }>
+  /**
+   * The relations resolved by a function (their `load` option), which run no
+   * statement: one call per path, with its number of distinct keys once the
+   * request has made it.
+   */
+  calls: PlannedCall[]
   /** On a list route of `app.expand.routes`: its page as planned for the request. */
   list?: ListExplanation
 }
@@ -217,6 +224,7 @@ const expandPluginCallback: FastifyPluginCallback<ExpandPluginOptions> = (app, p
               { path: '', sql: selectLevel(context.db, plan.root, context.scope(plan.root.node)).compile().sql },
               ...plannedStatements(context, plan.root),
             ],
+        calls: plannedCalls(request, plan.root),
         ...(list === undefined ? {} : { list: explainList(plan.root.node, list) }),
       }
     },
@@ -275,7 +283,10 @@ export type {
   FieldName,
   RelationDefinition,
   RelationMap,
+  LoadedRow,
   RelationKeys,
+  RelationLoad,
+  RelationLoadContext,
   RelationOptions,
   Resource,
   ResourceDefinition,
@@ -290,6 +301,7 @@ export type { ExpandableRouteOptions } from './routes/expandable-route.js'
 export type { ExpandedListOptions, ExpandedListsOption } from './routes/expanded-list-declarations.js'
 export type { SerializerMechanism } from './compile/serializer-cache.js'
 export type { CacheStats } from './compile/serializer-cache.js'
+export type { PlannedCall } from './load/function-relations.js'
 export type { ResourceRoutesOptions, ResourceRouteOptions, ListPage, CursorPage } from './routes/resource-routes.js'
 export { filterOperators, type FilterDeclaration, type FilterOperator } from './routes/list-declarations.js'
 export type { Row } from './sql/selection.js'
@@ -314,6 +326,7 @@ export {
   DatabaseError,
   NoPlanError,
   UnavailableError,
+  RelationLoadFailedError,
   RequestAbortedError,
   requestErrorCodes,
   loadingErrorCodes,

@@ -21,6 +21,14 @@ export interface RelationKeys {
 export interface RelationOptions extends RelationKeys {
   /** to-many: expanded as an array. */
   many?: boolean
+  /**
+   * Resolves the relation by a function instead of the database (another
+   * service, a cache): called at most once per relation path per request with
+   * the distinct keys, the values of `column` for a to-one relation, the
+   * parents' primary keys with `many: true`. It returns a Map from key to row
+   * (to-one) or to rows (to-many); a key it leaves out is `null` / `[]`.
+   */
+  load?: RelationLoad
   /** the nested resource's field set (defaults to its own `fields`). */
   fields?: readonly string[]
   /** fields removed from the nested resource's field set. */
@@ -28,6 +36,28 @@ export interface RelationOptions extends RelationKeys {
   /** nested expansions always applied when this relation is expanded (dot paths). */
   expand?: readonly string[]
 }
+
+/** What a relation's `load` function is given beside its keys. */
+export interface RelationLoadContext {
+  /** The request the relation is loaded for. */
+  readonly request: FastifyRequest
+  /** Aborted when the client goes away before its response is sent: pass it on to what the function waits for. */
+  readonly signal: AbortSignal
+}
+
+/** A row as a relation's `load` function returns it: the related resource's fields by name. */
+export type LoadedRow = Readonly<Record<string, unknown>>
+
+/**
+ * A relation's `load` function. `keys` are distinct, each as the parents'
+ * rows hold it (the driver's value: a number for an integer column, a string
+ * for PostgreSQL's bigint); the Map may use any form of the same key (1, '1'
+ * and 1n are one key, as the loader compares keys).
+ */
+export type RelationLoad = (
+  keys: readonly unknown[],
+  context: RelationLoadContext
+) => Promise<ReadonlyMap<unknown, LoadedRow | readonly LoadedRow[] | null | undefined>>
 
 /** A resource, a lazy name resolved through the plugin's registry, or a thunk. */
 export type ResourceReference = AnyResource | string | (() => AnyResource)
@@ -117,7 +147,7 @@ export type AnyResource = Resource<any, any, any, any>
 const definitionKeys = new Set([
   'name', 'namespace', 'schema', 'fields', 'expandable', 'nested', 'maxDepth', 'table', 'primaryKey', 'columns', 'scope', 'fieldsFor',
 ])
-const relationOptionKeys = new Set(['many', 'fields', 'omit', 'expand', 'column', 'foreignKey', 'through', 'orderBy', 'limit'])
+const relationOptionKeys = new Set(['many', 'fields', 'omit', 'expand', 'column', 'foreignKey', 'through', 'orderBy', 'limit', 'load'])
 const throughKeys = ['table', 'from', 'to']
 
 export function isResource (value: unknown): value is AnyResource {
@@ -278,6 +308,13 @@ function checkRelationDefinition (relation: unknown, fail: (message: string) => 
   const unknownOption = unknownKey(options, relationOptionKeys)
   if (unknownOption !== undefined) fail(messages.unknownDefinitionOption(unknownOption, [...relationOptionKeys]))
   if (options.many !== undefined && typeof options.many !== 'boolean') fail(messages.badMany)
+  // A relation resolved by a function reads no table: the options naming its table's keys and rows do not apply.
+  if (options.load !== undefined) {
+    if (typeof options.load !== 'function') fail(messages.badLoad)
+    for (const key of ['through', 'foreignKey', 'orderBy', 'limit'] as const) {
+      if (options[key] !== undefined) fail(messages.loadWithKeys(key))
+    }
+  }
   for (const key of ['fields', 'omit', 'expand'] as const) {
     const list = options[key]
     if (list !== undefined && (!Array.isArray(list) || !list.every((item) => typeof item === 'string' && item !== ''))) {
