@@ -126,6 +126,11 @@ function toManyStatement (
 
 const same = (query: AnySelect): AnySelect => query
 
+/** Batch-loader calls a relation resolved by a function (load/function-relations.ts), never asks its statement. */
+function noStatement (): never {
+  throw new TypeError('a relation resolved by a function runs no statement')
+}
+
 /**
  * The statement loading the rows of an expanded relation for these parent
  * (to-many) or related (to-one) keys, `bound` rows at most.
@@ -139,7 +144,7 @@ export function relationRowsQuery (
     case 'to-one': return statements['to-one'].rows(context, link, field, keys)
     case 'to-many': return statements['to-many'].rows(context, link, field, keys, bound)
     case 'many-to-many': return statements['many-to-many'].rows(context, link, field, keys, bound)
-    case 'function': throw new TypeError('a relation resolved by a function runs no statement')
+    case 'function': return noStatement()
   }
 }
 
@@ -150,7 +155,7 @@ export function relationIdsQuery (context: LoadContext, field: RelationField, ke
     case 'to-one': throw new TypeError('a to-one relation shows the id its row holds: no statement')
     case 'to-many': return statements['to-many'].ids(context, link, field, keys, bound)
     case 'many-to-many': return statements['many-to-many'].ids(context, link, field, keys, bound)
-    case 'function': throw new TypeError('a relation resolved by a function runs no statement')
+    case 'function': return noStatement()
   }
 }
 
