@@ -7,7 +7,7 @@ import { ExpandEngine } from './engine.js'
 import { InvalidOptionError, messages } from './errors.js'
 import { loadRows } from './load/batch-loader.js'
 import { createLoadContext, type LoadContext } from './load/load-context.js'
-import { plannedCalls, type PlannedCall } from './load/function-relations.js'
+import { functionCalls, plannedCalls, type PlannedCall } from './load/function-relations.js'
 import { plannedStatements } from './sql/relation-statements.js'
 import { servingIndexes } from './sql/list-statements.js'
 import { selectLevel, type AnyKysely, type Row } from './sql/selection.js'
@@ -239,6 +239,7 @@ const expandPluginCallback: FastifyPluginCallback<ExpandPluginOptions> = (app, p
     },
   })
   app.decorateRequest(plannedRequest, null)
+  app.decorateRequest(functionCalls, null)
   app.decorateRequest(compiledBody, false)
   app.decorate('expand', {
     getter (this: FastifyInstance) {

@@ -189,16 +189,19 @@ function kindOf (value: unknown): string {
   return typeof value === 'object' ? 'an object' : typeof value === 'undefined' ? 'undefined' : `a ${typeof value}`
 }
 
-/** The calls each request made, by planned field, with their numbers of keys: what `explain` reports after loading. */
-const calls = new WeakMap<FastifyRequest, Map<PlannedField, number>>()
+/**
+ * The request's calls, by planned field, with their numbers of keys: what
+ * `explain` reports after loading. Held by the request (index.ts declares the
+ * decoration), so they go with it.
+ */
+export const functionCalls = Symbol('fastify-expand function calls')
+
+type Recorded = FastifyRequest & { [functionCalls]: Map<PlannedField, number> | null }
 
 function recordCall (request: FastifyRequest, field: PlannedField, keys: number): void {
-  let made = calls.get(request)
-  if (made === undefined) {
-    made = new Map()
-    calls.set(request, made)
-  }
-  made.set(field, keys)
+  const recorded = request as Recorded
+  recorded[functionCalls] ??= new Map()
+  recorded[functionCalls].set(field, keys)
 }
 
 /** A relation resolved by a function, as `explain` lists it: its path, and its number of keys once the request has called it. */
@@ -218,7 +221,7 @@ export function plannedCalls (request: FastifyRequest, level: LevelPlan, path = 
     const { link } = field.relation
     // A to-one id is its owner's column: no call.
     if (link.kind === 'function' && (link.many || field.kind === 'expanded')) {
-      const keys = calls.get(request)?.get(field)
+      const keys = (request as Recorded)[functionCalls]?.get(field)
       planned.push({ path: at, kind: 'function', relation: relationName(field.relation), ...(keys === undefined ? {} : { keys }) })
     }
     if (field.kind === 'expanded') planned.push(...plannedCalls(request, field.level, at))

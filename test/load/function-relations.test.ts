@@ -10,11 +10,13 @@ import type net from 'node:net'
 import { setTimeout as sleep } from 'node:timers/promises'
 import t from 'tap'
 import expandPlugin, { defineResource, UnavailableError, type AnyResource, type RelationLoad } from '../../plugin/index.js'
+import { ResourceGraph } from '../../plugin/graph/resource-graph.js'
+import { relationIdsQuery, relationRowsQuery } from '../../plugin/sql/relation-statements.js'
 import { dialects, inComparableOrder, type TestDatabase } from '../fixtures/dialects.js'
-import { Person, openSeeded, resources } from '../fixtures/tables.js'
+import { Person, createTables, openSeeded, resources, seed } from '../fixtures/tables.js'
 
 /** How the functions answer: switched per test. */
-let mode: 'rows' | 'throw' | 'reject' | 'unavailable' | 'wrong type' | 'not a map' | 'string keys' = 'rows'
+let mode: 'rows' | 'throw' | 'reject' | 'unavailable' | 'unavailable later' | 'wrong type' | 'not a map' | 'string keys' | 'not rows' = 'rows'
 /** Every call of each function: its keys. */
 const calls: { stores: unknown[][]; visits: unknown[][]; clinics: unknown[][] } = { stores: [], visits: [], clinics: [] }
 
@@ -30,6 +32,9 @@ const loadStores: RelationLoad = async (keys) => {
     case 'throw': throw new Error('secret backend detail: password=hunter2')
     case 'reject': return await Promise.reject(new TypeError('upstream said 42'))
     case 'unavailable': throw new UnavailableError({ cause: new Error('the store service is down') })
+    case 'unavailable later':
+      throw Object.assign(new UnavailableError({ cause: new Error('maintenance') }), { headers: { 'retry-after': '30' } })
+    case 'not rows': return new Map([[1, 'Pet Place']]) as never
     case 'wrong type': return new Map([[1, { id: 1, name: 'Pet Place', rating: 'high', manager: 2, internal: '' }]])
     case 'not a map': return { 1: storeRows.get(1) } as never
     case 'string keys': return new Map([...storeRows].map(([key, row]) => [String(key), row]))
@@ -39,6 +44,7 @@ const loadStores: RelationLoad = async (keys) => {
 
 const loadVisits: RelationLoad = async (keys) => {
   calls.visits.push([...keys])
+  if (mode === 'not rows') return new Map<unknown, unknown>([[1, { id: 10 }], [4, [{ id: 12 }, 12]]]) as never
   return new Map<unknown, Array<Record<string, unknown>>>([
     [1, [{ id: 10, date: '2024-01-02', clinic: 1 }, { id: 11, date: '2024-03-04', clinic: 2 }]],
     [4, [{ id: 12, date: '2024-05-06', clinic: 1 }]],
@@ -305,6 +311,32 @@ for (const dialect of dialects()) {
       t.equal(below.json().code, 'FST_EXPAND_TOO_LARGE')
     })
 
+    t.test('values that are not rows are invalid data, named by the relation and the kind of value', async (t) => {
+      resetCalls()
+      mode = 'not rows'
+      const one = await app.inject('/cards/1?expand=store&fields=store')
+      t.same(one.json().message, 'The load function of PetCard.store gave a string for a key, expected a row (an object) or null')
+      const many = await app.inject('/cards/1?expand=visits&fields=visits')
+      t.same(many.json().message, 'The load function of PetCard.visits gave an object for a key, expected an array of rows (objects)')
+      const holding = await app.inject('/cards/4?fields=visits')
+      t.same(holding.json().message, 'The load function of PetCard.visits gave an array holding a non-object for a key, expected an array of rows (objects)')
+      t.equal(holding.json().code, 'FST_EXPAND_INVALID_DATA')
+    })
+
+    t.test('no keys, no call: a to-one relation whose column is null everywhere', async (t) => {
+      const { body } = await get('/cards/3?expand=store&fields=id,store')
+      t.same(body, { id: 3, store: null })
+      t.same(calls.stores, [])
+    })
+
+    t.test("an UnavailableError's own Retry-After is kept", async (t) => {
+      resetCalls()
+      mode = 'unavailable later'
+      const response = await app.inject('/cards/1?expand=store')
+      t.equal(response.statusCode, 503)
+      t.equal(response.headers['retry-after'], '30')
+    })
+
     t.test("the function's rows are copied: loading never writes into them", async (t) => {
       await get('/cards/1?expand=store.manager&fields=store')
       t.same(storeRows.get(1), petPlace)
@@ -315,7 +347,6 @@ for (const dialect of dialects()) {
 t.test('the signal is aborted when the client goes away, and the request ends as aborted', async (t) => {
   const database = await dialects()[0].open()
   t.teardown(() => database.close())
-  const { createTables, seed } = await import('../fixtures/tables.js')
   await createTables(database.db)
   await seed(database.db)
   let seen: AbortSignal | undefined
@@ -351,4 +382,25 @@ t.test('the signal is aborted when the client goes away, and the request ends as
   request.destroy()
   t.match(await failure, { code: 'FST_EXPAND_REQUEST_ABORTED' })
   t.equal(seen!.aborted, true)
+})
+
+t.test('rows a handler gives without their primary key cannot be keys of a to-many function relation', async (t) => {
+  const database = await dialects()[0]!.open()
+  t.teardown(() => database.close())
+  const app = Fastify()
+  await app.register(expandPlugin, { db: database.db, resources: [...resources, PetCard] })
+  app.get('/keyless', { expandable: { resource: PetCard, list: true } }, async (request) => app.expand.load(request, [{ name: 'Nobody' }]))
+  t.teardown(() => app.close())
+  resetCalls()
+  const response = await app.inject('/keyless?expand=visits&fields=visits')
+  t.equal(response.statusCode, 500)
+  t.same(response.json().message, "PetCard rows given to load lack their primary key 'id', which to-many relations are loaded by")
+  t.same(calls.visits, [])
+})
+
+t.test('a relation resolved by a function has no statement to ask for', async (t) => {
+  const relation = new ResourceGraph([...resources, PetCard]).node(PetCard).relations.get('visits')!
+  const field = { kind: 'expanded', name: 'visits', relation, level: { node: relation.target, fields: [] }, orderBy: undefined } as const
+  t.throws(() => relationRowsQuery(undefined as never, field, [1], 1), new TypeError('a relation resolved by a function runs no statement'))
+  t.throws(() => relationIdsQuery(undefined as never, field, [1], 1), new TypeError('a relation resolved by a function runs no statement'))
 })
