@@ -171,6 +171,7 @@ async function call (context: LoadContext, field: FunctionField, link: FunctionL
  */
 function clientSignal (request: FastifyRequest): { signal: AbortSignal; release: () => void } {
   const controller = new AbortController()
+  // A request may have no socket (one a hook made, a stream whose session is gone): then nothing tells its client left.
   const socket = request.raw.socket as FastifyRequest['raw']['socket'] | null
   if (socket === null) return { signal: controller.signal, release: () => {} }
   const abort = () => controller.abort(new RequestAbortedError())
@@ -184,9 +185,8 @@ function isRow (value: unknown): value is Row {
 
 /** What a value is, for messages: never the value itself. */
 function kindOf (value: unknown): string {
-  if (value === null) return 'null'
-  if (Array.isArray(value)) return 'an array'
-  return typeof value === 'object' ? 'an object' : typeof value === 'undefined' ? 'undefined' : `a ${typeof value}`
+  if (value === null || value === undefined) return String(value)
+  return Array.isArray(value) ? 'an array' : typeof value === 'object' ? 'an object' : `a ${typeof value}`
 }
 
 /**

@@ -11,12 +11,13 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import t from 'tap'
 import expandPlugin, { defineResource, UnavailableError, type AnyResource, type RelationLoad } from '../../plugin/index.js'
 import { ResourceGraph } from '../../plugin/graph/resource-graph.js'
+import { servingIndexes } from '../../plugin/sql/list-statements.js'
 import { relationIdsQuery, relationRowsQuery } from '../../plugin/sql/relation-statements.js'
 import { dialects, inComparableOrder, type TestDatabase } from '../fixtures/dialects.js'
 import { Person, createTables, openSeeded, resources, seed } from '../fixtures/tables.js'
 
 /** How the functions answer: switched per test. */
-let mode: 'rows' | 'throw' | 'reject' | 'unavailable' | 'unavailable later' | 'wrong type' | 'not a map' | 'string keys' | 'not rows' = 'rows'
+let mode: 'rows' | 'throw' | 'reject' | 'unavailable' | 'unavailable later' | 'wrong type' | 'not a map' | 'string keys' | 'not rows' | 'array row' | 'nothing' = 'rows'
 /** Every call of each function: its keys. */
 const calls: { stores: unknown[][]; visits: unknown[][]; clinics: unknown[][] } = { stores: [], visits: [], clinics: [] }
 
@@ -35,6 +36,8 @@ const loadStores: RelationLoad = async (keys) => {
     case 'unavailable later':
       throw Object.assign(new UnavailableError({ cause: new Error('maintenance') }), { headers: { 'retry-after': '30' } })
     case 'not rows': return new Map([[1, 'Pet Place']]) as never
+    case 'array row': return new Map([[1, [storeRows.get(1)!]]])
+    case 'nothing': return undefined as never
     case 'wrong type': return new Map([[1, { id: 1, name: 'Pet Place', rating: 'high', manager: 2, internal: '' }]])
     case 'not a map': return { 1: storeRows.get(1) } as never
     case 'string keys': return new Map([...storeRows].map(([key, row]) => [String(key), row]))
@@ -316,6 +319,13 @@ for (const dialect of dialects()) {
       mode = 'not rows'
       const one = await app.inject('/cards/1?expand=store&fields=store')
       t.same(one.json().message, 'The load function of PetCard.store gave a string for a key, expected a row (an object) or null')
+      mode = 'array row'
+      const array = await app.inject('/cards/1?expand=store&fields=store')
+      t.same(array.json().message, 'The load function of PetCard.store gave an array for a key, expected a row (an object) or null')
+      mode = 'nothing'
+      const nothing = await app.inject('/cards/1?expand=store&fields=store')
+      t.same(nothing.json().message, 'The load function of PetCard.store returned undefined, expected a Map from key to row')
+      mode = 'not rows'
       const many = await app.inject('/cards/1?expand=visits&fields=visits')
       t.same(many.json().message, 'The load function of PetCard.visits gave an object for a key, expected an array of rows (objects)')
       const holding = await app.inject('/cards/4?fields=visits')
@@ -396,6 +406,29 @@ t.test('rows a handler gives without their primary key cannot be keys of a to-ma
   t.equal(response.statusCode, 500)
   t.same(response.json().message, "PetCard rows given to load lack their primary key 'id', which to-many relations are loaded by")
   t.same(calls.visits, [])
+})
+
+t.test('a request without a socket still loads: its signal is never aborted', async (t) => {
+  const database = await dialects()[0]!.open()
+  t.teardown(() => database.close())
+  const app = Fastify()
+  await app.register(expandPlugin, { db: database.db, resources: [...resources, PetCard] })
+  app.get('/detached', { expandable: { resource: PetCard } }, async (request) => {
+    Object.defineProperty(request.raw, 'socket', { value: null })
+    const [row] = await app.expand.load(request, [{ id: 1, name: 'Garfield', sold_from_id: 1 }])
+    return row
+  })
+  t.teardown(() => app.close())
+  resetCalls()
+  const response = await app.inject('/detached?expand=store&fields=store')
+  t.same(response.json(), { store: petPlace })
+})
+
+t.test('a list filter or sort never reaches a statement through a function relation: its indexes would not exist', async (t) => {
+  const relation = new ResourceGraph([...resources, PetCard]).node(PetCard).relations.get('visits')!
+  const filters = [{ filter: { hops: [relation] }, operator: 'eq' }]
+  t.throws(() => servingIndexes(relation.owner, { filters, sort: [], keys: [] } as never),
+    new TypeError('a list cannot filter or sort through a relation resolved by a function'))
 })
 
 t.test('a relation resolved by a function has no statement to ask for', async (t) => {
