@@ -96,10 +96,14 @@ export interface ResourceDefinition<
   schema: S
   /** The default fields, in output order. */
   fields: readonly F[]
-  /** Relations a client may expand; those not in `fields` are deferred. */
-  expandable?: E & OnlyFields<E, S>
+  /**
+   * Relations a client may expand; those not in `fields` are deferred.
+   * (`RelationMap<S>` again beside the inferred `E`: it types the parameters
+   * of a relation's `load` function, which inferring `E` alone leaves untyped.)
+   */
+  expandable?: E & RelationMap<S> & OnlyFields<E, S>
   /** Relations always shown as nested objects (a nested serializer declared as a field). */
-  nested?: N & OnlyFields<N, S>
+  nested?: N & RelationMap<S> & OnlyFields<N, S>
   /** Maximum expansion depth of requests rooted at this resource (overrides the plugin's). */
   maxDepth?: number
   /** Database binding: the table holding this resource. */
