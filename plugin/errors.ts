@@ -41,6 +41,13 @@ export const errorTable = [
   { code: 'FST_EXPAND_INVALID_DATA', status: 500, template: '%s', group: 'server' },
   // A statement the plugin ran failed: the driver's error is the `cause` (logged), never the body.
   { code: 'FST_EXPAND_DATABASE_ERROR', status: 500, template: 'Internal Server Error', group: 'server' },
+  // A relation's `load` function threw or rejected: the error is the `cause` (logged), never the body.
+  {
+    code: 'FST_EXPAND_RELATION_LOAD_FAILED',
+    status: 500,
+    template: 'A relation resolved by a function could not be loaded',
+    group: 'server',
+  },
   // A route's handler found no plan for its request: the route was not prepared as the plugin registered it.
   { code: 'FST_EXPAND_NO_PLAN', status: 500, template: '%s', group: 'server' },
   // The database cannot be reached (refused, dropped or timed-out connections, a server shutting down, too many
@@ -100,6 +107,8 @@ export const InvalidDataError = declareError('FST_EXPAND_INVALID_DATA')
 export const NoPlanError = declareError('FST_EXPAND_NO_PLAN')
 export const DatabaseError = declareError<'FST_EXPAND_DATABASE_ERROR', [{ cause: unknown }]>('FST_EXPAND_DATABASE_ERROR')
 export const UnavailableError = declareError<'FST_EXPAND_UNAVAILABLE', [{ cause: unknown }]>('FST_EXPAND_UNAVAILABLE')
+export const RelationLoadFailedError =
+  declareError<'FST_EXPAND_RELATION_LOAD_FAILED', [{ cause: unknown }]>('FST_EXPAND_RELATION_LOAD_FAILED')
 export const RequestAbortedError = declareError<'FST_EXPAND_REQUEST_ABORTED', []>('FST_EXPAND_REQUEST_ABORTED')
 export const InvalidDefinitionError = declareError('FST_EXPAND_INVALID_DEFINITION')
 export const InvalidOptionError = declareError('FST_EXPAND_INVALID_OPTION')
@@ -272,10 +281,14 @@ export const messages = {
     `${at}: unknown operator '${operator}' (operators are ${operators.join(', ')})`,
   containsNeedsString: (at: string) => `${at}: 'contains' needs a string field`,
   comparisonOnBoolean: (at: string, operator: string) => `${at}: '${operator}' does not apply to a boolean field`,
+  filterThroughFunction: (at: string, segment: string, resource: string) =>
+    `${at}: '${segment}' of ${resource} is resolved by a function (load): its rows are in no table a statement reads, so a list cannot filter by them`,
   sortOptionNotArray: 'sort must be an array of field names',
   badSortFieldType: (name: string) => `sort: '${name}' must be an integer, number, boolean or string field (optionally nullable)`,
   sortNotRelation: (name: string, segment: string, resource: string) =>
     `sort: '${name}': '${segment}' is not a relation of ${resource} to a table`,
+  sortThroughFunction: (name: string, segment: string, resource: string) =>
+    `sort: '${name}' goes through '${segment}' of ${resource}, which is resolved by a function (load): its rows are in no table a statement reads, so they cannot order a list`,
   sortThroughMany: (name: string, segment: string) =>
     `sort: '${name}' goes through '${segment}', a to-many relation: a row has many related rows, so none of their values orders it (sort through to-one relations only)`,
 
@@ -336,6 +349,11 @@ export const messages = {
   toManyNotLoadable: (resource: string, field: string) =>
     `Resource '${resource}', field '${field}': a to-many relation needs foreignKey or through to be loaded`,
   unknownStatementOption: (owner: string, name: string) => `${owner}: unknown option '${name}'`,
+  // load/function-relations.ts: what a relation's `load` function returned.
+  loadNotAMap: (relation: string, returned: string, many: boolean) =>
+    `The load function of ${relation} returned ${returned}, expected a Map from key to ${many ? 'an array of rows' : 'row'}`,
+  loadValueNotRow: (relation: string, value: string) => `The load function of ${relation} gave ${value} for a key, expected a row (an object) or null`,
+  loadValueNotRows: (relation: string, value: string) => `The load function of ${relation} gave ${value} for a key, expected an array of rows (objects)`,
   statementOptionNotPositive: (owner: string, name: string, value: string) => `${owner}: ${name} must be a positive integer, got ${value}`,
 
   // index.ts: request.expansion assigned.
@@ -412,6 +430,9 @@ export const messages = {
   foreignKeyNeedsMany: 'foreignKey needs many: true',
   foreignKeyAndThrough: 'a relation has either foreignKey or through, not both',
   columnOnToMany: 'column is for to-one relations; a to-many relation takes foreignKey or through',
+  badLoad: 'load must be a function (keys, { request, signal }) returning a Promise of a Map from key to row (or to rows with many: true)',
+  loadWithKeys: (option: string) =>
+    `load resolves the relation itself: ${option} is for relations read from the database; remove it (a to-one load may take column, the column holding its key)`,
 } as const
 
 /** Every code a request's query string can be answered with (400), whatever the data. */

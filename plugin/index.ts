@@ -7,6 +7,7 @@ import { ExpandEngine } from './engine.js'
 import { InvalidOptionError, messages } from './errors.js'
 import { loadRows } from './load/batch-loader.js'
 import { createLoadContext, type LoadContext } from './load/load-context.js'
+import { functionCalls, plannedCalls, type PlannedCall } from './load/function-relations.js'
 import { plannedStatements } from './sql/relation-statements.js'
 import { servingIndexes } from './sql/list-statements.js'
 import { selectLevel, type AnyKysely, type Row } from './sql/selection.js'
@@ -86,6 +87,12 @@ export interface ExpansionExplanation {
    * aggregates it reads).
    */
   statements: Array<{ path: string; sql: string; aggregates?: readonly string[] }>
+  /**
+   * The relations resolved by a function (their `load` option), which run no
+   * statement: one call per path, with its number of distinct keys once the
+   * request has made it.
+   */
+  calls: PlannedCall[]
   /** On a list route of `app.expand.routes`: its page as planned for the request. */
   list?: ListExplanation
 }
@@ -221,6 +228,7 @@ const expandPluginCallback: FastifyPluginCallback<ExpandPluginOptions> = (app, p
               { path: '', sql: selectLevel(context.db, plan.root, context.scope(plan.root.node)).compile().sql },
               ...plannedStatements(context, plan.root),
             ],
+        calls: plannedCalls(request, plan.root),
         ...(list === undefined ? {} : { list: explainList(plan.root.node, list) }),
       }
     },
@@ -235,6 +243,7 @@ const expandPluginCallback: FastifyPluginCallback<ExpandPluginOptions> = (app, p
     },
   })
   app.decorateRequest(plannedRequest, null)
+  app.decorateRequest(functionCalls, null)
   app.decorateRequest(compiledBody, false)
   app.decorate('expand', {
     getter (this: FastifyInstance) {
@@ -285,7 +294,10 @@ export type {
   FieldName,
   RelationDefinition,
   RelationMap,
+  LoadedRow,
   RelationKeys,
+  RelationLoad,
+  RelationLoadContext,
   RelationOptions,
   Resource,
   ResourceDefinition,
@@ -300,6 +312,7 @@ export type { ExpandableRouteOptions } from './routes/expandable-route.js'
 export type { ExpandedListOptions, ExpandedListsOption } from './routes/expanded-list-declarations.js'
 export type { SerializerMechanism } from './compile/serializer-cache.js'
 export type { CacheStats } from './compile/serializer-cache.js'
+export type { PlannedCall } from './load/function-relations.js'
 export type { ResourceRoutesOptions, ResourceRouteOptions, ListPage, CursorPage } from './routes/resource-routes.js'
 export { filterOperators, type FilterDeclaration, type FilterOperator } from './routes/list-declarations.js'
 export type { Row } from './sql/selection.js'
@@ -324,6 +337,7 @@ export {
   DatabaseError,
   NoPlanError,
   UnavailableError,
+  RelationLoadFailedError,
   RequestAbortedError,
   requestErrorCodes,
   loadingErrorCodes,

@@ -10,6 +10,7 @@ import {
   type ComputedDefinition,
   type RelationDefinition,
   type RelationKeys,
+  type RelationLoad,
   type RelationOptions,
   type ResourceReference,
 } from './resource.js'
@@ -103,25 +104,35 @@ export interface RelationEdge {
  * A relation's kind, with the keys that kind needs: a to-one relation through
  * a column of the owner's table, a to-many relation through a foreign key on
  * the related table, a many-to-many relation through a join table. A to-many
- * relation without a foreign key is one a handler fills itself.
+ * relation without a foreign key is one a handler fills itself. A relation
+ * resolved by a function (its `load` option) reads no table: to-one by the
+ * values of a column of the owner's table, to-many by the owners' primary keys.
  */
 export type RelationLink =
   | { readonly kind: 'to-one'; readonly column: string }
   | { readonly kind: 'to-many'; readonly foreignKey: string | undefined }
   | { readonly kind: 'many-to-many'; readonly through: { readonly table: string; readonly from: string; readonly to: string } }
+  | FunctionLink
+
+/** A relation resolved by its `load` function: see load/function-relations.ts. */
+export type FunctionLink =
+  | { readonly kind: 'function'; readonly many: false; readonly column: string; readonly load: RelationLoad }
+  | { readonly kind: 'function'; readonly many: true; readonly load: RelationLoad }
 
 export type RelationKind = RelationLink['kind']
 
 /**
  * What each kind of relation is, for the stages that need only that: whether
- * its value is a list (`RelationEdge.many`). Typed by kind, so a kind added to
- * RelationLink does not compile until it says so here.
+ * its value is a list (`RelationEdge.many`; undefined: its `many` option says,
+ * as the link holds it). Typed by kind, so a kind added to RelationLink does
+ * not compile until it says so here.
  */
 export const relationKinds = {
   'to-one': { many: false },
   'to-many': { many: true },
   'many-to-many': { many: true },
-} as const satisfies Record<RelationKind, { readonly many: boolean }>
+  function: { many: undefined },
+} as const satisfies Record<RelationKind, { readonly many: boolean | undefined }>
 
 /**
  * The column of the owner's table that holds the related row's key: a
@@ -132,6 +143,8 @@ export function ownerColumn (link: RelationLink): string | undefined {
     case 'to-one': return link.column
     case 'to-many':
     case 'many-to-many': return undefined
+    // A to-one function relation's keys are read from the owner's column, as a to-one relation's are.
+    case 'function': return link.many ? undefined : link.column
     default: return link satisfies never
   }
 }
@@ -232,17 +245,19 @@ export class ResourceGraph {
         const omit = new Set(options.omit ?? [])
         const baseFields = (options.fields ?? target.defaultFields).filter((name) => !omit.has(name))
         const clientFields = options.fields !== undefined ? baseFields : [...target.clientFields].filter((name) => !omit.has(name))
-        const link: RelationLink = options.many !== true
-          ? { kind: 'to-one', column: options.column ?? node.column(field) }
-          : options.through !== undefined
-            ? { kind: 'many-to-many', through: Object.freeze({ ...options.through }) }
-            : { kind: 'to-many', foreignKey: options.foreignKey }
+        const link: RelationLink = options.load !== undefined
+          ? functionLink(options.load, options.many === true, options.column ?? node.column(field))
+          : options.many !== true
+            ? { kind: 'to-one', column: options.column ?? node.column(field) }
+            : options.through !== undefined
+              ? { kind: 'many-to-many', through: Object.freeze({ ...options.through }) }
+              : { kind: 'to-many', foreignKey: options.foreignKey }
         node.relations.set(field, Object.freeze({
           field,
           owner: node,
           target,
           alwaysNested,
-          many: relationKinds[link.kind].many,
+          many: link.kind === 'function' ? link.many : relationKinds[link.kind].many,
           baseFields: Object.freeze(baseFields),
           clientFields: Object.freeze(new Set(clientFields)),
           alwaysExpand: Object.freeze((options.expand ?? []).map((path) => Object.freeze(path.split('.')))),
@@ -409,6 +424,10 @@ function scopesOf (node: ResourceNode, nodes: readonly ResourceNode[]): readonly
   return Object.freeze(nodes.filter((other) => other.table === node.table && other.resource.scope !== undefined))
 }
 
+function functionLink (load: RelationLoad, many: boolean, column: string): FunctionLink {
+  return many ? { kind: 'function', many, load } : { kind: 'function', many, column, load }
+}
+
 function splitDefinition (definition: RelationDefinition): [ResourceReference, RelationOptions] {
   return Array.isArray(definition) ? [definition[0], definition[1]] : [definition as ResourceReference, {}]
 }
@@ -471,6 +490,13 @@ export function relationName (edge: RelationEdge): string {
  */
 function checkLoadable (edge: RelationEdge, context: string, loadsFromDatabase: boolean): void {
   const { owner, target, keys } = edge
+  // A relation resolved by a function needs no table on either side: its function finds the rows by their parents' keys.
+  if (edge.link.kind === 'function') {
+    if (edge.many && !owner.fieldSchemas.has(owner.primaryKey)) {
+      throw new InvalidDefinitionError(messages.primaryKeyNotInSchema(context, owner.qualifiedName, owner.primaryKey))
+    }
+    return
+  }
   if (loadsFromDatabase && owner.table !== undefined && target.table === undefined) {
     throw new InvalidDefinitionError(messages.targetWithoutTable(context, target.qualifiedName, owner.qualifiedName))
   }

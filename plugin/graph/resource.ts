@@ -21,6 +21,14 @@ export interface RelationKeys {
 export interface RelationOptions extends RelationKeys {
   /** to-many: expanded as an array. */
   many?: boolean
+  /**
+   * Resolves the relation by a function instead of the database (another
+   * service, a cache): called at most once per relation path per request with
+   * the distinct keys, the values of `column` for a to-one relation, the
+   * parents' primary keys with `many: true`. It returns a Map from key to row
+   * (to-one) or to rows (to-many); a key it leaves out is `null` / `[]`.
+   */
+  load?: RelationLoad
   /** the nested resource's field set (defaults to its own `fields`). */
   fields?: readonly string[]
   /** fields removed from the nested resource's field set. */
@@ -28,6 +36,28 @@ export interface RelationOptions extends RelationKeys {
   /** nested expansions always applied when this relation is expanded (dot paths). */
   expand?: readonly string[]
 }
+
+/** What a relation's `load` function is given beside its keys. */
+export interface RelationLoadContext {
+  /** The request the relation is loaded for. */
+  readonly request: FastifyRequest
+  /** Aborted when the client goes away before its response is sent: pass it on to what the function waits for. */
+  readonly signal: AbortSignal
+}
+
+/** A row as a relation's `load` function returns it: the related resource's fields by name. */
+export type LoadedRow = Readonly<Record<string, unknown>>
+
+/**
+ * A relation's `load` function. `keys` are distinct, each as the parents'
+ * rows hold it (the driver's value: a number for an integer column, a string
+ * for PostgreSQL's bigint); the Map may use any form of the same key (1, '1'
+ * and 1n are one key, as the loader compares keys).
+ */
+export type RelationLoad = (
+  keys: readonly unknown[],
+  context: RelationLoadContext
+) => Promise<ReadonlyMap<unknown, LoadedRow | readonly LoadedRow[] | null | undefined>>
 
 /** A resource, a lazy name resolved through the plugin's registry, or a thunk. */
 export type ResourceReference = AnyResource | string | (() => AnyResource)
@@ -104,10 +134,14 @@ export interface ResourceDefinition<
   schema: S
   /** The default fields, in output order: schema fields, and derived fields (aggregates, computed) shown by default. */
   fields: readonly F[]
-  /** Relations a client may expand; those not in `fields` are deferred. */
-  expandable?: E & OnlyFields<E, S>
+  /**
+   * Relations a client may expand; those not in `fields` are deferred.
+   * (`RelationMap<S>` again beside the inferred `E`: it types the parameters
+   * of a relation's `load` function, which inferring `E` alone leaves untyped.)
+   */
+  expandable?: E & RelationMap<S> & OnlyFields<E, S>
   /** Relations always shown as nested objects (a nested serializer declared as a field). */
-  nested?: N & OnlyFields<N, S>
+  nested?: N & RelationMap<S> & OnlyFields<N, S>
   /**
    * Counts and aggregates over to-many relations, by field name: deferred
    * (shown when named in `expand` or `fields`, or listed in `fields`), one
@@ -170,7 +204,7 @@ const definitionKeys = new Set([
   'name', 'namespace', 'schema', 'fields', 'expandable', 'nested', 'aggregates', 'computed', 'maxDepth', 'table', 'primaryKey',
   'columns', 'scope', 'fieldsFor',
 ])
-const relationOptionKeys = new Set(['many', 'fields', 'omit', 'expand', 'column', 'foreignKey', 'through', 'orderBy', 'limit'])
+const relationOptionKeys = new Set(['many', 'fields', 'omit', 'expand', 'column', 'foreignKey', 'through', 'orderBy', 'limit', 'load'])
 const throughKeys = ['table', 'from', 'to']
 
 export function isResource (value: unknown): value is AnyResource {
@@ -426,6 +460,13 @@ function checkRelationDefinition (relation: unknown, fail: (message: string) => 
   const unknownOption = unknownKey(options, relationOptionKeys)
   if (unknownOption !== undefined) fail(messages.unknownDefinitionOption(unknownOption, [...relationOptionKeys]))
   if (options.many !== undefined && typeof options.many !== 'boolean') fail(messages.badMany)
+  // A relation resolved by a function reads no table: the options naming its table's keys and rows do not apply.
+  if (options.load !== undefined) {
+    if (typeof options.load !== 'function') fail(messages.badLoad)
+    for (const key of ['through', 'foreignKey', 'orderBy', 'limit'] as const) {
+      if (options[key] !== undefined) fail(messages.loadWithKeys(key))
+    }
+  }
   for (const key of ['fields', 'omit', 'expand'] as const) {
     const list = options[key]
     if (list !== undefined && (!Array.isArray(list) || !list.every((item) => typeof item === 'string' && item !== ''))) {

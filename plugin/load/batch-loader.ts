@@ -1,7 +1,8 @@
 import { InvalidDataError, messages } from '../errors.js'
 import type { LevelPlan, PlannedField } from '../plan/plan.js'
 import { aggregateStatement } from '../sql/aggregate-statements.js'
-import { ownerColumn, type RelationEdge, type ResourceNode } from '../graph/resource-graph.js'
+import { ownerColumn, type FunctionLink, type RelationEdge, type ResourceNode } from '../graph/resource-graph.js'
+import { rowsFromFunction } from './function-relations.js'
 import type { LoadContext } from './load-context.js'
 import { bindsKeysFirst, parentKey, relationIdsQuery, relationRowsQuery, rowBoundOf } from '../sql/relation-statements.js'
 import { selectedRow, type Row } from '../sql/selection.js'
@@ -74,6 +75,13 @@ async function loadLevel (load: Load, level: LevelPlan, rows: Row[], weights: nu
         if (field.kind === 'id') pending.push(() => loadIdArrays(load, level.node, field, rows, weights))
         else pending.push(() => loadToMany(load, level.node, field, rows, weights))
         break
+      case 'function': {
+        const link = field.relation.link as FunctionLink
+        // A to-one id is its owner's column, as a to-one relation's is: the function is called for expanded rows only.
+        if (field.kind === 'id' && !link.many) copyToOneIds(field.relation, rows)
+        else pending.push(() => loadFromFunction(load, level.node, field, link, rows, weights))
+        break
+      }
       default:
         kind satisfies never
     }
@@ -103,6 +111,17 @@ async function loadLevel (load: Load, level: LevelPlan, rows: Row[], weights: nu
     failure ??= outcome
   }
   if (failure !== undefined) throw failure.reason
+}
+
+/** A relation resolved by its function (load/function-relations.ts), then the levels below it as any other. */
+async function loadFromFunction (
+  load: Load, owner: ResourceNode, field: ExpandedField | IdField, link: FunctionLink, rows: Row[], weights: number[]
+): Promise<void> {
+  if (load.stopped) throw stoppedByOther
+  if (!link.many) copyToOneIds(field.relation, rows)
+  const filled = await rowsFromFunction(load.context, owner, field, link, rows, weights)
+  chargeWritten(load, filled.written, filled.read)
+  if (field.kind === 'expanded') await loadLevel(load, field.level, filled.children, filled.weights)
 }
 
 /** Rows given by a handler may carry a to-one id under the column's name only. */

@@ -33,24 +33,32 @@ const toMany: RelationShape = {
   objectNoun: 'the objects',
 }
 
+/** To-one relations: one identifier, or one object (null where the identifier may be). */
+const toOne: RelationShape = {
+  identifiers: (idSchema) => idSchema,
+  expanded: (nested) => nested,
+  // An expanded to-one relation is null when its key is null.
+  withoutIdentifier: withNull,
+  example: (nested) => nested,
+  noun: (target) => target,
+  identifierNoun: (target) => `Identifier of the ${target}`,
+  objectNoun: 'the object',
+}
+
+/** A relation resolved by a function is written as a to-one or a to-many one: its `many` option says which. */
+const byManyOption = 'by its many option'
+
 export const relationShapes = {
-  'to-one': {
-    identifiers: (idSchema) => idSchema,
-    expanded: (nested) => nested,
-    // An expanded to-one relation is null when its key is null.
-    withoutIdentifier: withNull,
-    example: (nested) => nested,
-    noun: (target) => target,
-    identifierNoun: (target) => `Identifier of the ${target}`,
-    objectNoun: 'the object',
-  },
+  'to-one': toOne,
   'to-many': toMany,
   'many-to-many': toMany,
-} satisfies Record<RelationKind, RelationShape>
+  function: byManyOption,
+} satisfies Record<RelationKind, RelationShape | typeof byManyOption>
 
 /** The shape of this relation's kind. */
 export function relationShape (relation: RelationEdge): RelationShape {
-  return relationShapes[relation.link.kind]
+  const shape = relationShapes[relation.link.kind]
+  return shape === byManyOption ? (relation.many ? toMany : toOne) : shape
 }
 
 function maxItems (relation: RelationEdge): JsonSchema {

@@ -104,6 +104,10 @@ function toManyAt (node: ResourceNode, path: string, context: string, fail: (mes
   }
   if (!relation!.many) fail(messages.expandedListNotToMany(context, path, `${relation!.owner.qualifiedName}.${relation!.field} is to-one`))
   const { link } = relation!
+  if (link.kind === 'function') {
+    fail(messages.expandedListNotToMany(context, path, `${relation!.owner.qualifiedName}.${relation!.field} is resolved by a function (load), ` +
+      'which returns its rows as they are: a statement cannot order, limit or filter them'))
+  }
   if (current.table === undefined || (link.kind === 'to-many' && link.foreignKey === undefined)) {
     fail(messages.expandedListNotToMany(context, path, `${relation!.owner.qualifiedName}.${relation!.field} is not loaded from a table`))
   }

@@ -184,6 +184,7 @@ export function readFilterOption (
     for (const [index, segment] of segments.slice(0, -1).entries()) {
       if (current.derived.has(segment)) fail(messages.belowDerivedOption(at, segments.slice(0, index + 1).join('.')))
       const relation = current.relations.get(segment)
+      if (relation?.link.kind === 'function') fail(messages.filterThroughFunction(at, segment, current.qualifiedName))
       if (relation === undefined || relation.target.table === undefined || !loadable(relation)) {
         fail(messages.filterNotRelation(at, segment, current.qualifiedName))
       }
@@ -203,6 +204,9 @@ export function readFilterOption (
       }
     }
     const valueOperators = operators.filter((operator) => operator !== 'exists')
+    if (operators.includes('exists') && relation?.link.kind === 'function') {
+      fail(messages.filterThroughFunction(at, field, current.qualifiedName))
+    }
     if (operators.includes('exists') && (relation === undefined || relation.target.table === undefined || !loadable(relation))) {
       fail(messages.existsNeedsRelation(at, field))
     }
@@ -239,6 +243,8 @@ function loadable (relation: RelationEdge): boolean {
     case 'to-one': return true
     case 'to-many': return link.foreignKey !== undefined
     case 'many-to-many': return true
+    // Its rows are not in a table: no statement reads them (refused with its own message before this is asked).
+    case 'function': return false
     default: return link satisfies never
   }
 }
@@ -276,6 +282,7 @@ export function readSortOption (
     for (const [index, segment] of segments.slice(0, -1).entries()) {
       if (current.derived.has(segment)) fail(messages.belowDerivedOption('sort', segments.slice(0, index + 1).join('.')))
       const relation = current.relations.get(segment)
+      if (relation?.link.kind === 'function') fail(messages.sortThroughFunction(name, segment, current.qualifiedName))
       if (relation === undefined || relation.target.table === undefined) {
         fail(messages.sortNotRelation(name, segment, current.qualifiedName))
       }

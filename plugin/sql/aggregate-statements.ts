@@ -32,8 +32,9 @@ function sourceOf (relation: RelationEdge): AggregateSource {
       }
     }
     case 'to-one':
-      // Checked when the graph is built: an aggregate reads a to-many relation.
-      throw new TypeError(`an aggregate reads a to-many relation, not the to-one '${relation.field}'`)
+    case 'function':
+      // Checked when the graph is built: an aggregate reads a to-many relation whose keys are in the database.
+      throw new TypeError(`an aggregate reads a to-many relation of the database, not '${relation.field}'`)
     default:
       return link satisfies never
   }

@@ -141,9 +141,15 @@ function throughCondition (relation: RelationEdge, level: FilterLevel, reference
       const related = relatedRows(relation, reference, writer, (alias) => levelConditions(level, alias, writer))
       return (eb) => eb.exists(related())
     }
+    case 'function': return throughFunction()
     default:
       return link satisfies never
   }
+}
+
+/** List declarations refuse a path through a relation resolved by a function (routes/list-declarations.ts): no statement meets one. */
+function throughFunction (): never {
+  throw new TypeError('a list cannot filter or sort through a relation resolved by a function')
 }
 
 /** The related table's scope for this request, its values pushed and its shape added. */
@@ -192,6 +198,7 @@ function relatedRows (
         .whereRef(`${joinAlias}.${through.from}`, '=', `${reference}.${relation.owner.column(relation.owner.primaryKey)}`)
       break
     }
+    case 'function': return throughFunction()
     default:
       from = link satisfies never
   }
@@ -346,6 +353,7 @@ export function servingIndexes (root: ResourceNode, list: Pick<ResolvedList, 'fi
       case 'to-one': break
       case 'to-many': index(tableOf(relation.target), [foreignKeyOf(relation, link.foreignKey)]); break
       case 'many-to-many': index(link.through.table, [link.through.from, link.through.to]); break
+      case 'function': return throughFunction()
       default: link satisfies never
     }
   }

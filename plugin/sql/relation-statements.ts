@@ -21,10 +21,10 @@ type RelationField = Extract<PlannedField, { kind: 'id' | 'expanded' }>
 interface KindStatements<K extends RelationKind> {
   /** Whether its statements end with `limit <bound>`: a kind that reads at most a row per key needs none. */
   readonly bounded: boolean
-  /** The related rows of the level, each to-many row tagged with its parent key. */
-  readonly rows: (
+  /** The related rows of the level, each to-many row tagged with its parent key; undefined for a kind that reads no table. */
+  readonly rows: ((
     context: LoadContext, link: Extract<RelationLink, { kind: K }>, field: ExpandedField, keys: readonly unknown[], bound: number
-  ) => AnySelect
+  ) => AnySelect) | undefined
   /**
    * The related ids alone, tagged with their parent key (`id`, parent), in the
    * field's order; undefined for a kind whose ids its owner's row holds (no statement).
@@ -92,6 +92,8 @@ const statements = {
       })
     },
   },
+  // A relation resolved by a function runs no statement: load/function-relations.ts calls its function.
+  function: { bounded: false, rows: undefined, ids: undefined },
 } satisfies { readonly [K in RelationKind]: KindStatements<K> }
 
 /**
@@ -125,6 +127,11 @@ function toManyStatement (
 
 const same = (query: AnySelect): AnySelect => query
 
+/** Batch-loader calls a relation resolved by a function (load/function-relations.ts), never asks its statement. */
+function noStatement (): never {
+  throw new TypeError('a relation resolved by a function runs no statement')
+}
+
 /**
  * The statement loading the rows of an expanded relation for these parent
  * (to-many) or related (to-one) keys, `bound` rows at most.
@@ -138,6 +145,7 @@ export function relationRowsQuery (
     case 'to-one': return statements['to-one'].rows(context, link, field, keys)
     case 'to-many': return statements['to-many'].rows(context, link, field, keys, bound)
     case 'many-to-many': return statements['many-to-many'].rows(context, link, field, keys, bound)
+    case 'function': return noStatement()
   }
 }
 
@@ -148,6 +156,7 @@ export function relationIdsQuery (context: LoadContext, field: RelationField, ke
     case 'to-one': throw new TypeError('a to-one relation shows the id its row holds: no statement')
     case 'to-many': return statements['to-many'].ids(context, link, field, keys, bound)
     case 'many-to-many': return statements['many-to-many'].ids(context, link, field, keys, bound)
+    case 'function': return noStatement()
   }
 }
 
@@ -176,9 +185,10 @@ export function rowBoundOf (context: LoadContext, relation: RelationEdge): numbe
   return statements[relation.link.kind].bounded ? context.budget.rowBound : undefined
 }
 
-/** Whether a relation field is loaded by a statement of its own: ids its owner's row holds are not. */
+/** Whether a relation field is loaded by a statement of its own: ids its owner's row holds are not, nor a function's rows. */
 export function hasStatement (field: RelationField): boolean {
-  return field.kind === 'expanded' || statements[field.relation.link.kind].ids !== undefined
+  const kind = statements[field.relation.link.kind]
+  return kind.rows !== undefined && (field.kind === 'expanded' || kind.ids !== undefined)
 }
 
 /**
@@ -212,8 +222,11 @@ export function plannedStatements (context: LoadContext, level: LevelPlan, path 
         planned.push({ path: at, sql: relationIdsQuery(context, field, [0], context.budget.rowBound).compile().sql })
         break
       case 'expanded': {
-        const sql = relationRowsQuery(context, field, [0], context.budget.rowBound).compile().sql
-        planned.push({ path: at, sql }, ...plannedStatements(context, field.level, at))
+        // A relation resolved by a function is a call (see plannedCalls), the statements below it are listed.
+        if (hasStatement(field)) {
+          planned.push({ path: at, sql: relationRowsQuery(context, field, [0], context.budget.rowBound).compile().sql })
+        }
+        planned.push(...plannedStatements(context, field.level, at))
         break
       }
       default:

@@ -154,8 +154,11 @@ async function run (db: AnyKysely, compiled: CompiledQuery<unknown>): Promise<Ro
  */
 export function databaseFailure (error: unknown): Error {
   if (databaseFailureKind(error) !== 'unavailable') return new DatabaseError({ cause: error })
-  const unavailable = new UnavailableError({ cause: error })
-  // Fastify's error handler sets an error's `headers` on the reply.
+  return withRetryAfter(new UnavailableError({ cause: error }))
+}
+
+/** A 503 with the Retry-After header: Fastify's error handler sets an error's `headers` on the reply. */
+export function withRetryAfter<E extends Error> (unavailable: E): E {
   return Object.assign(unavailable, { headers: { 'retry-after': String(retryAfterSeconds) } })
 }
 

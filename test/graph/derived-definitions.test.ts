@@ -53,6 +53,7 @@ t.test('the graph checks what an aggregate reads on the related resource', async
     [{ aggregates: { n: { sum: ['toys', 'name'] } } }, /sum needs a number or integer field, and 'name' is not one/],
     [{ aggregates: { n: { avg: ['toys', 'name'] } } }, /avg needs a number or integer field/],
     [{ expandable: { toys: [Toy, { many: true }], maker: Toy }, aggregates: { n: { count: 'toys' } } }, /'toys' cannot be aggregated/],
+    [{ expandable: { toys: [Toy, { many: true, load: async () => new Map() }], maker: Toy }, aggregates: { n: { count: 'toys' } } }, /'toys' cannot be aggregated/],
   ]
   for (const [extra, message] of cases) {
     t.throws(() => graphOf(defineResource({ ...base, ...extra } as never))(), { code: 'FST_EXPAND_INVALID_DEFINITION', message })

@@ -41,7 +41,7 @@ t.test('each kind with the keys it needs, and its traits from the kind table', a
     t.equal(edge.many, relationKinds[edge.link.kind].many, `${edge.field}: many from its kind`)
     t.ok(Object.isFrozen(edge.link), `${edge.field}: its link is frozen`)
   }
-  t.same(Object.keys(relationKinds).sort(), ['many-to-many', 'to-many', 'to-one'] satisfies RelationKind[])
+  t.same(Object.keys(relationKinds).sort(), ['function', 'many-to-many', 'to-many', 'to-one'] satisfies RelationKind[])
   t.same([...node.relations.values()].map((edge) => ownerColumn(edge.link)), ['author', 'editor_id', undefined, undefined])
 })
 

@@ -57,7 +57,7 @@ function fastifyError (description: string, statusCode: number, codes: string[])
 }
 
 const notFoundPet = fastifyError('No Pet with this identifier', 404, ['FST_EXPAND_NOT_FOUND'])
-const serverError = fastifyError('Data that does not fit the response, or a failed database statement', 500, ['FST_EXPAND_INVALID_DATA', 'FST_EXPAND_DATABASE_ERROR', 'FST_EXPAND_NO_PLAN'])
+const serverError = fastifyError('Data that does not fit the response, or a failed database statement', 500, ['FST_EXPAND_INVALID_DATA', 'FST_EXPAND_DATABASE_ERROR', 'FST_EXPAND_RELATION_LOAD_FAILED', 'FST_EXPAND_NO_PLAN'])
 
 /** An app on the plain fixtures (no database), documented by the transform. */
 async function documentedApp (declare: (app: FastifyInstance) => void, documentation: ExpandOpenApiOptions = {}, version = '3.1.0'): Promise<{ app: FastifyInstance; doc: Json }> {
@@ -135,7 +135,7 @@ test('item 1: a failing statement and data that does not fit are the documented 
     type: 'object',
     properties: {
       statusCode: { type: 'integer', enum: [500] },
-      code: { type: 'string', description: 'FST_EXPAND_INVALID_DATA or FST_EXPAND_DATABASE_ERROR or FST_EXPAND_NO_PLAN from fastify-expand; another code (or none) from the handler' },
+      code: { type: 'string', description: 'FST_EXPAND_INVALID_DATA or FST_EXPAND_DATABASE_ERROR or FST_EXPAND_RELATION_LOAD_FAILED or FST_EXPAND_NO_PLAN from fastify-expand; another code (or none) from the handler' },
       error: { type: 'string' },
       message: { type: 'string' },
     },
