@@ -86,8 +86,8 @@ async function loadLevel (load: Load, level: LevelPlan, rows: Row[], weights: nu
         kind satisfies never
     }
   }
-  for (const group of plannedByRelation(aggregates)) {
-    pending.push(() => loadAggregates(load, level.node, group, rows))
+  if (aggregates.length > 0) {
+    for (const group of plannedByRelation(aggregates)) pending.push(() => loadAggregates(load, level.node, group, rows))
   }
   if (!load.concurrent || pending.length < 2) {
     for (const relation of pending) await relation()
