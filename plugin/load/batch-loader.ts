@@ -167,25 +167,39 @@ async function loadToOne (load: Load, field: ExpandedField, rows: Row[], weights
       related.set(keyOf(child[target.primaryKey]), { row: child, weight: 0 })
     }
   }
-  // The related rows in the order their parents first meet them.
-  const met: Array<{ row: Row; weight: number }> = []
+  const { met, written } = placeToOne(relation.field, rows, keys, weights, related)
+  chargeWritten(load, written, read)
+  await loadLevel(load, level, met.map((entry) => entry.row), met.map((entry) => entry.weight))
+}
+
+/** A related row, and how many times it is written (see `ObjectBudget`). */
+export interface WeightedRow { row: Row; weight: number }
+
+/**
+ * Writes each row's related row (or null) into `field`, by the row's key,
+ * and sums the weights of the parents of each related row: the related rows
+ * in the order their parents first meet them, and the objects written.
+ */
+export function placeToOne (
+  field: string, rows: Row[], keys: readonly unknown[], weights: readonly number[], related: ReadonlyMap<unknown, WeightedRow>
+): { met: WeightedRow[]; written: number } {
+  const met: WeightedRow[] = []
   let written = 0
   for (let index = 0; index < rows.length; index++) {
     const key = keys[index]
     const found = key === null ? undefined : related.get(key)
     if (found === undefined) {
-      rows[index]![relation.field] = null
+      rows[index]![field] = null
       continue
     }
-    rows[index]![relation.field] = found.row
+    rows[index]![field] = found.row
     const weight = weights[index]!
     // Weights are at least 1 (a row counts once), so a weight of 0 is a row not met yet.
     if (found.weight === 0) met.push(found)
     found.weight += weight
     written += weight
   }
-  chargeWritten(load, written, read)
-  await loadLevel(load, level, met.map((entry) => entry.row), met.map((entry) => entry.weight))
+  return { met, written }
 }
 
 async function loadToMany (load: Load, owner: ResourceNode, field: ExpandedField, rows: Row[], weights: number[]): Promise<void> {

@@ -4,7 +4,7 @@ import { relationName, type FunctionLink, type RelationEdge, type ResourceNode }
 import type { LevelPlan, PlannedField } from '../plan/plan.js'
 import { withRetryAfter } from '../sql/statement-templates.js'
 import type { Row } from '../sql/selection.js'
-import { keyOf } from './batch-loader.js'
+import { keyOf, placeToOne } from './batch-loader.js'
 import type { LoadContext } from './load-context.js'
 
 /** A planned relation field resolved by a function: expanded, or (to-many) shown as the ids of the rows it returns. */
@@ -71,21 +71,7 @@ function fillToOne (
     related.set(key, { row: { ...value }, weight: 0 })
   }
   context.budget.charge(related.size)
-  const met: Array<{ row: Row; weight: number }> = []
-  let written = 0
-  for (let index = 0; index < rows.length; index++) {
-    const key = keys[index]
-    const found = key === null ? undefined : related.get(key)
-    if (found === undefined) {
-      rows[index]![relation.field] = null
-      continue
-    }
-    rows[index]![relation.field] = found.row
-    // Weights are at least 1 (a row counts once), so a weight of 0 is a row not met yet.
-    if (found.weight === 0) met.push(found)
-    found.weight += weights[index]!
-    written += weights[index]!
-  }
+  const { met, written } = placeToOne(relation.field, rows, keys, weights, related)
   return { children: met.map((entry) => entry.row), weights: met.map((entry) => entry.weight), written, read: related.size }
 }
 
