@@ -42,7 +42,7 @@ function sourceOf (relation: RelationEdge): AggregateSource {
 
 /**
  * One aggregate over the related rows it reads: `count` an integer (0 over
- * no rows), `avg` and `sum` a double (both databases' integer sums and
+ * no rows), `avg` and `sum` a double (PostgreSQL's integer sums and
  * averages are wider types that pg returns as text), `min`/`max` the
  * column's own type. A `where` narrows the rows of this aggregate alone, so
  * that the aggregates of one relation share a statement.
@@ -56,7 +56,9 @@ export function aggregateExpression (eb: ExpressionBuilder<any, any>, aggregate:
     case 'min': return sql`min(${read})`
     case 'max': return sql`max(${read})`
     case 'sum': return sql`cast(sum(${read}) as double precision)`
-    case 'avg': return sql`cast(avg(${read}) as double precision)`
+    // Averaged as doubles: PostgreSQL's avg of integers is a numeric of about 17 digits, whose conversion to a
+    // double can differ in the last bit from the quotient SQLite (and JavaScript) computes.
+    case 'avg': return sql`avg(cast(${read} as double precision))`
     default: return aggregate.function satisfies never
   }
 }

@@ -42,7 +42,7 @@ const keys = (count: number) => Array.from({ length: count }, () => '?').join(',
 const petAggregates = (count: number) =>
   'select "pets"."owner_id" as "__expand_parent", cast(count(*) as integer) as "pet_count", ' +
   'cast(count(case when "pets"."species" = ? then 1 end) as integer) as "cat_count", max("pets"."name") as "last_pet", ' +
-  'cast(sum("pets"."id") as double precision) as "pet_id_sum", cast(avg("pets"."id") as double precision) as "pet_id_avg" ' +
+  'cast(sum("pets"."id") as double precision) as "pet_id_sum", avg(cast("pets"."id" as double precision)) as "pet_id_avg" ' +
   `from "pets" where "pets"."deleted" = ? and "pets"."owner_id" in (${keys(count)}) group by "pets"."owner_id"`
 
 const everyPerson = [
