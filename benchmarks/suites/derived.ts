@@ -60,7 +60,6 @@ export const derivedSuite: Suite = {
     `${handAggregatesName} (the baseline): a plain Fastify route running one prepared better-sqlite3 statement,`,
     'the page as a subquery LEFT JOINed to the visible pets and grouped by person, its rows written by JSON.stringify.',
     'The baseline and the aggregates page are checked to write the same bytes before timing. Statements are counted per request.',
-    'Full mode runs the suite in three processes, one after the other (medians of their figures and ratios).',
   ].join(' '),
   // A few seconds each: three processes cost little and steady the ratios on a shared machine (see the end-to-end suite).
   processes: 3,
