@@ -8,13 +8,16 @@ import { evaluateGoals } from './goals.js'
 import { describeSuites, machine, renderMarkdown, type BenchReport } from './report.js'
 import { combineRuns, fullMode, quickMode, runSuite, type ContenderResult, type Suite } from './runner.js'
 import { databaseSuite } from './suites/database.js'
+import { derivedSuite } from './suites/derived.js'
 import { endToEndSuite } from './suites/end-to-end.js'
 import { httpSuite } from './suites/http.js'
 import { listsSuite } from './suites/lists.js'
 import { requestOverheadSuite } from './suites/request-overhead.js'
 import { serializationSuite } from './suites/serialization.js'
 
-export const suites: readonly Suite[] = [serializationSuite, requestOverheadSuite, httpSuite, databaseSuite, endToEndSuite, listsSuite]
+export const suites: readonly Suite[] = [
+  serializationSuite, requestOverheadSuite, httpSuite, databaseSuite, endToEndSuite, listsSuite, derivedSuite,
+]
 
 const benchmarksDir = path.dirname(fileURLToPath(import.meta.url))
 const usage = `Usage: npm run bench -- [--quick] [--out <dir>] [--only <suite,...>]

@@ -1,13 +1,13 @@
 import { setImmediate as turnOfEventLoop } from 'node:timers/promises'
-import Database from 'better-sqlite3'
 import { Type } from '@sinclair/typebox'
 import type { FastifyInstance } from 'fastify'
 import { buildApp } from '../../test/helpers/app.js'
 import { defineResource } from '../../plugin/index.js'
 import { expandOfDepth, pageRows } from '../baselines/hand-written.js'
 import { Company, Person, PetStore, Toy, createPetsDatabase, defaultSize, kyselyOver } from '../domain/pets-db.js'
-import { createRelationTables, Person as RelatedPerson, relationListResources } from '../../test/fixtures/relation-lists.js'
-import { assertSameText, type BenchCase, type Mode, type Suite } from '../runner.js'
+import { createPeopleAndPets } from '../domain/people-pets.js'
+import { Person as RelatedPerson, relationListResources } from '../../test/fixtures/relation-lists.js'
+import { assertSameText, type BenchCase, type Contender, type Mode, type Suite } from '../runner.js'
 
 export const firstCursorName = 'cursor page: the first'
 export const deepCursorName = 'cursor page: deep in the table'
@@ -63,7 +63,7 @@ async function page (app: FastifyInstance, url: string): Promise<{ body: string;
 const records = (body: string) => JSON.stringify((JSON.parse(body) as Page).data)
 
 /** A request timed as one contender, a turn of the event loop after each, as on a server (see the end-to-end suite). */
-function timedOn (app: FastifyInstance, name: string, url: string) {
+export function timedOn (app: FastifyInstance, name: string, url: string): Contender {
   return {
     name,
     op: async () => {
@@ -80,23 +80,7 @@ function timedOn (app: FastifyInstance, name: string, url: string) {
  */
 async function relationCase (mode: Mode, timed: typeof timedOn): Promise<{ case: BenchCase; teardown: () => Promise<void> }> {
   const people = mode.quick ? quickPeople : fullPeople
-  const database = new Database(':memory:')
-  database.pragma('journal_mode = MEMORY')
-  const db = kyselyOver(database)
-  await createRelationTables(db)
-  database.exec(`
-    WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 200)
-    INSERT INTO companies (id, name, hidden) SELECT i, printf('Company %03d', (i * 37) % 200), i % 10 = 0 FROM n;
-    WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ${people})
-    INSERT INTO people (id, name, born, employer_id, manager_id)
-    SELECT i, printf('Person %06d', (i * 7919) % ${people}), NULL, CASE WHEN i % 10 = 0 THEN NULL ELSE 1 + (i * 31) % 200 END, NULL FROM n;
-    WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ${people}), k(j) AS (VALUES (0), (1), (2))
-    INSERT INTO pets (name, species, owner_id, deleted)
-    SELECT 'Rex', CASE (i * 7 + j * 3) % 5 WHEN 0 THEN 'cat' WHEN 1 THEN 'dog' WHEN 2 THEN 'fish' WHEN 3 THEN 'owl' ELSE 'rat' END,
-      i, (i + j) % 20 = 0
-    FROM n JOIN k ON k.j < (i * 13) % 4 ORDER BY i, j;
-    ANALYZE;
-  `)
+  const { database, db } = await createPeopleAndPets(people)
   const app = await buildApp({ db, resources: relationListResources }, (app) => {
     app.expand.routes('/people', RelatedPerson, {
       filter: { 'pets.species': ['eq'] }, sort: ['name', 'employer.name'], total: false, maxPageSize: pageRows,

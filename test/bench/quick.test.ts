@@ -39,7 +39,7 @@ t.test('npm run bench -- --quick completes and writes valid results', async (t) 
   t.equal(report.machine.cores, os.cpus().length)
   t.type(report.machine.cpu, 'string')
   t.ok(report.machine.memoryGiB > 0, 'memory is reported')
-  t.same(report.suites.map((suite: { id: string }) => suite.id), ['serialization', 'request-overhead', 'http', 'database', 'end-to-end', 'lists'])
+  t.same(report.suites.map((suite: { id: string }) => suite.id), ['serialization', 'request-overhead', 'http', 'database', 'end-to-end', 'lists', 'derived'])
   // Each suite in a process of its own: what one leaves behind (specialised code, a grown heap) does not move the next.
   const processes = report.suites.map((suite: { process: number }) => suite.process)
   t.ok(processes.every((id: unknown) => Number.isInteger(id) && id !== run.pid), `suites ran in child processes: ${processes.join(', ')}`)
@@ -72,6 +72,11 @@ t.test('npm run bench -- --quick completes and writes valid results', async (t) 
 
   t.equal(results.filter((result) => result.suite === 'lists').length, 3 + 2 + 3, 'lists: first, deep cursor and deep offset pages; filtered and unfiltered pages; pages through relations')
 
+  const derived = results.filter((result) => result.suite === 'derived')
+  t.same(derived.map((result) => [result.contender, result.facts.statements]), [
+    ['expand=pet_count,last_pet', 2], ['the same page without them', 1], ['hand-written LEFT JOIN + GROUP BY + JSON.stringify', 1],
+  ], 'derived: the page with its aggregates (page, then one grouped statement), without them, and the hand-written statement')
+
   t.equal(report.goals.length, 12)
   // Drizzle is measured once `npm run bench` has installed it in benchmarks/contenders; PostgreSQL with DATABASE_URL.
   const drizzleInstalled = existsSync(path.join(root, 'benchmarks', 'contenders', 'node_modules', 'drizzle-orm', 'package.json'))
@@ -86,7 +91,7 @@ t.test('npm run bench -- --quick completes and writes valid results', async (t) 
   t.match(markdown, /^# Benchmark results\n/)
   t.match(markdown, `| cores | ${os.cpus().length} |`)
   t.match(markdown, `| Node | ${process.version} |`)
-  for (const heading of ['## Goals', '## Serialization', '## Request overhead', '## HTTP (autocannon)', '## Database loading', '## End to end (in process)', '## Lists: filters, sort, cursor pages']) {
+  for (const heading of ['## Goals', '## Serialization', '## Request overhead', '## HTTP (autocannon)', '## Database loading', '## End to end (in process)', '## Lists: filters, sort, cursor pages', '## Derived data: aggregates']) {
     t.match(markdown, `\n${heading}\n`)
   }
   // The stress results, then the security results (the worst requests), close the report verbatim.
