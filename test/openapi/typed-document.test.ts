@@ -317,7 +317,7 @@ test('item 5: fields and omit name what the route can show, with examples from t
     'visits is not permitted on the list: never in its responses (recent_visits, three per pet, is)')
   t.equal(queryParameter(document, '/pets', 'omit')?.description,
     `Leave these fields out (Pet: id, name, species, born, owner, sold_from, toys, recent_visits); dot notation reaches an expanded relation: \`owner.name\`. Comma-separated or repeated. ${optional}`)
-  t.match(queryParameter(document, '/pets/{id}', 'fields')?.description, /^Only these fields \(Pet: id, name, species, born, owner, sold_from, toys, visits, recent_visits\)\./, 'a detail route shows visits')
+  t.match(queryParameter(document, '/pets/{id}', 'fields')?.description, /^Only these fields \(Pet: id, name, species, born, owner, sold_from, toys, visits, recent_visits, label\)\./, 'a detail route shows visits, and the computed label')
   t.match(queryParameter(document, '/toys', 'fields')?.description, /`expand=maker&fields=id,maker\.name`/)
   t.match(queryParameter(document, '/people', 'fields')?.description, /^Only these fields \(Person: id, name, email, hobbies, employer\)\. Dot notation narrows an expanded relation: `expand=employer&fields=id,employer\.name`/, 'pets is not permitted on /people')
   t.match(queryParameter(document, '/companies', 'fields')?.description, /^Only these fields \(Company: id, name, public, founded\)\. This route expands no relation/)
