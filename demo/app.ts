@@ -34,7 +34,7 @@ export const docsPath = '/docs'
  * The demo API: every resource under its own prefix, a list and a detail
  * route each. List routes permit only the expansions listed here (drf-flex-fields'
  * `permit_list_expands`): a list of 100 pets may load their owners, but not
- * every visit of every pet. `/pets` takes filters and sort keys; `/visits` is
+ * every visit of every pet. `/pets` and `/people` take filters and sort keys; `/visits` is
  * paged by cursor (`sort=-date` for the newest first) and shows each visit's vet unless
  * the request names its own `expand`.
  */
@@ -92,7 +92,12 @@ export async function buildApp (
   })
 
   app.expand.routes('/companies', Company, { permitListExpands: [] })
-  app.expand.routes('/people', Person, { permitListExpands: ['employer'] })
+  // pet_count is an aggregate: filtering or sorting by it joins the pets counted per person (docs/derived.md).
+  app.expand.routes('/people', Person, {
+    permitListExpands: ['employer'],
+    filter: { pet_count: ['eq', 'gte'] },
+    sort: ['pet_count', 'name'],
+  })
   app.expand.routes('/pets', Pet, {
     permitListExpands: ['owner.employer', 'sold_from', 'toys', 'recent_visits'],
     filter: {

@@ -92,6 +92,34 @@ its own \`expand\`. The latest visits:`,
     path: '/toys?limit=2&expand=*',
   },
   {
+    text: `Derived data is deferred as \`visits\` is: absent unless \`expand\` or \`fields\` names it.
+A count over a to-many relation: \`Person.pet_count\` is \`aggregates: { pet_count: { count: 'pets' } }\`
+(see [Derived data](derived.md)). It costs one grouped statement
+(\`select pets.owner_id, count(*) … where pets.owner_id in (…) group by pets.owner_id\`)
+for every person of the response at once, run after the statement that read them:`,
+    path: '/people/8768?fields=id,name,pet_count',
+  },
+  {
+    text: `\`/people\` declares \`sort: ['pet_count', 'name']\` and \`filter: { pet_count: ['eq', 'gte'] }\`. The people
+with the most pets: the page statement joins the pets counted per person, one grouped scan of
+\`pets\` per page (ties are broken by \`id\`):`,
+    path: '/people?sort=-pet_count&limit=3&fields=id,name,pet_count',
+  },
+  {
+    text: `A computed field: \`Pet.label\` is the expression \`pets.name || ' the ' || pets.species\`
+(\`computed: { label: { schema: Type.String(), sql: (eb) => … } }\`), one more column of the
+statement that reads the pets, no statement of its own:`,
+    path: '/pets?limit=3&fields=id,label',
+  },
+  {
+    text: `A relation resolved by a function: the demo has no table of today's prices; \`Toy.price\` is
+\`['Price', { column: 'id', load: async (toyIds, { signal }) => fakePriceService(toyIds, signal) }]\`,
+a stand-in for a pricing service (schemas/price-service.ts) that answers after 5 ms and stops
+waiting when the client goes away. It is called once per request with the distinct keys: here one
+call with the three toy ids \`[552, 1224, 1319]\`, after the statements of the pet and its toys:`,
+    path: '/pets/5?expand=toys.price&fields=id,name,toys.id,toys.name,toys.price',
+  },
+  {
     text: 'Mistakes are 400s with a stable code, never a silently different body:',
     path: '/pets/10?expand=vet',
   },

@@ -75,6 +75,8 @@ fastify-expand demo on ${base} (${process.env.DATABASE_URL ? 'PostgreSQL' : 'SQL
   curl '${base}/pets/1?expand=owner.employer,toys'
   curl '${base}/pets?limit=2&expand=owner&fields=id,name,owner.name'
   curl '${base}/people/3?expand=pets&omit=email,hobbies'
+  curl '${base}/people?sort=-pet_count&limit=3&fields=id,name,pet_count'
+  curl '${base}/pets/5?expand=toys.price&fields=id,label,toys.name,toys.price'
 `)
 
 /*

@@ -1,8 +1,10 @@
 import { Type } from '@sinclair/typebox'
+import { sql } from 'kysely'
 import { defineResource, type AnyResource } from '../plugin/index.js'
+import { fakePriceService } from './price-service.js'
 
 /*
- * The demo's domain: a small veterinary network. Every resource is bound to a
+ * The demo's domain: a small veterinary network. Every resource but Price is bound to a
  * table (demo/database.ts creates them) and shows one way of declaring a relation:
  *
  *   Company  --employees (to-many, deferred)-->  Person
@@ -14,10 +16,15 @@ import { defineResource, type AnyResource } from '../plugin/index.js'
  *   Pet      --visits (to-many, deferred)------>  Visit
  *   Pet      --recent_visits (to-many, limit 3)->  Visit      (the latest three, deferred)
  *   Toy      --maker (to-one)------------------>  Company
+ *   Toy      --price (to-one, deferred)-------->  Price      (a function: the pricing service)
  *   Visit    --pet / vet (to-one)-------------->  Pet / Vet
  *
  * The people table also holds a `password_hash` column that no schema
  * declares: it is never selected, so it can never reach a response.
+ *
+ * Derived data, deferred as the relations above are: Person.pet_count counts
+ * the person's pets (one grouped statement per request), Pet.label is an
+ * expression the database computes in the statement reading the pet.
  */
 
 export const Company = defineResource({
@@ -55,6 +62,7 @@ export const Person = defineResource({
     employer: [Company, { column: 'employer_id' }],
     pets: [(): AnyResource => Pet, { many: true, foreignKey: 'owner_id', omit: ['owner'] }],
   },
+  aggregates: { pet_count: { count: 'pets' } },
 })
 
 export const PetStore = defineResource({
@@ -62,6 +70,19 @@ export const PetStore = defineResource({
   table: 'pet_stores',
   schema: Type.Object({ id: Type.Integer(), name: Type.String(), city: Type.String() }),
   fields: ['id', 'name', 'city'],
+})
+
+/** A toy's price today: no table, the pricing service of schemas/price-service.ts answers it. */
+export const Price = defineResource({
+  name: 'Price',
+  schema: Type.Object({
+    toy: Type.Integer(),
+    cents: Type.Integer({ description: "Today's price, which may differ from the toy's price_cents" }),
+    currency: Type.String(),
+    on_sale: Type.Boolean(),
+  }),
+  fields: ['toy', 'cents', 'currency', 'on_sale'],
+  primaryKey: 'toy',
 })
 
 export const Toy = defineResource({
@@ -72,9 +93,14 @@ export const Toy = defineResource({
     name: Type.String(),
     price_cents: Type.Integer(),
     maker: Type.Integer(),
+    price: Type.Integer({ description: "The toy's id: expand it for today's price" }),
   }),
   fields: ['id', 'name', 'price_cents', 'maker'],
-  expandable: { maker: ['Company', { column: 'maker_id' }] },
+  expandable: {
+    maker: ['Company', { column: 'maker_id' }],
+    // One call of the pricing service per request, with every toy id the request shows.
+    price: [Price, { column: 'id', load: async (toyIds, { signal }) => fakePriceService(toyIds, signal) }],
+  },
 })
 
 export const Vet = defineResource({
@@ -108,6 +134,10 @@ export const Pet = defineResource({
     // At most three rows per pet, newest first (orderBy names a column of visits).
     recent_visits: [(): AnyResource => Visit, { many: true, foreignKey: 'pet_id', orderBy: '-visited_on', limit: 3, omit: ['pet'] }],
   },
+  computed: {
+    // 'Juno the parrot': concatenated by the database (|| on SQLite and PostgreSQL alike).
+    label: { schema: Type.String(), sql: (eb) => sql<string>`${eb.ref('pets.name')} || ' the ' || ${eb.ref('pets.species')}` },
+  },
 })
 
 export const Visit = defineResource({
@@ -128,4 +158,4 @@ export const Visit = defineResource({
   },
 })
 
-export const resources = [Company, Person, PetStore, Toy, Vet, Pet, Visit]
+export const resources = [Company, Person, PetStore, Price, Toy, Vet, Pet, Visit]

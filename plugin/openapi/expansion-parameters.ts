@@ -59,8 +59,9 @@ export function expansionParameters (sources: ExpansionParameterSources, options
   }
 
   // Only names this route can show: a deferred relation a restricted list cannot expand is never in its responses.
+  // Every other field (aggregates and computed fields too) is shown when named, on any route.
   const shownRelations = new Set(node.defaultFields)
-  const fieldNames = clientFieldNames(node).filter((name) => shownRelations.has(name) || showable(name))
+  const fieldNames = clientFieldNames(node).filter((name) => !node.relations.has(name) || shownRelations.has(name) || showable(name))
   const example = dotExample(node, enumeration.paths)
   // With the opt-in, the response schemas describe the default response (documentation-schemas.ts): say where they stop holding.
   const optional = requiredDefaults

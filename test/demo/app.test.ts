@@ -6,6 +6,7 @@ import { test } from 'tap'
 import { buildApp } from '../../demo/app.js'
 import { connect, type DemoDatabase, type DemoTables } from '../../demo/database.js'
 import { countRows, generateRows, seedCounts, seedIfEmpty } from '../../demo/seed.js'
+import { fakePriceService, priceServiceLatencyMs } from '../../schemas/price-service.js'
 import { dialects } from '../fixtures/dialects.js'
 import { startDemoServer } from '../helpers/demo-server.js'
 
@@ -101,7 +102,64 @@ for (const dialect of dialects()) {
     const docs = await app.inject('/docs/')
     t.equal(docs.statusCode, 200, 'the documentation UI is served')
   })
+
+  test(`${dialect.name}: the demo's derived data: a count, a computed field, a relation resolved by the pricing service`, async (t) => {
+    const database = await dialect.open()
+    t.teardown(() => database.close())
+    await seedIfEmpty(database.db)
+    const app = await buildApp({ db: database.db })
+    const explained: Array<Record<string, unknown>> = []
+    app.addHook('onSend', async (request) => { explained.push(app.expand.explain(request) as unknown as Record<string, unknown>) })
+    t.teardown(() => app.close())
+
+    database.reset()
+    const person = await app.inject('/people/8768?expand=pets.toys.price&fields=id,pet_count,pets.label,pets.toys.price')
+    const price = (toy: number, cents: number, onSale: boolean) => ({ price: { toy, cents, currency: 'EUR', on_sale: onSale } })
+    t.same(person.json(), {
+      id: 8768,
+      pets: [
+        { toys: [price(1388, 1826, true)], label: 'Juno the parrot' },
+        { toys: [price(396, 856, true), price(934, 3005, false), price(1029, 1553, false)], label: 'Tofu the rabbit' },
+      ],
+      pet_count: 2,
+    })
+    t.equal(database.statements.length, 4, 'the person, the grouped count of pets, the pets (label in their statement), their toys')
+    t.equal(database.statements.filter((statement) => /group by/.test(statement)).length, 1, 'the count: one grouped statement')
+    t.equal(database.statements.filter((statement) => / \|\| /.test(statement)).length, 1, 'the label: an expression of the pets statement')
+    t.same(explained.at(-1)?.calls, [{ path: 'pets.toys.price', kind: 'function', relation: 'Toy.price', keys: 4 }],
+      'the pricing service: one call with the four distinct toy ids of both pets')
+
+    const sorted = await app.inject('/people?sort=-pet_count,name&limit=2&fields=id,name,pet_count')
+    t.same(sorted.json().data, [{ id: 7473, name: 'Ada Okafor', pet_count: 9 }, { id: 9718, name: 'Grace Nakamura', pet_count: 7 }],
+      'sorted by the count, then by name')
+    const filtered = await app.inject('/people?filter[pet_count][gte]=7&fields=id,pet_count')
+    t.same(filtered.json(), {
+      data: [{ id: 4242, pet_count: 7 }, { id: 7473, pet_count: 9 }, { id: 9718, pet_count: 7 }], limit: 20, offset: 0, total: 3,
+    })
+    const absent = await app.inject('/pets/5?expand=toys')
+    t.notOk(['label', 'price'].some((field) => absent.body.includes(`"${field}"`)), 'derived data is deferred: absent unless named')
+  })
 }
+
+test('the fake pricing service answers every key at once, after its latency, and stops waiting when aborted', async (t) => {
+  const started = performance.now()
+  const quotes = await fakePriceService([4, 5, '6', null], new AbortController().signal)
+  t.ok(performance.now() - started >= priceServiceLatencyMs - 1, 'it takes its latency')
+  t.same([...quotes], [
+    [4, { toy: 4, cents: 2455, currency: 'EUR', on_sale: true }],
+    [5, { toy: 5, cents: 1386, currency: 'EUR', on_sale: false }],
+    [6, { toy: 6, cents: 4504, currency: 'EUR', on_sale: false }],
+  ], 'a key that is not a toy id has no price')
+  t.same(await fakePriceService([4], new AbortController().signal), new Map([[4, quotes.get(4)]]), 'the same answer on every call')
+
+  const aborted = new AbortController()
+  aborted.abort()
+  await t.rejects(fakePriceService([1], aborted.signal), { name: 'AbortError' }, 'an aborted signal: no answer')
+  const leaving = new AbortController()
+  const pending = fakePriceService([1], leaving.signal)
+  leaving.abort()
+  await t.rejects(pending, { name: 'AbortError' }, 'the client goes away while it waits: it stops waiting')
+})
 
 test('npm start: serves, and shuts down cleanly on SIGTERM', { timeout: 60_000 }, async (t) => {
   const directory = mkdtempSync(join(tmpdir(), 'fastify-expand-demo-'))

@@ -23,7 +23,7 @@ const section = walkthroughOf(page)
 const examples = examplesOf(section)
 
 test('the walkthrough holds the examples it promises', async (t) => {
-  t.equal(examples.length, 16, 'every curl block is followed by its response')
+  t.equal(examples.length, 20, 'every curl block is followed by its response')
   t.equal(section.match(/```sh/g)?.length, examples.length, 'no curl block lacks a parsed response')
   const paths = examples.map((example) => example.path)
   t.ok(paths.some((path) => path.includes('expand=owner.employer')), 'nested expansion')
@@ -36,6 +36,10 @@ test('the walkthrough holds the examples it promises', async (t) => {
   t.ok(examples.some((example) => example.path.includes(`after=${(cursorPage?.body as { next: string }).next}`)), 'the page its cursor leads to')
   t.ok(paths.some((path) => path.includes('expand=recent_visits')), 'a relation with a limit')
   t.ok(paths.includes('/people/1?expand=pets.owner'), "a field a relation's options remove")
+  t.ok(paths.includes('/people/8768?fields=id,name,pet_count'), 'a count')
+  t.ok(paths.includes('/people?sort=-pet_count&limit=3&fields=id,name,pet_count'), 'a list sorted by a count')
+  t.ok(paths.includes('/pets?limit=3&fields=id,label'), 'a computed field')
+  t.ok(paths.some((path) => path.includes('expand=toys.price')), 'a relation resolved by a function')
   t.match(section, /http:\/\/127\.0\.0\.1:3000\/docs/, 'the documentation URL')
 })
 

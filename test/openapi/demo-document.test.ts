@@ -59,7 +59,7 @@ test('a detail route documents every path up to the depth limit, cycles included
   t.same(parameter('/pets/{id}', 'expand')?.schema.items.enum, [
     'owner', 'owner.employer', 'owner.employer.employees', 'owner.pets',
     'owner.pets.sold_from', 'owner.pets.toys', 'owner.pets.visits', 'owner.pets.recent_visits',
-    'sold_from', 'toys', 'toys.maker', 'toys.maker.employees',
+    'sold_from', 'toys', 'toys.maker', 'toys.maker.employees', 'toys.price',
     'visits', 'visits.vet',
     'recent_visits', 'recent_visits.vet',
     '*', '~all',
@@ -93,7 +93,35 @@ test('a relation admits its identifier or its expanded object', async (t) => {
   t.same(await get(app, '/pets/5?expand=visits.pet'), {
     statusCode: 400, code: 'FST_EXPAND_UNKNOWN_FIELD', error: 'Bad Request', message: "Cannot expand 'visits.pet' on Visit: expandable fields are vet",
   }, 'and not expandable')
-  t.same(Object.keys(document.components.schemas.Person.properties), ['id', 'name', 'email', 'hobbies', 'employer', 'pets'])
+  t.same(Object.keys(document.components.schemas.Person.properties), ['id', 'name', 'email', 'hobbies', 'employer', 'pets', 'pet_count'])
+})
+
+test('derived data: a count, a computed field and a relation resolved by a function, each deferred and documented', async (t) => {
+  const derived = 'Derived by the database; present only when named in expand or fields'
+  t.same(document.components.schemas.Person.properties.pet_count, { description: derived, type: 'integer', readOnly: true })
+  t.same(document.components.schemas.Pet.properties.label, { description: derived, type: 'string', readOnly: true })
+  t.same(document.components.schemas.Toy.properties.price, { description: 'The Price; present only when expanded', $ref: '#/components/schemas/Price' })
+  t.same(Object.keys(document.components.schemas.Price.properties), ['toy', 'cents', 'currency', 'on_sale'])
+  t.same(parameter('/toys/{id}', 'expand')?.schema.items.enum, ['maker', 'maker.employees', 'price', '*', '~all'])
+  t.same(parameter('/toys', 'expand')?.schema.items.enum, ['maker', '*', '~all'], 'not permitted on the list')
+  t.same(parameter('/people', 'sort')?.schema, { type: 'string', pattern: '^-?(?:pet_count|name)(?:,-?(?:pet_count|name))*$' })
+  t.same(parameter('/people', 'filter[pet_count][gte]')?.schema, { type: 'integer' })
+  t.same(await get(app, '/pets/10'), await get(app, '/pets/10?omit=label'), 'deferred: absent by default')
+  t.notOk('pet_count' in (await get(app, '/people/8768') as Json), 'deferred: absent by default')
+  const validateToy = validatorOf('/toys/{id}', '200')
+  const toy = await get(app, '/toys/552?expand=price')
+  t.same(toy, {
+    id: 552, name: 'Stretchy Feather', price_cents: 3842, maker: 74, price: { toy: 552, cents: 2062, currency: 'EUR', on_sale: true },
+  })
+  t.ok(validateToy(toy), `the priced toy fits its schema: ${JSON.stringify(validateToy.errors)}`)
+  const validatePeople = validatorOf('/people', '200')
+  const people = await get(app, '/people?sort=-pet_count&limit=2&fields=id,pet_count')
+  t.same(people, { data: [{ id: 7473, pet_count: 9 }, { id: 4242, pet_count: 7 }], limit: 2, offset: 0, total: 12000 })
+  t.ok(validatePeople(people), `the sorted page fits its schema: ${JSON.stringify(validatePeople.errors)}`)
+  const validatePets = validatorOf('/pets', '200')
+  const labelled = await get(app, '/pets?limit=1&fields=id,label')
+  t.same(labelled, { data: [{ id: 1, label: 'Mango the parrot' }], limit: 1, offset: 0, total: 15000 })
+  t.ok(validatePets(labelled), `the labelled page fits its schema: ${JSON.stringify(validatePets.errors)}`)
 })
 
 test('real detail responses validate against the documented schema', async (t) => {

@@ -26,3 +26,12 @@ t.test('deferred derived fields are declared read-only with their types, never r
   t.notOk((body.required as string[] | undefined)?.some((name) => name.endsWith('_count')), 'a deferred field is never required')
   t.same(components.Pet.properties.label, { description: note, type: 'string', readOnly: true }, 'and on every resource')
 })
+
+t.test('a restricted list names its derived fields in fields and omit: the list shows them when named, whatever it permits', async (t) => {
+  const openApi = expandOpenApi({ resources: derivedResources })
+  const described = openApi.describeRoute({ resource: DerivedPerson, list: true, permitListExpands: ['employer'] }) as Json
+  const derived = 'pet_count, cat_count, last_pet, pet_id_sum, pet_id_avg, report_count, youngest_report, shout'
+  t.match(described.querystring.fields.description, `Only these fields (Person: id, name, employer, ${derived}). `,
+    'of the relations, only employer: the list permits no other')
+  t.match(described.querystring.omit.description, `Leave these fields out (Person: id, name, employer, ${derived}); `)
+})

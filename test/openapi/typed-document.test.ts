@@ -313,13 +313,13 @@ test('item 4: examples are values the field schemas admit, or none', async (t) =
 test('item 5: fields and omit name what the route can show, with examples from the resource\'s own relations', async (t) => {
   const optional = 'Fields left out are absent from the response.'
   t.equal(queryParameter(document, '/pets', 'fields')?.description,
-    `Only these fields (Pet: id, name, species, born, owner, sold_from, toys, recent_visits). Dot notation narrows an expanded relation: \`expand=owner&fields=id,owner.name\`. Comma-separated or repeated. ${optional}`,
-    'visits is not permitted on the list: never in its responses (recent_visits, three per pet, is)')
+    `Only these fields (Pet: id, name, species, born, owner, sold_from, toys, recent_visits, label). Dot notation narrows an expanded relation: \`expand=owner&fields=id,owner.name\`. Comma-separated or repeated. ${optional}`,
+    'visits is not permitted on the list: never in its responses (recent_visits, three per pet, is; the computed label is)')
   t.equal(queryParameter(document, '/pets', 'omit')?.description,
-    `Leave these fields out (Pet: id, name, species, born, owner, sold_from, toys, recent_visits); dot notation reaches an expanded relation: \`owner.name\`. Comma-separated or repeated. ${optional}`)
-  t.match(queryParameter(document, '/pets/{id}', 'fields')?.description, /^Only these fields \(Pet: id, name, species, born, owner, sold_from, toys, visits, recent_visits\)\./, 'a detail route shows visits')
+    `Leave these fields out (Pet: id, name, species, born, owner, sold_from, toys, recent_visits, label); dot notation reaches an expanded relation: \`owner.name\`. Comma-separated or repeated. ${optional}`)
+  t.match(queryParameter(document, '/pets/{id}', 'fields')?.description, /^Only these fields \(Pet: id, name, species, born, owner, sold_from, toys, visits, recent_visits, label\)\./, 'a detail route shows visits, and the computed label')
   t.match(queryParameter(document, '/toys', 'fields')?.description, /`expand=maker&fields=id,maker\.name`/)
-  t.match(queryParameter(document, '/people', 'fields')?.description, /^Only these fields \(Person: id, name, email, hobbies, employer\)\. Dot notation narrows an expanded relation: `expand=employer&fields=id,employer\.name`/, 'pets is not permitted on /people')
+  t.match(queryParameter(document, '/people', 'fields')?.description, /^Only these fields \(Person: id, name, email, hobbies, employer, pet_count\)\. Dot notation narrows an expanded relation: `expand=employer&fields=id,employer\.name`/, 'pets is not permitted on /people; its count is shown when named')
   t.match(queryParameter(document, '/companies', 'fields')?.description, /^Only these fields \(Company: id, name, public, founded\)\. This route expands no relation/)
   const naming = Object.entries(document.paths as Json)
     .filter(([, item]) => ((item.get?.parameters ?? []) as Json[]).some((parameter) => /owner\./.test(String(parameter.description))))
