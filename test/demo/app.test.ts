@@ -31,9 +31,7 @@ test('the seed writes at least 50,000 rows, the same ones every time', async (t)
   const second = connect({ sqliteFile: ':memory:' })
   t.teardown(async () => { await first.destroy(); await second.destroy() })
 
-  const started = performance.now()
   t.equal(await seedIfEmpty(first), true, 'an empty database is seeded')
-  t.ok(performance.now() - started < 5000, 'seeding an in-memory database takes seconds at most')
   t.equal(await seedIfEmpty(second), true)
 
   const counts = await countRows(first)

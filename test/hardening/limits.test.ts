@@ -6,14 +6,15 @@ import { dialects } from '../fixtures/dialects.js'
 import { openSeeded, Person, Pet, resources as tableResources } from '../fixtures/tables.js'
 import { buildPetApp, documentedCodes } from './support.js'
 
-interface Outcome { status: number; code: string | undefined; elapsed: number; length: number }
+// Bounded work is asserted by what a request does (serializers compiled, statements run), never by the
+// time it takes: a loaded machine makes any time limit fail now and then. Times are `npm run bench`'s.
+interface Outcome { status: number; code: string | undefined; length: number; compiles: number }
 
 async function outcome (app: Awaited<ReturnType<typeof buildPetApp>>['app'], url: string): Promise<Outcome> {
-  const started = performance.now()
+  const before = app.expand.cacheStats().compiles
   const answer = await app.inject(url)
-  const elapsed = performance.now() - started
   const code = answer.statusCode === 400 ? (answer.json() as { code: string }).code : undefined
-  return { status: answer.statusCode, code, elapsed, length: answer.body.length }
+  return { status: answer.statusCode, code, length: answer.body.length, compiles: app.expand.cacheStats().compiles - before }
 }
 
 const padded = (value: string, length: number) => value + ','.repeat(length - value.length)
@@ -106,7 +107,7 @@ t.test('expand=*.*.*.*.* on cyclic graphs stays bounded in time: 200 or 400 FST_
   for (const url of ['/hubs/1?expand=*.*.*.*.*', '/hubs/1?expand=~all.~all.~all.~all.~all', '/hubs/1?expand=*.*.*.*.*,r1.*.*.*.*,*.r2.*.*.*']) {
     const answer = await outcome(hubs, url)
     t.same([answer.status, answer.code], [400, 'FST_EXPAND_MALFORMED'], `${url}: 12^5 levels are refused`)
-    t.ok(answer.elapsed < 200, `${url}: refused in ${answer.elapsed.toFixed(1)} ms`)
+    t.equal(answer.compiles, 0, `${url}: refused while planning, before any serializer is compiled`)
   }
   const tooDeep = await outcome(hubs, '/hubs/1?expand=*.*.*.*.*.*')
   t.same([tooDeep.status, tooDeep.code], [400, 'FST_EXPAND_TOO_DEEP'])
@@ -115,14 +116,14 @@ t.test('expand=*.*.*.*.* on cyclic graphs stays bounded in time: 200 or 400 FST_
   t.teardown(() => small.close())
   const allowed = await outcome(small, '/hubs/1?expand=*.*.*')
   t.equal(allowed.status, 200, 'with a raised maxPaths, 1 + 12 + 144 + 1728 levels are served')
-  t.ok(allowed.elapsed < 3000, `in ${allowed.elapsed.toFixed(0)} ms`)
+  t.equal(allowed.compiles, 1, 'by one serializer')
 
   const pets = await buildPetApp()
   t.teardown(() => pets.app.close())
   for (const url of ['/pets/1?expand=*.*.*.*.*', '/pets?expand=*.*.*.*.*', '/pets/1?expand=~all.*.~all.*.*&fields=*']) {
     const answer = await outcome(pets.app, url)
     t.equal(answer.status, 200, url)
-    t.ok(answer.elapsed < 200, `${url}: ${answer.elapsed.toFixed(1)} ms`)
+    t.ok(answer.compiles <= 1, `${url}: one serializer at most`)
   }
 })
 
@@ -138,7 +139,7 @@ t.test('expand=*.*.*.*.* through the database loader on the cyclic tables graph'
     database.reset()
     const answer = await outcome(app, url)
     t.equal(answer.status, 200, url)
-    t.ok(answer.elapsed < 1000, `${url}: ${answer.elapsed.toFixed(0)} ms`)
+    t.ok(answer.compiles <= 1, `${url}: one serializer at most`)
     t.ok(database.statements.length <= 2 + 100, `${url}: ${database.statements.length} statements, at most one per expanded relation`)
   }
 })

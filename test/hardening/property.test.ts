@@ -180,14 +180,14 @@ t.test('thousands of repeated parameters and very long values: bounded, and over
     [`omit=${'\u{1F436}'.repeat(1001)}`, 400, 'FST_EXPAND_MALFORMED'],
     [`omit=${'x'.repeat(100_000)}`, 400, 'FST_EXPAND_MALFORMED'],
   ]
+  // Bounded by what is done (no serializer for a refused request), not by a time a loaded machine may exceed.
   for (const [query, status, code] of cases) {
-    const started = performance.now()
+    const compiled = app.expand.cacheStats().compiles
     const answer = await app.inject(`/pets/1?${query}`)
-    const elapsed = performance.now() - started
     const label = `${query.slice(0, 40)}... (${query.length} characters)`
     t.equal(answer.statusCode, status, label)
     if (code !== undefined) t.equal(answer.json().code, code, label)
-    t.ok(elapsed < 500, `${label}: answered in ${elapsed.toFixed(1)} ms`)
+    t.ok(app.expand.cacheStats().compiles - compiled <= (status === 200 ? 1 : 0), `${label}: ${status === 200 ? 'one serializer at most' : 'refused before any serializer is compiled'}`)
   }
 })
 
