@@ -441,8 +441,8 @@ function comparisonOf (
   const left = dialect.filterColumn(filter.type, column)
   const typed: FilterValue[] = bound.map((item) => dialect.filterValue(filter.type, item))
   if (op !== 'in') {
-    const { expression, cast } = typed[0]!
-    return { leaf: (eb) => eb(left, comparisonOperators[op as keyof typeof comparisonOperators], expression), values: bound, shape: `${op}${cast ?? ''}` }
+    const { expression, cast, item } = typed[0]!
+    return { leaf: (eb) => eb(left, comparisonOperators[op as keyof typeof comparisonOperators], expression), values: [item], shape: `${op}${cast ?? ''}` }
   }
   // PostgreSQL reads an IN list as one type, the column's where it can: a
   // typed value (an int4 column's 2^31 is bound as bigint, fine; a real's

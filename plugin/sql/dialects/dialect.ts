@@ -11,7 +11,7 @@ import type { AnyKysely, AnySelect } from '../selection.js'
  * each one writes and runs it.
  */
 export interface ExpandDialect {
-  readonly name: 'sqlite' | 'postgres'
+  readonly name: 'sqlite' | 'postgres' | 'mysql'
   /**
    * Whether the relations of one level may load at the same time (outside a
    * transaction, which has one connection): on a pool of connections, yes; on
@@ -52,6 +52,7 @@ export interface ExpandDialect {
 export type WideNumberCast = 'bigint' | 'numeric'
 
 export interface FilterValue {
+  /** The value bound: the filter's value, or the form its database reads it in (MariaDB's date-time without offset). */
   readonly item: unknown
   readonly cast: WideNumberCast | undefined
   readonly expression: Expression<unknown>
@@ -69,6 +70,8 @@ export type DatabaseFailureKind = 'unavailable' | 'unstorable value'
 /** The parts of a driver's error the dialects read. */
 export interface DriverError {
   readonly code?: unknown
+  /** The server's error number (mysql2), which tells MariaDB's own errors that mysql2 names no code for. */
+  readonly errno?: unknown
   readonly message?: unknown
 }
 

@@ -1,7 +1,8 @@
-import { SqliteAdapter } from 'kysely'
+import { MysqlAdapter, SqliteAdapter } from 'kysely'
 import { executorOf } from '../executor.js'
 import type { AnyKysely } from '../selection.js'
 import type { DatabaseFailureKind, DriverError, ExpandDialect } from './dialect.js'
+import { mysqlDialect } from './mysql.js'
 import { postgresDialect } from './postgres.js'
 import { sqliteDialect } from './sqlite.js'
 
@@ -9,6 +10,7 @@ export type {
   DatabaseFailureKind, ExpandDialect, FilterValue, LimitedRelation, OrderDirection, RelationOrder, RelationSource,
 } from './dialect.js'
 export { orderedBy, parentKey } from './dialect.js'
+export { mysqlDialect } from './mysql.js'
 export { postgresDialect } from './postgres.js'
 export { sqliteDialect } from './sqlite.js'
 
@@ -24,14 +26,16 @@ const resolved = new WeakMap<AnyKysely, ExpandDialect>()
 
 /**
  * The dialect `db` is written to in: SQLite's for Kysely's SQLite adapter,
- * PostgreSQL's for any other (Kysely's PostgreSQL adapter, or an adapter
+ * MariaDB/MySQL's for its MySQL adapter, PostgreSQL's for any other (Kysely's PostgreSQL adapter, or an adapter
  * whose database speaks as PostgreSQL does). Resolved once per Kysely instance.
  */
 export function dialectOf (db: AnyKysely): ExpandDialect {
   let dialect = resolved.get(db)
   if (dialect === undefined) {
     const adapter = executorOf(db)?.adapter
-    dialect = adapter === undefined ? unseenDatabase : adapter instanceof SqliteAdapter ? sqliteDialect : postgresDialect
+    dialect = adapter === undefined
+      ? unseenDatabase
+      : adapter instanceof SqliteAdapter ? sqliteDialect : adapter instanceof MysqlAdapter ? mysqlDialect : postgresDialect
     resolved.set(db, dialect)
   }
   return dialect
@@ -42,7 +46,7 @@ const connectionErrorCodes = new Set([
   'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN',
 ])
 
-const knownDialects: readonly ExpandDialect[] = [sqliteDialect, postgresDialect]
+const knownDialects: readonly ExpandDialect[] = [sqliteDialect, postgresDialect, mysqlDialect]
 
 /**
  * What a driver's error says for the client, read without knowing its

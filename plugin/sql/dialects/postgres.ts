@@ -12,7 +12,7 @@ import {
 } from './dialect.js'
 
 /**
- * PostgreSQL (Kysely's PostgreSQL adapter, and any adapter but SQLite's: see
+ * PostgreSQL (Kysely's PostgreSQL adapter, and any adapter but SQLite's and MySQL's: see
  * `dialectOf`): a pool of connections, typed columns and parameters.
  */
 export const postgresDialect: ExpandDialect = {
@@ -54,7 +54,7 @@ export const postgresDialect: ExpandDialect = {
     }) as Q,
   limit: literalLimit,
 
-  firstRowsPerParent,
+  firstRowsPerParent: rowNumberedFirstRows,
   firstRowsBindKeysFirst: false,
 
   failureOf: (error: DriverError) => {
@@ -110,9 +110,10 @@ const rowNumber = '__expand_row'
  * a row out of scope takes no place, and the outer statement keeps the first
  * `limit` of each parent, parent key first. The limit is a literal
  * (defineResource checked it is a positive integer): the statement's
- * parameters stay the scope's values and the keys.
+ * parameters stay the scope's values and the keys. MariaDB and MySQL
+ * (window functions since 10.2 and 8.0) run the same statement.
  */
-function firstRowsPerParent ({ db, source, order, limit, bound, tagged }: LimitedRelation): AnySelect {
+export function rowNumberedFirstRows ({ db, source, order, limit, bound, tagged }: LimitedRelation): AnySelect {
   const numbered = tagged().select((eb) => eb.fn.agg<number>('row_number').over((over) => {
     let window = over.partitionBy(source.parentColumn)
     for (const [column, direction] of order) window = direction === 'desc' ? window.orderBy(column, 'desc') : window.orderBy(column)

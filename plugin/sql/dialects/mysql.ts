@@ -1,0 +1,120 @@
+import { sql, type SqlBool } from 'kysely'
+import { instantOf } from '../../graph/dates.js'
+import { isDateFormat } from '../../routes/list-declarations.js'
+import type { AnySelect } from '../selection.js'
+import {
+  literalLimit,
+  rowValueComparison,
+  type DriverError,
+  type ExpandDialect,
+} from './dialect.js'
+import { rowNumberedFirstRows } from './postgres.js'
+
+/**
+ * MariaDB and MySQL (Kysely's MySQL adapter, over mysql2): a pool of
+ * connections, identifiers in backticks, parameters interpolated by the
+ * driver. Where it reads or orders differently from SQLite and PostgreSQL:
+ * - text compares and orders by its column's collation: the default `_ci`
+ *   collations make `=`, `<` and ORDER BY ignore case and accents ('e' =
+ *   'É'), where SQLite and PostgreSQL's C collation compare bytes. The
+ *   plugin compares as the column is declared (as it does on PostgreSQL, whose
+ *   order is its column's collation too): a column declared with a `_bin`
+ *   collation (`utf8mb4_bin`) orders and compares as the others do. Pages
+ *   stay exact either way: the cursor's keys are compared in the same collation
+ *   they were ordered in, and the primary key breaks the ties.
+ * - `contains` ignores case only, never accents: see `contains`.
+ * - a date-time has no offset in the database (DATETIME, or TIMESTAMP in the
+ *   session's time zone, which should be UTC): see `filterValue`.
+ * - NULL sorts first ascending, as on SQLite, and there is no NULLS FIRST/LAST.
+ */
+export const mysqlDialect: ExpandDialect = {
+  name: 'mysql',
+  // On a pool, statements beyond its free connections wait for one, as any other query does.
+  loadsConcurrently: true,
+
+  /**
+   * `instr(cast(lower(column) as binary), cast(lower(?) as binary)) > 0`, the
+   * text itself bound: both lowered in their own character set, then
+   * compared as bytes, so a `_ci` collation's equal accents do not match
+   * ('e' does not find 'é'), as on SQLite and PostgreSQL. No index serves a
+   * substring here either; `instr` has no pattern, so `%`, `_` and `\` are
+   * the text itself. The bytes of both sides agree where the column's
+   * character set is the connection's (utf8mb4 for mysql2).
+   */
+  contains: (column, text) => ({
+    condition: sql<SqlBool>`instr(cast(lower(${sql.ref(column)}) as binary), cast(lower(${text}) as binary)) > 0`,
+    value: text,
+  }),
+
+  filterColumn: (_type, column) => sql.ref(column),
+  /**
+   * A date-time is bound as its instant's UTC wall-clock text, `YYYY-MM-DD
+   * HH:MM:SS.mmm`: MariaDB reads no offset in a date-time text (it drops
+   * `Z` or `+01:00` with a warning and keeps the wall-clock time), and its
+   * DATETIME holds none. Numbers are never cast: the driver writes each as a
+   * literal, which the database compares exactly, whatever the column's width.
+   */
+  filterValue: (type, item) => {
+    const bound = type.format === 'date-time' ? utcWallClock(item) : item
+    return { item: bound, cast: undefined, expression: sql`${bound}` }
+  },
+
+  /**
+   * A `date` or `date-time` key is read as text (`cast(column as char)`):
+   * the value the database compares, to the microsecond, which mysql2
+   * would otherwise read as a Date in the zone of its `timezone` option.
+   */
+  cursorKey: (eb, type, column) => isDateFormat(type) ? eb.cast(eb.ref(column), 'char') : eb.ref(column),
+  rowComparison: rowValueComparison,
+
+  // NULL sorts first ascending, last descending, and has no NULLS FIRST/LAST: `column is null` (0, then 1) places it, as on SQLite.
+  orderBy: <Q extends AnySelect>(query: Q, column: string, direction: 'asc' | 'desc', nulls: 'first' | 'last') =>
+    query.orderBy(sql`${sql.ref(column)} is null`, nulls === 'first' ? 'desc' : 'asc').orderBy(column, direction) as Q,
+  limit: literalLimit,
+
+  // Window functions since MariaDB 10.2 and MySQL 8.0: the statement PostgreSQL runs.
+  firstRowsPerParent: rowNumberedFirstRows,
+  firstRowsBindKeysFirst: false,
+
+  failureOf: (error: DriverError) => {
+    const { code, errno, message } = error
+    if (typeof code === 'string') {
+      if (unavailableCodes.has(code)) return 'unavailable'
+      if (unstorableCodes.has(code)) return 'unstorable value'
+    }
+    // MariaDB's own numbers, which mysql2's (MySQL's) list of names leaves without a code.
+    if (code === undefined && typeof errno === 'number' && unavailableMariadbErrors.has(errno)) return 'unavailable'
+    return typeof message === 'string' && connectionClosed.test(message) ? 'unavailable' : undefined
+  },
+}
+
+/** A date-time filter value (which always says its offset) as UTC wall-clock text; any other value as it is. */
+function utcWallClock (item: unknown): unknown {
+  if (typeof item !== 'string') return item
+  const instant = instantOf(item)
+  return instant === undefined ? item : new Date(instant).toISOString().slice(0, 23).replace('T', ' ')
+}
+
+/**
+ * mysql2's codes of a server that cannot serve now: the connection lost or
+ * refused by the pool or the server (too many connections, shutting down),
+ * a lock waited for too long, a statement stopped by its time limit
+ * (MySQL's `max_execution_time`) or killed.
+ */
+const unavailableCodes = new Set([
+  'PROTOCOL_CONNECTION_LOST', 'PROTOCOL_SEQUENCE_TIMEOUT', 'ER_CON_COUNT_ERROR', 'ER_TOO_MANY_USER_CONNECTIONS',
+  'ER_SERVER_SHUTDOWN', 'ER_NORMAL_SHUTDOWN', 'ER_LOCK_WAIT_TIMEOUT', 'ER_QUERY_TIMEOUT', 'ER_QUERY_INTERRUPTED',
+  'ER_CLIENT_INTERACTION_TIMEOUT', 'ER_OUT_OF_RESOURCES',
+])
+/**
+ * MariaDB's errors mysql2 names no code for: 1969, ER_STATEMENT_TIMEOUT
+ * (`max_statement_time` exceeded), 1927, ER_CONNECTION_KILLED.
+ */
+const unavailableMariadbErrors = new Set([1969, 1927])
+/** mysql2's errors of a pool or connection already closed, which carry only their message. */
+const connectionClosed = /^(Pool is closed\.|Can't add new command when connection is in closed state)/
+/** A value its column's type cannot hold (strict mode turns these warnings into errors). */
+const unstorableCodes = new Set([
+  'ER_WARN_DATA_OUT_OF_RANGE', 'ER_DATA_OUT_OF_RANGE', 'ER_TRUNCATED_WRONG_VALUE', 'ER_TRUNCATED_WRONG_VALUE_FOR_FIELD',
+  'ER_DATA_TOO_LONG', 'ER_WRONG_VALUE',
+])
