@@ -1,11 +1,13 @@
 // Each difference between the databases, as its dialect writes it: the exact
 // SQL and parameters on each one, then the statement run there, with the rows
 // it must find. Kept beside plugin/sql/dialects/: a new quirk gets its case here.
-import { sql, type Kysely } from 'kysely'
+import { Kysely, MysqlDialect, sql } from 'kysely'
+import { createPool } from 'mysql2'
 import t from 'tap'
 import {
   databaseFailureKind,
   dialectOf,
+  mysqlDialect,
   postgresDialect,
   sqliteDialect,
   type ExpandDialect,
@@ -25,32 +27,58 @@ function compiled (query: { compile(): { sql: string; parameters: readonly unkno
   return [sql, [...parameters]]
 }
 
+/** The column types of the table `items` on each database: the date-times and dates typed where the database has types. */
+const itemColumns = {
+  sqlite: { name: 'text', at: 'text', day: 'text' },
+  postgres: { name: 'text', at: 'timestamptz', day: 'date' },
+  // The name in MariaDB's default collation (the test databases' is utf8mb4_bin), which ignores case and accents.
+  mariadb: { name: 'text collate utf8mb4_general_ci', at: 'datetime(6)', day: 'date' },
+} as const
+
+/** The database a test dialect runs on. */
+function databaseOf (dialect: Dialect): keyof typeof itemColumns {
+  return dialect.name === 'postgres' || dialect.name === 'mariadb' ? dialect.name : 'sqlite'
+}
+
+/** PostgreSQL's or SQLite's SQL as MariaDB writes it: backticks for identifiers, `?` for parameters. */
+function inMariadbQuotes (text: string): string {
+  return text.replace(/"/g, '`').replace(/\$[0-9]+/g, '?')
+}
+
 async function seeded (dialect: Dialect): Promise<{ db: Kysely<any>; close(): Promise<void> }> {
   const { db, close } = await dialect.open()
-  const postgres = dialect.name === 'postgres'
-  await sql.raw(`create table items (id integer primary key, name text not null, at ${postgres ? 'timestamptz' : 'text'} not null, ` +
-    `day ${postgres ? 'date' : 'text'} not null, n integer)`).execute(db)
+  const { name, at, day } = itemColumns[databaseOf(dialect)]
+  await sql.raw(`create table items (id integer primary key, name ${name} not null, at ${at} not null, day ${day} not null, n integer)`).execute(db)
   await sql.raw('create table children (id integer primary key, parent integer not null)').execute(db)
+  // MariaDB's DATETIME holds no offset (it would drop one with a warning): its date-times are written in UTC.
+  const utc = dialect.name === 'mariadb'
   await db.insertInto('items').values([
     // 01:00 at +01:00 is midnight UTC: as text it sorts after every 00:xx UTC, as an instant it is midnight.
-    { id: 1, name: 'Half 50%_off\\ sale', at: '2021-01-01T01:00:00+01:00', day: '2021-03-04', n: null },
-    { id: 2, name: 'no match: 50 off', at: '2021-01-01T00:00:01Z', day: '2021-03-05', n: 3 },
-    { id: 3, name: 'HALF 50%_OFF\\', at: '2020-12-31T23:59:59Z', day: '2021-03-06', n: 5 },
+    { id: 1, name: 'Half 50%_off\\ sale', at: utc ? '2021-01-01 00:00:00' : '2021-01-01T01:00:00+01:00', day: '2021-03-04', n: null },
+    { id: 2, name: 'no match: 50 off', at: utc ? '2021-01-01 00:00:01' : '2021-01-01T00:00:01Z', day: '2021-03-05', n: 3 },
+    { id: 3, name: 'HALF 50%_OFF\\', at: utc ? '2020-12-31 23:59:59' : '2020-12-31T23:59:59Z', day: '2021-03-06', n: 5 },
+    // Item 3's name but for an accent: a `_ci` collation would find it where contains does not.
+    ...(utc ? [{ id: 4, name: 'HALF 50%_ÖFF\\', at: '2019-01-01 00:00:00', day: '2019-01-01', n: 7 }] : []),
   ]).execute()
   await db.insertInto('children').values([10, 11, 12, 20, 30, 31].map((id) => ({ id, parent: Math.floor(id / 10) }))).execute()
   return { db, close }
 }
 
 for (const dialect of dialects()) {
-  const onSqlite = dialect.name !== 'postgres'
-  /** The SQL written on this dialect: SQLite's or PostgreSQL's. */
-  const either = (sqlite: string, postgres: string) => onSqlite ? sqlite : postgres
+  const database = databaseOf(dialect)
+  const onSqlite = database === 'sqlite'
+  const onMariadb = database === 'mariadb'
+  /** The SQL written on this dialect: SQLite's, PostgreSQL's or MariaDB's (by default PostgreSQL's in MariaDB's quotes). */
+  const either = (sqlite: string, postgres: string, mariadb = inMariadbQuotes(postgres)) =>
+    onSqlite ? sqlite : onMariadb ? mariadb : postgres
+  /** The rows found: item 4, which only MariaDB's table holds, left out on the others. */
+  const found = (ids: readonly number[]) => onMariadb ? [...ids] : ids.filter((id) => id !== 4)
 
   t.test(`${dialect.name}: each difference, written and run`, async (t) => {
     const { db, close } = await seeded(dialect)
     t.teardown(close)
     const written: ExpandDialect = dialectOf(db)
-    t.equal(written, onSqlite ? sqliteDialect : postgresDialect, 'the adapter tells the dialect')
+    t.equal(written, { sqlite: sqliteDialect, postgres: postgresDialect, mariadb: mysqlDialect }[database], 'the adapter tells the dialect')
     t.equal(dialectOf(db), written, 'resolved once per Kysely instance')
     await db.transaction().execute(async (trx) => { t.equal(dialectOf(trx), written, "a transaction's Kysely: the same dialect") })
     const ids = async (query: AnySelect) => (await query.execute()).map((row) => Number(row.id))
@@ -61,10 +89,11 @@ for (const dialect of dialects()) {
       const query = items().where(() => condition).orderBy('id')
       t.same(compiled(query), [either(
         'select "id" from "items" where instr(lower("items"."name"), lower(?)) > 0 order by "id"',
-        'select "id" from "items" where lower("items"."name") like lower($1) escape \'\\\' order by "id"'
-      ), [either('50%_off\\', '%50\\%\\_off\\\\%')]])
-      t.equal(value, either('50%_off\\', '%50\\%\\_off\\\\%'))
-      t.same(await ids(query), [1, 3], '% _ and \\ are the text itself')
+        'select "id" from "items" where lower("items"."name") like lower($1) escape \'\\\' order by "id"',
+        'select `id` from `items` where instr(cast(lower(`items`.`name`) as binary), cast(lower(?) as binary)) > 0 order by `id`'
+      ), [either('50%_off\\', '%50\\%\\_off\\\\%', '50%_off\\')]])
+      t.equal(value, either('50%_off\\', '%50\\%\\_off\\\\%', '50%_off\\'))
+      t.same(await ids(query), [1, 3], '% _ and \\ are the text itself, and an accented letter is not its letter')
     })
 
     t.test('date-time compared by its instant: julianday on SQLite, the timestamp itself on PostgreSQL', async (t) => {
@@ -72,7 +101,7 @@ for (const dialect of dialects()) {
       t.same(compiled(query), [either(
         'select "id" from "items" where julianday("items"."at") > julianday(?)',
         'select "id" from "items" where "items"."at" > $1'
-      ), ['2021-01-01T00:00:00Z']])
+      ), [onMariadb ? '2021-01-01 00:00:00.000' : '2021-01-01T00:00:00Z']], 'MariaDB reads no offset: bound as UTC wall-clock time')
       t.same(await ids(query), [2], "midnight at +01:00's 01:00 is not after midnight UTC")
       t.same(written.filterColumn(integer, 'items.n').toOperationNode(), sql.ref('items.n').toOperationNode(), 'other types: the column itself')
     })
@@ -82,18 +111,19 @@ for (const dialect of dialects()) {
         [integer, 2 ** 31, '=', 'bigint', []],
         [integer, -(2 ** 31) - 1, '=', 'bigint', []],
         [integer, 2 ** 31 - 1, '=', undefined, []],
-        [number, 1e300, '<', 'numeric', [2, 3]],
-        [number, 2 ** 40, '<', 'numeric', [2, 3]],
+        [number, 1e300, '<', 'numeric', [2, 3, 4]],
+        [number, 2 ** 40, '<', 'numeric', [2, 3, 4]],
         [number, 4, '<', undefined, [2]],
       ]
       for (const [type, value, operator, cast, expected] of cases) {
         const bound = written.filterValue(type, value)
-        t.equal(bound.cast, onSqlite ? undefined : cast, `${type.kind} ${value}`)
+        t.equal(bound.cast, onSqlite || onMariadb ? undefined : cast, `${type.kind} ${value}`)
         t.equal(bound.item, value)
         const query = items().where((eb) => eb(written.filterColumn(type, 'items.n'), operator, bound.expression)).orderBy('id')
-        const right = onSqlite || cast === undefined ? either('?', '$1') : `cast($1 as ${cast})`
-        t.same(compiled(query), [`select "id" from "items" where "items"."n" ${operator} ${right} order by "id"`, [value]])
-        t.same(await ids(query), expected, `${type.kind} ${value} runs`)
+        const right = onSqlite ? '?' : onMariadb || cast === undefined ? '$1' : `cast($1 as ${cast})`
+        const statement = `select "id" from "items" where "items"."n" ${operator} ${right} order by "id"`
+        t.same(compiled(query), [onMariadb ? inMariadbQuotes(statement) : statement, [value]])
+        t.same(await ids(query), found(expected), `${type.kind} ${value} runs`)
       }
       t.equal(written.filterValue(integer, '7').cast, undefined, 'a string is never cast')
     })
@@ -106,7 +136,8 @@ for (const dialect of dialects()) {
       ]).where('id', '=', 3)
       t.same(compiled(query), [either(
         'select "items"."day" as "k0", "items"."at" as "k1", "items"."id" as "k2" from "items" where "id" = ?',
-        'select cast("items"."day" as text) as "k0", cast("items"."at" as text) as "k1", "items"."id" as "k2" from "items" where "id" = $1'
+        'select cast("items"."day" as text) as "k0", cast("items"."at" as text) as "k1", "items"."id" as "k2" from "items" where "id" = $1',
+        'select cast(`items`.`day` as char) as `k0`, cast(`items`.`at` as char) as `k1`, `items`.`id` as `k2` from `items` where `id` = ?'
       ), [3]])
       const [row] = await query.execute()
       t.equal(row!.k0, '2021-03-06', 'the key as text, never a Date in the time zone of the process')
@@ -120,28 +151,31 @@ for (const dialect of dialects()) {
         'select "id" from "items" where ("items"."n", "items"."id") > (?, ?)',
         'select "id" from "items" where ("items"."n", "items"."id") > ($1, $2)'
       ), [3, 2]])
-      t.same(await ids(query), [3])
+      t.same((await ids(query)).sort(), found([3, 4]))
       const before = items().where(() => written.rowComparison(['items.n', 'items.id'], '<', [5, 3]))
       t.same(await ids(before), [2])
     })
 
     t.test('NULL order written explicitly: `is null` on SQLite, NULLS FIRST/LAST on PostgreSQL', async (t) => {
       const cases: Array<['asc' | 'desc', 'first' | 'last', string, string, number[]]> = [
-        ['asc', 'first', '"items"."n" is null desc, "items"."n" asc', '"items"."n" asc nulls first', [1, 2, 3]],
-        ['asc', 'last', '"items"."n" is null asc, "items"."n" asc', '"items"."n" asc nulls last', [2, 3, 1]],
-        ['desc', 'first', '"items"."n" is null desc, "items"."n" desc', '"items"."n" desc nulls first', [1, 3, 2]],
-        ['desc', 'last', '"items"."n" is null asc, "items"."n" desc', '"items"."n" desc nulls last', [3, 2, 1]],
+        ['asc', 'first', '"items"."n" is null desc, "items"."n" asc', '"items"."n" asc nulls first', [1, 2, 3, 4]],
+        ['asc', 'last', '"items"."n" is null asc, "items"."n" asc', '"items"."n" asc nulls last', [2, 3, 4, 1]],
+        ['desc', 'first', '"items"."n" is null desc, "items"."n" desc', '"items"."n" desc nulls first', [1, 4, 3, 2]],
+        ['desc', 'last', '"items"."n" is null asc, "items"."n" desc', '"items"."n" desc nulls last', [4, 3, 2, 1]],
       ]
       for (const [direction, nulls, sqlite, postgres, expected] of cases) {
         const query = written.orderBy(items(), 'items.n', direction, nulls)
-        t.same(compiled(query), [`select "id" from "items" order by ${either(sqlite, postgres)}`, []], `${direction} nulls ${nulls}`)
-        t.same(await ids(query), expected, `${direction} nulls ${nulls} runs`)
+        // MariaDB has no NULLS FIRST/LAST: it writes SQLite's `is null`.
+        const statement = `select "id" from "items" order by ${either(sqlite, postgres, sqlite)}`
+        t.same(compiled(query), [onMariadb ? inMariadbQuotes(statement) : statement, []], `${direction} nulls ${nulls}`)
+        t.same(await ids(query), found(expected), `${direction} nulls ${nulls} runs`)
       }
     })
 
     t.test('a statement bound: a literal `limit`, no parameter', async (t) => {
       const query = written.limit(items().orderBy('id'), 2)
-      t.same(compiled(query), ['select "id" from "items" order by "id" limit 2', []])
+      const statement = 'select "id" from "items" order by "id" limit 2'
+      t.same(compiled(query), [onMariadb ? inMariadbQuotes(statement) : statement, []])
       t.same(await ids(query), [1, 2])
     })
 
@@ -198,6 +232,20 @@ for (const dialect of dialects()) {
       }
       t.equal(await failureOf((db) => sql`select * from no_such_table`.execute(db)), undefined, "the statement's failure: none")
       if (onSqlite) return
+      if (onMariadb) {
+        t.equal(await failureOf((db) => db.insertInto('items').values({ id: 9, name: '', at: '2021-01-01', day: '2021-01-01', n: 2 ** 31 }).execute()),
+          'unstorable value', 'ER_WARN_DATA_OUT_OF_RANGE')
+        t.equal(await failureOf((db) => sql`set statement max_statement_time = 0.01 for select sleep(1) from items`.execute(db)),
+          'unavailable', "MariaDB's ER_STATEMENT_TIMEOUT, which mysql2 names no code for")
+        t.equal(await failureOf((db) => db.transaction().execute(async (holder) => {
+          await sql`select id from items where id = 1 for update`.execute(holder)
+          await db.transaction().execute(async (waiter) => {
+            await sql`set innodb_lock_wait_timeout = 1`.execute(waiter)
+            await sql`select id from items where id = 1 for update`.execute(waiter)
+          })
+        })), 'unavailable', 'ER_LOCK_WAIT_TIMEOUT')
+        return
+      }
       t.equal(await failureOf((db) => sql`select cast(${'abc'} as integer)`.execute(db)), 'unstorable value', '22P02')
       t.equal(await failureOf((db) => db.selectFrom('items').select('id').where('n', '=', 2 ** 31).execute()), 'unstorable value', '22003')
       t.equal(await failureOf((db) => db.transaction().execute(async (trx) => {
@@ -225,6 +273,16 @@ t.test('driver errors by code and message, whichever database raised them', asyn
     [{ code: '42P01', message: 'relation "x" does not exist' }, undefined],
     [{ message: 'Connection terminated unexpectedly' }, 'unavailable'],
     [{ message: 'timeout exceeded when trying to connect' }, 'unavailable'],
+    [{ code: 'ER_LOCK_WAIT_TIMEOUT', errno: 1205 }, 'unavailable'],
+    [{ code: 'PROTOCOL_CONNECTION_LOST' }, 'unavailable'],
+    [{ code: 'ER_CON_COUNT_ERROR' }, 'unavailable'],
+    [{ errno: 1969, message: 'Query execution was interrupted (max_statement_time exceeded)' }, 'unavailable'],
+    [{ code: 'ER_SOMETHING', errno: 1969 }, undefined],
+    [{ message: 'Pool is closed.' }, 'unavailable'],
+    [{ code: 'ER_WARN_DATA_OUT_OF_RANGE', errno: 1264 }, 'unstorable value'],
+    [{ code: 'ER_TRUNCATED_WRONG_VALUE' }, 'unstorable value'],
+    [{ code: 'ER_DUP_ENTRY', errno: 1062 }, undefined],
+    [{ code: 'ER_NO_SUCH_TABLE', errno: 1146 }, undefined],
     [{ code: 7, message: 42 }, undefined],
     [new Error('anything else'), undefined],
     ['08006', undefined],
@@ -243,4 +301,46 @@ t.test("a Kysely whose executor is hidden: PostgreSQL's forms, its statements on
   t.equal(unseen.loadsConcurrently, false)
   t.equal(unseen.contains, postgresDialect.contains)
   t.equal(unseen.firstRowsPerParent, postgresDialect.firstRowsPerParent)
+})
+
+t.test("MariaDB/MySQL: the SQL each member writes, through Kysely's MysqlDialect without a server", async (t) => {
+  // mysql2's pool connects on its first query only: compiling needs no server.
+  const db = new Kysely<any>({ dialect: new MysqlDialect({ pool: createPool({}) }) })
+  t.teardown(() => db.destroy())
+  const written = dialectOf(db)
+  t.equal(written, mysqlDialect, "Kysely's MySQL adapter tells the dialect")
+  t.equal(written.name, 'mysql')
+  t.equal(written.loadsConcurrently, true, 'a pool')
+  const items = () => db.selectFrom('items').select('id') as AnySelect
+
+  const { condition, value } = written.contains('items.name', '50%_off\\')
+  t.same(compiled(items().where(() => condition)), [
+    'select `id` from `items` where instr(cast(lower(`items`.`name`) as binary), cast(lower(?) as binary)) > 0', ['50%_off\\'],
+  ])
+  t.equal(value, '50%_off\\', 'the text itself: instr has no pattern')
+
+  const instant = written.filterValue(dateTime, '2021-01-01T01:00:00.25+01:00')
+  t.same([instant.item, instant.cast], ['2021-01-01 00:00:00.250', undefined], "a date-time as its instant's UTC wall-clock time")
+  t.same(compiled(items().where((eb) => eb(written.filterColumn(dateTime, 'items.at'), '>', instant.expression))),
+    ['select `id` from `items` where `items`.`at` > ?', ['2021-01-01 00:00:00.250']])
+  t.equal(written.filterValue(dateTime, 'not a date-time').item, 'not a date-time', 'a text of no instant: as it is')
+  t.equal(written.filterValue(dateTime, 7).item, 7)
+  t.same([written.filterValue(integer, 2 ** 31).item, written.filterValue(integer, 2 ** 31).cast], [2 ** 31, undefined], 'numbers: never a cast')
+  t.equal(written.filterValue(date, '2021-03-04').item, '2021-03-04', 'a date: as it is')
+
+  t.same(compiled(db.selectFrom('items').select((eb) => [
+    written.cursorKey(eb, date, 'items.day').as('k0'),
+    written.cursorKey(eb, integer, 'items.id').as('k1'),
+  ])), ['select cast(`items`.`day` as char) as `k0`, `items`.`id` as `k1` from `items`', []])
+  t.same(compiled(items().where(() => written.rowComparison(['items.n', 'items.id'], '>', [3, 2]))),
+    ['select `id` from `items` where (`items`.`n`, `items`.`id`) > (?, ?)', [3, 2]])
+  t.same(compiled(written.orderBy(items(), 'items.n', 'desc', 'last')),
+    ['select `id` from `items` order by `items`.`n` is null asc, `items`.`n` desc', []], 'no NULLS LAST: `is null` first')
+  t.same(compiled(written.limit(items(), 3)), ['select `id` from `items` limit 3', []])
+  t.equal(written.firstRowsPerParent, postgresDialect.firstRowsPerParent, 'row_number(), as PostgreSQL writes it')
+  t.equal(written.firstRowsBindKeysFirst, false)
+})
+
+t.test('MariaDB: each difference run on a server', { skip: process.env.MARIADB_URL ? false : 'MariaDB not set up: set MARIADB_URL (e.g. mysql://expand:expand@127.0.0.1:3307/expand after `bash .ci/mariadb.sh start`) to run them' }, async (t) => {
+  t.ok(dialects().some((dialect) => dialect.name === 'mariadb'), 'run above, as one of the dialects')
 })
