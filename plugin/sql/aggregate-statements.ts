@@ -3,7 +3,7 @@ import type { DerivedField, RelationEdge, ResourceNode } from '../graph/resource
 import { derivedColumn } from '../routes/list-declarations.js'
 import type { LoadContext } from '../load/load-context.js'
 import type { AggregateField } from '../plan/plan.js'
-import { parentKey } from './dialects/index.js'
+import { parentKey, type ExpandDialect } from './dialects/index.js'
 import { foreignKeyOf, keyColumn, tableOf, type AnySelect } from './selection.js'
 
 /**
@@ -47,18 +47,21 @@ function sourceOf (relation: RelationEdge): AggregateSource {
  * column's own type. A `where` narrows the rows of this aggregate alone, so
  * that the aggregates of one relation share a statement.
  */
-export function aggregateExpression (eb: ExpressionBuilder<any, any>, aggregate: AggregateField): Expression<unknown> {
+export function aggregateExpression (
+  eb: ExpressionBuilder<any, any>, aggregate: AggregateField, dialect: ExpandDialect
+): Expression<unknown> {
   const { relation, column, where } = aggregate
+  const { integer, double } = dialect.numberCasts
   const value = column === undefined ? sql.lit(1) : eb.ref(`${tableOf(relation.target)}.${column}`)
   const read = where === undefined ? value : sql`case when ${where(eb)} then ${value} end`
   switch (aggregate.function) {
-    case 'count': return where === undefined ? sql`cast(count(*) as integer)` : sql`cast(count(${read}) as integer)`
+    case 'count': return where === undefined ? sql`cast(count(*) as ${sql.raw(integer)})` : sql`cast(count(${read}) as ${sql.raw(integer)})`
     case 'min': return sql`min(${read})`
     case 'max': return sql`max(${read})`
-    case 'sum': return sql`cast(sum(${read}) as double precision)`
+    case 'sum': return sql`cast(sum(${read}) as ${sql.raw(double)})`
     // Averaged as doubles: PostgreSQL's avg of integers is a numeric of about 17 digits, whose conversion to a
     // double can differ in the last bit from the quotient SQLite (and JavaScript) computes.
-    case 'avg': return sql`avg(cast(${read} as double precision))`
+    case 'avg': return sql`avg(cast(${read} as ${sql.raw(double)}))`
     default: return aggregate.function satisfies never
   }
 }
@@ -78,7 +81,7 @@ export function aggregateStatement (
   const scope = context.scope(relation.target)
   let query = source.from(context.db.selectFrom(source.table) as AnySelect)
     .select(sql.ref(source.parentColumn).as(parentKey))
-    .select((eb) => aggregates.map((aggregate) => sql`${aggregateExpression(eb, aggregate)}`.as(aggregate.name)))
+    .select((eb) => aggregates.map((aggregate) => sql`${aggregateExpression(eb, aggregate, context.dialect)}`.as(aggregate.name)))
   // The scope is the first condition, as in every statement: statement templates expect its values first.
   if (scope !== undefined) query = query.where(scope)
   return (keys === undefined ? query : query.where(source.parentColumn, 'in', keys)).groupBy(source.parentColumn)

@@ -217,6 +217,17 @@ for (const dialect of dialects()) {
       t.same(await rows(written.firstRowsPerParent(relation(16, [['children.id', 'desc']]))), [[12, 1], [11, 1], [20, 2]], "the relation's order")
     })
 
+    t.test("aggregates' numbers: a count cast to an integer, a sum and an average to a double", async (t) => {
+      const { integer, double } = written.numberCasts
+      t.same([integer, double], onMariadb ? ['signed', 'double'] : ['integer', 'double precision'])
+      const query = db.selectFrom('items').select([
+        sql`cast(count(*) as ${sql.raw(integer)})`.as('count'),
+        sql`cast(sum(${sql.ref('n')}) as ${sql.raw(double)})`.as('sum'),
+        sql`avg(cast(${sql.ref('n')} as ${sql.raw(double)}))`.as('avg'),
+      ]).where('id', '<=', 3)
+      t.same(await query.execute(), [{ count: 3, sum: 8, avg: 4 }], 'numbers, never text')
+    })
+
     t.test('loading: relations of a level at the same time on a pool only', async (t) => {
       t.equal(written.loadsConcurrently, !onSqlite)
     })
@@ -339,6 +350,7 @@ t.test("MariaDB/MySQL: the SQL each member writes, through Kysely's MysqlDialect
   t.same(compiled(written.limit(items(), 3)), ['select `id` from `items` limit 3', []])
   t.equal(written.firstRowsPerParent, postgresDialect.firstRowsPerParent, 'row_number(), as PostgreSQL writes it')
   t.equal(written.firstRowsBindKeysFirst, false)
+  t.same(written.numberCasts, { integer: 'signed', double: 'double' }, "the names MySQL's CAST reads, and MariaDB's")
 })
 
 t.test('MariaDB: each difference run on a server', { skip: process.env.MARIADB_URL ? false : 'MariaDB not set up: set MARIADB_URL (e.g. mysql://expand:expand@127.0.0.1:3307/expand after `bash .ci/mariadb.sh start`) to run them' }, async (t) => {

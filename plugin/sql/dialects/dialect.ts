@@ -44,9 +44,18 @@ export interface ExpandDialect {
   /** Whether `firstRowsPerParent` binds the parent keys before the scope's values (statement templates need the order). */
   readonly firstRowsBindKeysFirst: boolean
 
+  /** The type names an aggregate's value is cast to: a count to an integer, a sum or an average to a double. */
+  readonly numberCasts: NumberCasts
+
   /** What a driver's error of this database means for the client, if it says anything: see `DatabaseFailureKind`. */
   failureOf(error: DriverError): DatabaseFailureKind | undefined
 }
+
+/** The types an aggregate's number is cast to, by what it is. */
+export type NumberCasts = Readonly<Record<'integer' | 'double', string>>
+
+/** `cast(... as integer)` and `cast(... as double precision)`: the standard's names, which SQLite and PostgreSQL read. */
+export const standardNumberCasts: NumberCasts = Object.freeze({ integer: 'integer', double: 'double precision' })
 
 /** The cast a number is bound with where the bare parameter would not hold it. */
 export type WideNumberCast = 'bigint' | 'numeric'

@@ -76,6 +76,9 @@ export const mysqlDialect: ExpandDialect = {
   firstRowsPerParent: rowNumberedFirstRows,
   firstRowsBindKeysFirst: false,
 
+  // MySQL's CAST knows neither `integer` nor `double precision` (MariaDB reads the first): `signed` and `double` on both.
+  numberCasts: { integer: 'signed', double: 'double' },
+
   failureOf: (error: DriverError) => {
     const { code, errno, message } = error
     if (typeof code === 'string') {

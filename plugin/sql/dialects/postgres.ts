@@ -5,6 +5,7 @@ import {
   literalLimit,
   parentKey,
   rowValueComparison,
+  standardNumberCasts,
   type DriverError,
   type ExpandDialect,
   type LimitedRelation,
@@ -56,6 +57,8 @@ export const postgresDialect: ExpandDialect = {
 
   firstRowsPerParent: rowNumberedFirstRows,
   firstRowsBindKeysFirst: false,
+
+  numberCasts: standardNumberCasts,
 
   failureOf: (error: DriverError) => {
     const { code, message } = error

@@ -6,6 +6,7 @@ import {
   orderedBy,
   parentKey,
   rowValueComparison,
+  standardNumberCasts,
   type DriverError,
   type ExpandDialect,
   type LimitedRelation,
@@ -44,6 +45,8 @@ export const sqliteDialect: ExpandDialect = {
 
   firstRowsPerParent,
   firstRowsBindKeysFirst: true,
+
+  numberCasts: standardNumberCasts,
 
   failureOf: (error: DriverError) => error.code === 'SQLITE_BUSY' || error.code === 'SQLITE_LOCKED' ? 'unavailable' : undefined,
 }
