@@ -66,9 +66,10 @@ async function createTables (db: Kysely<any>, dialect: Dialect): Promise<void> {
   await db.schema.createTable('invoices').addColumn('id', 'integer', (c) => c.primaryKey())
     .addColumn('customer', 'text', (c) => c.notNull()).addColumn('total', 'integer', (c) => c.notNull())
     .addColumn('amount', 'real', (c) => c.notNull())
-    .addColumn('invoice_date', postgres ? 'timestamp' : 'text', (c) => c.notNull())
-    .addColumn('due', postgres ? 'date' : 'text', (c) => c.notNull()).execute()
-  await db.insertInto('invoices').values(invoiceRows.map(({ sqlite, postgres: stored, ...row }) => ({ ...row, invoice_date: postgres ? stored : sqlite }))).execute()
+    // MariaDB's date-times are DATETIME (UTC wall clock, as PostgreSQL's timestamp here): it reads no offset in a text.
+    .addColumn('invoice_date', postgres ? 'timestamp' : dialect.name === 'mariadb' ? 'datetime(3)' : 'text', (c) => c.notNull())
+    .addColumn('due', postgres || dialect.name === 'mariadb' ? 'date' : 'text', (c) => c.notNull()).execute()
+  await db.insertInto('invoices').values(invoiceRows.map(({ sqlite, postgres: stored, ...row }) => ({ ...row, invoice_date: postgres || dialect.name === 'mariadb' ? stored : sqlite }))).execute()
   await db.schema.createTable('notes').addColumn('id', 'integer', (c) => c.primaryKey())
     .addColumn('at', 'text', (c) => c.notNull()).addColumn('day', 'text', (c) => c.notNull()).execute()
   await db.insertInto('notes').values([

@@ -87,14 +87,16 @@ const red = 'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11'
 const blue = 'b1ffcd00-1d1c-4f09-8c7e-7cc0ce491b22'
 
 async function createTables (db: Kysely<any>, dialect: Dialect): Promise<void> {
-  const uuid = dialect.name === 'postgres' ? 'uuid' : 'text'
+  // MariaDB keys no whole TEXT: a bounded text there.
+  const keyText = dialect.name === 'mariadb' ? 'varchar(64)' : 'text'
+  const uuid = dialect.name === 'postgres' ? 'uuid' : keyText
   await db.schema.createTable('authors').addColumn('id', 'bigint', (c) => c.primaryKey()).addColumn('name', 'text', (c) => c.notNull()).execute()
   await db.schema.createTable('posts').addColumn('id', 'integer', (c) => c.primaryKey())
     .addColumn('title', 'text', (c) => c.notNull()).addColumn('author_id', 'integer', (c) => c.notNull()).execute()
   await db.schema.createTable('editors').addColumn('id', 'integer', (c) => c.primaryKey()).addColumn('name', 'text', (c) => c.notNull()).execute()
   await db.schema.createTable('reviews').addColumn('id', 'bigint', (c) => c.primaryKey())
     .addColumn('stars', 'integer', (c) => c.notNull()).addColumn('editor_id', 'bigint', (c) => c.notNull()).execute()
-  await db.schema.createTable('countries').addColumn('code', 'text', (c) => c.primaryKey()).addColumn('name', 'text', (c) => c.notNull()).execute()
+  await db.schema.createTable('countries').addColumn('code', keyText, (c) => c.primaryKey()).addColumn('name', 'text', (c) => c.notNull()).execute()
   await db.schema.createTable('cities').addColumn('id', 'integer', (c) => c.primaryKey())
     .addColumn('name', 'text', (c) => c.notNull()).addColumn('country_code', 'text', (c) => c.notNull()).execute()
   await db.schema.createTable('teams').addColumn('id', uuid, (c) => c.primaryKey()).addColumn('name', 'text', (c) => c.notNull()).execute()

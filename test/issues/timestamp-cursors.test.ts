@@ -41,8 +41,9 @@ for (const dialect of dialects()) {
   t.test(`cursor walks over date-times in several time zones on ${dialect.name}`, async (t) => {
     const database = await dialect.open()
     t.teardown(() => database.close())
+    // MariaDB's date-times are DATETIME (UTC wall clock, as PostgreSQL's timestamp here): it reads no offset in a text.
     await database.db.schema.createTable('invoices').addColumn('id', 'integer', (c) => c.primaryKey())
-      .addColumn('invoice_date', dialect.name === 'postgres' ? 'timestamp' : 'text', (c) => c.notNull()).execute()
+      .addColumn('invoice_date', dialect.name === 'postgres' ? 'timestamp' : dialect.name === 'mariadb' ? 'datetime(6)' : 'text', (c) => c.notNull()).execute()
     await database.db.insertInto('invoices').values(stored.map(({ id, text }) => ({ id, invoice_date: text }))).execute()
     const app = Fastify()
     await app.register(expandPlugin, { db: database.db, resources: [Invoice] })
