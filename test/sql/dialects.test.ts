@@ -347,6 +347,8 @@ t.test("MariaDB/MySQL: the SQL each member writes, through Kysely's MysqlDialect
     ['select `id` from `items` where (`items`.`n`, `items`.`id`) > (?, ?)', [3, 2]])
   t.same(compiled(written.orderBy(items(), 'items.n', 'desc', 'last')),
     ['select `id` from `items` order by `items`.`n` is null asc, `items`.`n` desc', []], 'no NULLS LAST: `is null` first')
+  t.same(compiled(written.orderBy(items(), 'items.n', 'asc', 'first')),
+    ['select `id` from `items` order by `items`.`n` is null desc, `items`.`n` asc', []], 'nor NULLS FIRST')
   t.same(compiled(written.limit(items(), 3)), ['select `id` from `items` limit 3', []])
   t.equal(written.firstRowsPerParent, postgresDialect.firstRowsPerParent, 'row_number(), as PostgreSQL writes it')
   t.equal(written.firstRowsBindKeysFirst, false)
