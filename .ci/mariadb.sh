@@ -46,6 +46,7 @@ case "${1:-start}" in
       [ -S "$dir/sock" ] && mariadb --no-defaults --socket="$dir/sock" -uroot -e 'select 1' >/dev/null 2>&1 && break
       sleep 0.1
     done
+    if ! server_running; then tail -n 20 "$dir/log" >&2 || true; echo "MariaDB did not start" >&2; exit 1; fi
     # The tests create (and drop) a database per open: the user may create any.
     mariadb --no-defaults --socket="$dir/sock" -uroot <<SQL
 create database if not exists \`$database\`;
