@@ -1,6 +1,6 @@
 import { InvalidDataError, messages } from '../errors.js'
 import type { LevelPlan, PlannedField } from '../plan/plan.js'
-import { aggregateStatement } from '../sql/aggregate-statements.js'
+import { aggregatesByRelation, aggregateStatement } from '../sql/aggregate-statements.js'
 import { ownerColumn, type FunctionLink, type RelationEdge, type ResourceNode } from '../graph/resource-graph.js'
 import { rowsFromFunction } from './function-relations.js'
 import type { LoadContext } from './load-context.js'
@@ -87,7 +87,9 @@ async function loadLevel (load: Load, level: LevelPlan, rows: Row[], weights: nu
     }
   }
   if (aggregates.length > 0) {
-    for (const group of plannedByRelation(aggregates)) pending.push(() => loadAggregates(load, level.node, group, rows))
+    for (const group of aggregatesByRelation(aggregates, (field) => field.aggregate.relation).values()) {
+      pending.push(() => loadAggregates(load, level.node, group, rows))
+    }
   }
   if (!load.concurrent || pending.length < 2) {
     for (const relation of pending) await relation()
@@ -268,17 +270,6 @@ async function loadAggregates (load: Load, owner: ResourceNode, planned: readonl
 }
 
 type PlannedAggregate = Extract<PlannedField, { kind: 'aggregate' }>
-
-/** A level's planned aggregates grouped by the relation each reads, in the level's order. */
-function plannedByRelation (fields: readonly PlannedAggregate[]): PlannedAggregate[][] {
-  const groups = new Map<RelationEdge, PlannedAggregate[]>()
-  for (const field of fields) {
-    const group = groups.get(field.aggregate.relation)
-    if (group === undefined) groups.set(field.aggregate.relation, [field])
-    else group.push(field)
-  }
-  return [...groups.values()]
-}
 
 /** Each id of an array is one object, written as often as its row is: charged as an expanded row would be. */
 async function loadIdArrays (load: Load, owner: ResourceNode, field: IdField, rows: Row[], weights: number[]): Promise<void> {

@@ -87,13 +87,17 @@ export function aggregateStatement (
   return (keys === undefined ? query : query.where(source.parentColumn, 'in', keys)).groupBy(source.parentColumn)
 }
 
-/** A plan's aggregates at one level, grouped by the relation each reads: one statement per group. */
-export function aggregatesByRelation (fields: Iterable<AggregateField>): Map<RelationEdge, AggregateField[]> {
-  const groups = new Map<RelationEdge, AggregateField[]>()
-  for (const aggregate of fields) {
-    const group = groups.get(aggregate.relation)
-    if (group === undefined) groups.set(aggregate.relation, [aggregate])
-    else group.push(aggregate)
+/**
+ * A level's aggregates (as declared, or as planned) grouped by the relation
+ * each reads, in the level's order: one statement per group.
+ */
+export function aggregatesByRelation<T> (fields: Iterable<T>, relationOf: (field: T) => RelationEdge): Map<RelationEdge, T[]> {
+  const groups = new Map<RelationEdge, T[]>()
+  for (const field of fields) {
+    const relation = relationOf(field)
+    const group = groups.get(relation)
+    if (group === undefined) groups.set(relation, [field])
+    else group.push(field)
   }
   return groups
 }
@@ -112,7 +116,7 @@ export function derivedSource (context: LoadContext, node: ResourceNode, fields:
   const aggregates = fields.filter((field): field is AggregateField => field.kind === 'aggregate')
   const aliases = new Map<RelationEdge, string>()
   let query = context.db.selectFrom(table).selectAll(table) as AnySelect
-  for (const [relation, group] of aggregatesByRelation(aggregates)) {
+  for (const [relation, group] of aggregatesByRelation(aggregates, (aggregate) => aggregate.relation)) {
     const alias = `${aggregateAlias}${aliases.size}`
     aliases.set(relation, alias)
     query = query.leftJoin(aggregateStatement(context, relation, group).as(alias), `${alias}.${parentKey}`, keyColumn(node)) as AnySelect

@@ -233,7 +233,7 @@ export function plannedStatements (context: LoadContext, level: LevelPlan, path 
         field satisfies never
     }
   }
-  for (const [relation, group] of aggregatesByRelation(aggregates)) {
+  for (const [relation, group] of aggregatesByRelation(aggregates, (aggregate) => aggregate.relation)) {
     planned.push({
       path: path === '' ? relation.field : `${path}.${relation.field}`,
       sql: aggregateStatement(context, relation, group, [0]).compile().sql,
