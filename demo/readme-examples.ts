@@ -106,7 +106,7 @@ with the most pets: the page statement joins the pets counted per person, one gr
     path: '/people?sort=-pet_count&limit=3&fields=id,name,pet_count',
   },
   {
-    text: `A computed field: \`Pet.label\` is the expression \`pets.name || ' the ' || pets.species\`
+    text: `A computed field: \`Pet.label\` is the expression \`concat(pets.name, ' the ', pets.species)\`
 (\`computed: { label: { schema: Type.String(), sql: (eb) => … } }\`), one more column of the
 statement that reads the pets, no statement of its own:`,
     path: '/pets?limit=3&fields=id,label',

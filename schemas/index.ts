@@ -135,8 +135,9 @@ export const Pet = defineResource({
     recent_visits: [(): AnyResource => Visit, { many: true, foreignKey: 'pet_id', orderBy: '-visited_on', limit: 3, omit: ['pet'] }],
   },
   computed: {
-    // 'Juno the parrot': concatenated by the database (|| on SQLite and PostgreSQL alike).
-    label: { schema: Type.String(), sql: (eb) => sql<string>`${eb.ref('pets.name')} || ' the ' || ${eb.ref('pets.species')}` },
+    // 'Juno the parrot': concatenated by the database (concat() is written alike on SQLite, PostgreSQL and
+    // MariaDB; || is a logical OR on MariaDB and MySQL).
+    label: { schema: Type.String(), sql: (eb) => sql<string>`concat(${eb.ref('pets.name')}, ' the ', ${eb.ref('pets.species')})` },
   },
 })
 

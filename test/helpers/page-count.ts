@@ -8,7 +8,7 @@ export function pageRunsCount (rows: number, limit: number, offset: number): boo
   return !(rows < limit && (rows > 0 || offset === 0))
 }
 
-/** Whether a statement is a list's COUNT. */
+/** Whether a statement is a list's COUNT (identifiers quoted as any dialect quotes them). */
 export function isCountStatement (statement: string): boolean {
-  return /^select count\(\*\) as "total"/.test(statement)
+  return /^select count\(\*\) as ["`]total["`]/.test(statement)
 }
