@@ -1,27 +1,28 @@
 import { Type } from '@sinclair/typebox'
 import fc from 'fast-check'
 import Fastify, { type FastifyInstance } from 'fastify'
-import type { Kysely } from 'kysely'
+import { sql, type Kysely } from 'kysely'
 import pg from 'pg'
 import t from 'tap'
 import expandPlugin, { defineResource, type FilterOperator } from '../../plugin/index.js'
 import { dialects, type TestDatabase } from '../fixtures/dialects.js'
 import { propertyParameters } from './support.js'
 
-// Every database answers alike: the same app on SQLite and PostgreSQL, the
+// Every database answers alike: the same app on SQLite, PostgreSQL and MariaDB, the
 // process in a time zone far from UTC, answers each random request (filters of
 // every type and operator with edge values, sorts, offset and cursor pages,
 // expansions and sparse fields, detail routes) with the same status and the
 // same bytes. The data holds non-ASCII text, integers at the edges of int4,
 // nullable numbers, booleans, dates, and date-times stored as each database
 // stores them without an offset (SQLite's `datetime()` text, PostgreSQL's
-// `timestamp`). Cursors are opaque: each walk is followed on its own database
+// `timestamp`, MariaDB's `datetime`). Cursors are opaque: each walk is followed on its own database
 // and the pages compared.
 //
 // Differences the README names, left out here: `contains` folds non-ASCII
 // letters on PostgreSQL (with a UTF-8 ctype) and not on SQLite, so contains
 // values are ASCII; strings sort by code point on SQLite and by the column's
-// collation on PostgreSQL (the test cluster's is C.UTF-8, code point order).
+// collation on PostgreSQL (the test cluster's is C.UTF-8, code point order) and
+// MariaDB (the test databases' utf8mb4_bin, the bytes of UTF-8: code point order).
 
 process.env.TZ = 'Asia/Tokyo'
 // As the README asks of applications on PostgreSQL (Guarantees, "Dates and times"): `timestamp` read as UTC.
@@ -70,16 +71,23 @@ const tracks = Array.from({ length: 40 }, (_row, index) => ({
   label: index % 4 === 3 ? null : labels[index % labels.length]!.id,
 }))
 
+/** Column types per dialect where they differ: each database stores dates and date-times as its users would. */
+const columnTypes: Record<string, { rating: string; released: string; added_at: string }> = {
+  postgres: { rating: 'double precision', released: 'date', added_at: 'timestamp' },
+  mariadb: { rating: 'double', released: 'date', added_at: 'datetime' },
+}
+const sqliteColumns = { rating: 'real', released: 'text', added_at: 'text' }
+
 async function createTables (db: Kysely<any>, dialect: string): Promise<void> {
-  const postgres = dialect === 'postgres'
+  const types = columnTypes[dialect] ?? sqliteColumns
   await db.schema.createTable('labels').addColumn('id', 'integer', (c) => c.primaryKey()).addColumn('name', 'text', (c) => c.notNull()).execute()
   await db.schema.createTable('tracks').addColumn('id', 'integer', (c) => c.primaryKey())
     .addColumn('title', 'text', (c) => c.notNull())
     .addColumn('plays', 'integer', (c) => c.notNull())
-    .addColumn('rating', postgres ? 'double precision' : 'real')
+    .addColumn('rating', sql.raw(types.rating))
     .addColumn('explicit', 'boolean', (c) => c.notNull())
-    .addColumn('released', postgres ? 'date' : 'text', (c) => c.notNull())
-    .addColumn('added_at', postgres ? 'timestamp' : 'text', (c) => c.notNull())
+    .addColumn('released', sql.raw(types.released), (c) => c.notNull())
+    .addColumn('added_at', sql.raw(types.added_at), (c) => c.notNull())
     .addColumn('label_id', 'integer')
     .execute()
   await db.insertInto('labels').values(labels).execute()
@@ -174,36 +182,40 @@ async function answer (app: FastifyInstance, url: string): Promise<Answer> {
 
 const postgres = process.env.DATABASE_URL ? dialects().find((dialect) => dialect.name === 'postgres') : undefined
 if (postgres === undefined && process.env.REQUIRE_POSTGRES) throw new Error('REQUIRE_POSTGRES is set but DATABASE_URL is not')
+// SQLite answers first; every other dialect the suite runs on is compared with it.
+const compared = dialects().filter((dialect) => dialect.name === 'postgres' || dialect.name === 'mariadb')
 
-t.test('SQLite and PostgreSQL give the same status and bytes for random requests, in Asia/Tokyo', {
+t.test(`${['SQLite', ...compared.map((dialect) => dialect.name)].join(', ')} give the same status and bytes for random requests, in Asia/Tokyo`, {
   skip: postgres === undefined ? 'needs PostgreSQL' : false,
 }, async (t) => {
   t.equal(new Date(Date.UTC(2021, 0, 1)).getTimezoneOffset(), -540, 'the process runs in UTC+9')
-  const sides: Array<{ database: TestDatabase; app: FastifyInstance }> = []
-  for (const dialect of [dialects()[0]!, postgres!]) {
+  const sides: Array<{ name: string; database: TestDatabase; app: FastifyInstance }> = []
+  for (const dialect of [dialects()[0]!, ...compared]) {
     const database = await dialect.open()
     t.teardown(() => database.close())
     await createTables(database.db, dialect.name)
     const app = await build(database.db)
     t.teardown(() => app.close())
-    sides.push({ database, app })
+    sides.push({ name: dialect.name, database, app })
   }
-  const [sqlite, pg] = sides as [typeof sides[0], typeof sides[0]]
   const statuses: Record<number, number> = {}
 
   await fc.assert(fc.asyncProperty(requestArbitrary, async (sample) => {
     const url = urlOf(sample)
     // A cursor walk goes on with each side's own cursor, page by page.
-    let [leftUrl, rightUrl] = [url, url]
+    const urls = sides.map(() => url)
     for (let page = 1; page <= 12; page++) {
-      const [left, right] = [await answer(sqlite.app, leftUrl), await answer(pg.app, rightUrl)]
-      statuses[left.status] = (statuses[left.status] ?? 0) + 1
-      if (left.status !== right.status || left.body !== right.body) {
-        throw new Error(`${leftUrl} (page ${page})\n  sqlite ${left.status} ${left.body}\n  postgres ${right.status} ${right.body}`)
+      const answers: Answer[] = []
+      for (const [index, side] of sides.entries()) answers.push(await answer(side.app, urls[index]!))
+      const [first, ...others] = answers as [Answer, ...Answer[]]
+      statuses[first.status] = (statuses[first.status] ?? 0) + 1
+      for (const [index, other] of others.entries()) {
+        if (first.status !== other.status || first.body !== other.body) {
+          throw new Error(`${urls[index + 1]} (page ${page})\n  sqlite ${first.status} ${first.body}\n  ${sides[index + 1]!.name} ${other.status} ${other.body}`)
+        }
       }
-      if (left.next === null || right.next === null) break
-      leftUrl = `${url}&after=${encodeURIComponent(left.next)}`
-      rightUrl = `${url}&after=${encodeURIComponent(right.next)}`
+      if (answers.some((side) => side.next === null)) break
+      answers.forEach((side, index) => { urls[index] = `${url}&after=${encodeURIComponent(side.next!)}` })
     }
   }), propertyParameters(300))
   t.ok((statuses[200] ?? 0) > 100 && (statuses[400] ?? 0) > 20, `both successes and refusals are compared: ${JSON.stringify(statuses)}`)
