@@ -1,5 +1,6 @@
 import SQLite from 'better-sqlite3'
-import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely'
+import { CompiledQuery, Kysely, MysqlAdapter, MysqlDialect, PostgresDialect, SqliteDialect, sql, type DatabaseConnection } from 'kysely'
+import { createPool } from 'mysql2'
 import pg from 'pg'
 import { cachePreparedStatements } from '../plugin/index.js'
 
@@ -18,20 +19,29 @@ export interface DemoTables {
 export type DemoDatabase = Kysely<DemoTables>
 
 export interface DatabaseSettings {
-  /** A PostgreSQL connection string; when absent, SQLite is used. */
+  /** A PostgreSQL (`postgres://`) or MariaDB/MySQL (`mysql://`, `mariadb://`) connection string; when absent, SQLite is used. */
   databaseUrl?: string
   /** The SQLite file (default `demo.db`); `':memory:'` for a private in-memory database. */
   sqliteFile?: string
   /**
-   * PostgreSQL: the `statement_timeout` each connection asks for, in milliseconds (default 2,000; 0: none).
+   * PostgreSQL: the `statement_timeout` each connection asks for, in milliseconds (default 2,000; 0: none);
+   * MariaDB: `max_statement_time`, MySQL: `max_execution_time`, the same limit.
    * PgBouncer refuses it as a startup parameter: behind it, set it for the role or the database instead
    * (`alter role app set statement_timeout = '2s'`) and give 0 here.
    */
   statementTimeoutMs?: number
 }
 
+/** Which database a connection string names: MariaDB or MySQL by its scheme, PostgreSQL otherwise. */
+export function databaseOf (databaseUrl: string | undefined): 'SQLite' | 'PostgreSQL' | 'MariaDB/MySQL' {
+  if (databaseUrl === undefined || databaseUrl === '') return 'SQLite'
+  return /^(mysql|mariadb):/.test(databaseUrl) ? 'MariaDB/MySQL' : 'PostgreSQL'
+}
+
 export function connect (settings: DatabaseSettings = {}): DemoDatabase {
-  if (settings.databaseUrl !== undefined && settings.databaseUrl !== '') {
+  const database = databaseOf(settings.databaseUrl)
+  if (database === 'MariaDB/MySQL') return connectMysql(settings.databaseUrl!, settings.statementTimeoutMs ?? 2000)
+  if (database === 'PostgreSQL') {
     // A timestamp without time zone is UTC wall-clock time, whatever the process's TZ (docs/guarantees.md, dates and times).
     pg.types.setTypeParser(pg.types.builtins.TIMESTAMP, (text) => new Date(`${text.replace(' ', 'T')}Z`))
     // statement_timeout: PostgreSQL cancels any statement running longer (a request answers 503), so one costly
@@ -45,21 +55,55 @@ export function connect (settings: DatabaseSettings = {}): DemoDatabase {
     return new Kysely<DemoTables>({ dialect: new PostgresDialect({ pool }) })
   }
   const file = settings.sqliteFile ?? 'demo.db'
-  const database = new SQLite(file)
-  if (file !== ':memory:') database.pragma('journal_mode = WAL')
+  const sqlite = new SQLite(file)
+  if (file !== ':memory:') sqlite.pragma('journal_mode = WAL')
   // Each SQL text prepared once, rows built by a compiled function: see docs/performance.md.
-  return new Kysely<DemoTables>({ dialect: new SqliteDialect({ database: cachePreparedStatements(database) }) })
+  return new Kysely<DemoTables>({ dialect: new SqliteDialect({ database: cachePreparedStatements(sqlite) }) })
 }
 
-/** Creates the tables when they do not exist, with the schema builder so both dialects get the same DDL. */
+/**
+ * MariaDB or MySQL through mysql2's pool, set as docs/databases.md asks: date-times in UTC (the pool's and
+ * the session's zone), DATE as its text, BIGINT beyond 2^53 as text. The demo's tables use the binary
+ * collation (createTables), so text compares and sorts as on SQLite and PostgreSQL.
+ */
+function connectMysql (databaseUrl: string, timeoutMs: number): DemoDatabase {
+  const url = new URL(databaseUrl)
+  url.protocol = 'mysql:'
+  const pool = createPool({ uri: url.href, connectionLimit: 10, supportBigNumbers: true, timezone: 'Z', dateStrings: ['DATE'] })
+  pool.on('connection', (connection) => connection.on('error', (error) => console.error(`database connection lost: ${error.message}`)))
+  const onCreateConnection = async (connection: DatabaseConnection): Promise<void> => {
+    await connection.executeQuery(CompiledQuery.raw("set time_zone = '+00:00'"))
+    if (timeoutMs === 0) return
+    // MariaDB's max_statement_time (seconds) limits every statement; MySQL 8 has max_execution_time (milliseconds, SELECT only).
+    try {
+      await connection.executeQuery(CompiledQuery.raw(`set session max_statement_time = ${timeoutMs / 1000}`))
+    } catch {
+      await connection.executeQuery(CompiledQuery.raw(`set session max_execution_time = ${timeoutMs}`))
+    }
+  }
+  return new Kysely<DemoTables>({ dialect: new MysqlDialect({ pool, onCreateConnection }) })
+}
+
+/** Whether the database is MariaDB or MySQL, whose tables and indexes the demo writes a little differently. */
+function isMysql (db: DemoDatabase): boolean {
+  return db.getExecutor().adapter instanceof MysqlAdapter
+}
+
+/** Creates the tables when they do not exist, with the schema builder so every dialect gets the same DDL. */
 export async function createTables (db: DemoDatabase): Promise<void> {
-  await db.schema.createTable('companies').ifNotExists()
+  // MariaDB's and MySQL's default collations ignore case and accents: text compares and sorts by its bytes instead, as elsewhere.
+  const binaryText = isMysql(db)
+  const createTable = (name: keyof DemoTables) => {
+    const table = db.schema.createTable(name).ifNotExists()
+    return binaryText ? table.modifyEnd(sql`character set utf8mb4 collate utf8mb4_bin`) : table
+  }
+  await createTable('companies')
     .addColumn('id', 'integer', (column) => column.primaryKey())
     .addColumn('name', 'text', (column) => column.notNull())
     .addColumn('public', 'boolean', (column) => column.notNull())
     .addColumn('founded', 'integer', (column) => column.notNull())
     .execute()
-  await db.schema.createTable('people').ifNotExists()
+  await createTable('people')
     .addColumn('id', 'integer', (column) => column.primaryKey())
     .addColumn('name', 'text', (column) => column.notNull())
     .addColumn('email', 'text', (column) => column.notNull())
@@ -67,23 +111,23 @@ export async function createTables (db: DemoDatabase): Promise<void> {
     .addColumn('employer_id', 'integer', (column) => column.references('companies.id'))
     .addColumn('password_hash', 'text', (column) => column.notNull())
     .execute()
-  await db.schema.createTable('pet_stores').ifNotExists()
+  await createTable('pet_stores')
     .addColumn('id', 'integer', (column) => column.primaryKey())
     .addColumn('name', 'text', (column) => column.notNull())
     .addColumn('city', 'text', (column) => column.notNull())
     .execute()
-  await db.schema.createTable('toys').ifNotExists()
+  await createTable('toys')
     .addColumn('id', 'integer', (column) => column.primaryKey())
     .addColumn('name', 'text', (column) => column.notNull())
     .addColumn('price_cents', 'integer', (column) => column.notNull())
     .addColumn('maker_id', 'integer', (column) => column.notNull().references('companies.id'))
     .execute()
-  await db.schema.createTable('vets').ifNotExists()
+  await createTable('vets')
     .addColumn('id', 'integer', (column) => column.primaryKey())
     .addColumn('name', 'text', (column) => column.notNull())
     .addColumn('specialty', 'text', (column) => column.notNull())
     .execute()
-  await db.schema.createTable('pets').ifNotExists()
+  await createTable('pets')
     .addColumn('id', 'integer', (column) => column.primaryKey())
     .addColumn('name', 'text', (column) => column.notNull())
     .addColumn('species', 'text', (column) => column.notNull())
@@ -91,12 +135,12 @@ export async function createTables (db: DemoDatabase): Promise<void> {
     .addColumn('owner_id', 'integer', (column) => column.notNull().references('people.id'))
     .addColumn('sold_from_id', 'integer', (column) => column.references('pet_stores.id'))
     .execute()
-  await db.schema.createTable('pet_toys').ifNotExists()
+  await createTable('pet_toys')
     .addColumn('pet_id', 'integer', (column) => column.notNull().references('pets.id'))
     .addColumn('toy_id', 'integer', (column) => column.notNull().references('toys.id'))
     .addPrimaryKeyConstraint('pet_toys_pkey', ['pet_id', 'toy_id'])
     .execute()
-  await db.schema.createTable('visits').ifNotExists()
+  await createTable('visits')
     .addColumn('id', 'integer', (column) => column.primaryKey())
     .addColumn('visited_on', 'text', (column) => column.notNull())
     .addColumn('reason', 'text', (column) => column.notNull())
@@ -116,8 +160,11 @@ export async function createIndexes (db: DemoDatabase): Promise<void> {
     ['visits_pet_id_idx', 'visits', 'pet_id'],
     ['visits_vet_id_idx', 'visits', 'vet_id'],
   ]
+  // MySQL has no CREATE INDEX IF NOT EXISTS (MariaDB has); the demo creates its indexes once, after seeding.
+  const ifNotExists = !isMysql(db)
   for (const [name, table, column] of indexes) {
-    await db.schema.createIndex(name).ifNotExists().on(table).column(column).execute()
+    const index = db.schema.createIndex(name)
+    await (ifNotExists ? index.ifNotExists() : index).on(table).column(column).execute()
   }
 }
 

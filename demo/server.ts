@@ -1,13 +1,14 @@
 import { randomBytes } from 'node:crypto'
 import { buildApp, docsPath } from './app.js'
-import { connect } from './database.js'
+import { connect, databaseOf } from './database.js'
 import { countRows, seedIfEmpty } from './seed.js'
 
 /*
  * `npm start`: the demo API. Environment:
  *   PORT          default 3000
  *   HOST          default 127.0.0.1
- *   DATABASE_URL  a PostgreSQL connection string; without it, SQLite:
+ *   DATABASE_URL  a PostgreSQL (postgres://) or MariaDB/MySQL (mysql://) connection string;
+ *                 without it, SQLite:
  *   SQLITE_FILE   the SQLite file, default ./demo.db
  *   LOG_LEVEL     pino's level, default info
  *   DRAIN_MS      on SIGTERM/SIGINT, how long /health answers 503 'draining' while new
@@ -25,7 +26,7 @@ if (!Number.isInteger(port) || port < 0 || port > 65535) {
 
 const drainMs = Number(process.env.DRAIN_MS ?? 1000)
 const shutdownTimeoutMs = Number(process.env.SHUTDOWN_TIMEOUT_MS ?? 10_000)
-// PostgreSQL's statement_timeout per connection (0: none, as behind PgBouncer: see demo/database.ts).
+// The statement time limit per connection (0: none, as behind PgBouncer: see demo/database.ts).
 const statementTimeoutMs = Number(process.env.STATEMENT_TIMEOUT_MS ?? 2000)
 const durations = [['DRAIN_MS', drainMs], ['SHUTDOWN_TIMEOUT_MS', shutdownTimeoutMs], ['STATEMENT_TIMEOUT_MS', statementTimeoutMs]] as const
 for (const [name, value] of durations) {
@@ -69,7 +70,7 @@ try {
 
 const base = `http://${host.includes(':') ? `[${host}]` : host}:${(app.server.address() as { port: number }).port}`
 console.log(`
-fastify-expand demo on ${base} (${process.env.DATABASE_URL ? 'PostgreSQL' : 'SQLite'})
+fastify-expand demo on ${base} (${databaseOf(process.env.DATABASE_URL)})
   documentation: ${base}${docsPath}
 
   curl '${base}/pets/1?expand=owner.employer,toys'
