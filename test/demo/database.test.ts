@@ -16,7 +16,8 @@ const requests = [
   '/pets?limit=3&expand=owner&fields=id,name,owner.name',
   '/people?sort=-pet_count&limit=3&fields=id,name,pet_count',
   '/pets?limit=3&fields=id,label&filter[name][contains]=an&sort=name',
-  '/people?filter[name][lt]=B&sort=-name&limit=4&fields=id,name',
+  '/people?filter[pet_count][gte]=6&sort=-name&limit=4&fields=id,name,pet_count',
+  '/visits?filter[date][gte]=2024-01-01&filter[pet.species]=cat&sort=-date&limit=3',
   '/visits?limit=3&expand=pet,vet',
 ]
 
