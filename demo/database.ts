@@ -89,13 +89,23 @@ function isMysql (db: DemoDatabase): boolean {
   return db.getExecutor().adapter instanceof MysqlAdapter
 }
 
+/**
+ * The collation comparing and ordering text by its bytes, trailing spaces included (NO PAD), as SQLite and
+ * PostgreSQL's C collation do: MariaDB's `utf8mb4_nopad_bin`, MySQL 8's `utf8mb4_0900_bin` (`utf8mb4_bin`
+ * pads, so 'a' = 'a ').
+ */
+async function binaryCollation (db: DemoDatabase): Promise<string> {
+  const { rows } = await sql<{ version: string }>`select version() as version`.execute(db)
+  return /mariadb/i.test(rows[0]?.version ?? '') ? 'utf8mb4_nopad_bin' : 'utf8mb4_0900_bin'
+}
+
 /** Creates the tables when they do not exist, with the schema builder so every dialect gets the same DDL. */
 export async function createTables (db: DemoDatabase): Promise<void> {
   // MariaDB's and MySQL's default collations ignore case and accents: text compares and sorts by its bytes instead, as elsewhere.
-  const binaryText = isMysql(db)
+  const collation = isMysql(db) ? await binaryCollation(db) : undefined
   const createTable = (name: keyof DemoTables) => {
     const table = db.schema.createTable(name).ifNotExists()
-    return binaryText ? table.modifyEnd(sql`character set utf8mb4 collate utf8mb4_bin`) : table
+    return collation === undefined ? table : table.modifyEnd(sql`character set utf8mb4 collate ${sql.raw(collation)}`)
   }
   await createTable('companies')
     .addColumn('id', 'integer', (column) => column.primaryKey())

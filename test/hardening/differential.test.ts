@@ -22,7 +22,8 @@ import { propertyParameters } from './support.js'
 // letters on PostgreSQL (with a UTF-8 ctype) and not on SQLite, so contains
 // values are ASCII; strings sort by code point on SQLite and by the column's
 // collation on PostgreSQL (the test cluster's is C.UTF-8, code point order) and
-// MariaDB (the test databases' utf8mb4_bin, the bytes of UTF-8: code point order).
+// MariaDB (the test databases' utf8mb4_nopad_bin, the bytes of UTF-8: code point order,
+// trailing spaces included).
 
 process.env.TZ = 'Asia/Tokyo'
 // As the README asks of applications on PostgreSQL (Guarantees, "Dates and times"): `timestamp` read as UTC.
@@ -53,7 +54,7 @@ const Track = defineResource({
   expandable: { label: Label },
 })
 
-const titles = ['Été', 'été', 'ÉTÉ', 'ca', 'ça', 'Ωmega', '東京', 'naïve', 'Naive', 'a%b', 'a_b', 'back\\slash', 'Zed', 'zed', '', ' lead', 'notes 🎵']
+const titles = ['Été', 'été', 'ÉTÉ', 'ca', 'ça', 'ca ', 'ca\t', 'Ωmega', '東京', 'naïve', 'Naive', 'a%b', 'a_b', 'back\\slash', 'Zed', 'zed', '', ' lead', 'notes 🎵']
 const playCounts = [0, 1, -5, 2147483647, -2147483648, 42, 7, 1000000]
 const ratings = [null, 0, 4.5, -1.25, 10000000000, 3]
 const days = ['2020-12-31', '2021-01-01', '2021-01-02', '2019-06-30', '2000-02-29']

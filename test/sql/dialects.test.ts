@@ -31,7 +31,7 @@ function compiled (query: { compile(): { sql: string; parameters: readonly unkno
 const itemColumns = {
   sqlite: { name: 'text', at: 'text', day: 'text' },
   postgres: { name: 'text', at: 'timestamptz', day: 'date' },
-  // The name in MariaDB's default collation (the test databases' is utf8mb4_bin), which ignores case and accents.
+  // The name in MariaDB's default collation (the test databases' is utf8mb4_nopad_bin), which ignores case and accents.
   mariadb: { name: 'text collate utf8mb4_general_ci', at: 'datetime(6)', day: 'date' },
 } as const
 

@@ -18,8 +18,10 @@ import { rowNumberedFirstRows } from './postgres.js'
  *   collations make `=`, `<` and ORDER BY ignore case and accents ('e' =
  *   'É'), where SQLite and PostgreSQL's C collation compare bytes. The
  *   plugin compares as the column is declared (as it does on PostgreSQL, whose
- *   order is its column's collation too): a column declared with a `_bin`
- *   collation (`utf8mb4_bin`) orders and compares as the others do. Pages
+ *   order is its column's collation too): a column declared with a binary
+ *   NO PAD collation (MariaDB's `utf8mb4_nopad_bin`, MySQL 8's
+ *   `utf8mb4_0900_bin`) orders and compares as the others do. (`utf8mb4_bin`
+ *   pads: 'a' = 'a ', and 'a\t' sorts before 'a'.) Pages
  *   stay exact either way: the cursor's keys are compared in the same collation
  *   they were ordered in, and the primary key breaks the ties.
  * - `contains` ignores case only, never accents: see `contains`.
