@@ -318,6 +318,7 @@ export { filterOperators, type FilterDeclaration, type FilterOperator } from './
 export type { Row } from './sql/selection.js'
 export { cachePreparedStatements, type StatementCacheOptions } from './drivers/statement-cache.js'
 export { namePreparedStatements, type NamedStatementOptions } from './drivers/named-statements.js'
+export { prepareMysqlStatements, type PreparedMysqlStatementOptions } from './drivers/prepared-mysql-statements.js'
 export { databaseFailure } from './sql/statement-templates.js'
 export {
   UnknownFieldError,
