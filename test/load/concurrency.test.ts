@@ -3,7 +3,7 @@ import { Kysely, PostgresDialect, sql } from 'kysely'
 import pg from 'pg'
 import t from 'tap'
 import expandPlugin from '../../plugin/index.js'
-import { dialects } from '../fixtures/dialects.js'
+import { asWrittenOn, dialects, type Dialect } from '../fixtures/dialects.js'
 import { Pet, createTables, openSeeded, resources, seed } from '../fixtures/tables.js'
 
 // The relations of one level do not depend on each other: on a pool they are
@@ -168,7 +168,13 @@ t.test('on a pool, the relations of a level are loaded at the same time', { skip
   })
 })
 
-for (const dialect of dialects().filter((dialect) => dialect.name !== 'postgres')) {
+/** The table each statement reads from, in the order they ran. */
+const tablesRead = (dialect: Dialect, statements: readonly string[]) =>
+  statements.map((text) => new RegExp(asWrittenOn(dialect, 'from "(\\w+)"')).exec(text)?.[1])
+/** The page, then each relation of the level in its order, owner.employer right after owner. */
+const levelOrder = ['pets', 'people', 'companies', 'pet_stores', 'toys']
+
+for (const dialect of dialects().filter((dialect) => dialect.name === 'sqlite' || dialect.name === 'sqlite with cached statements')) {
   t.test(`on ${dialect.name}, the relations of a level are loaded one after another, in the level's order`, async (t) => {
     const database = await openSeeded(t, dialect)
     const app = await buildApp(database.db, false)
@@ -176,6 +182,29 @@ for (const dialect of dialects().filter((dialect) => dialect.name !== 'postgres'
     database.reset()
     const response = await app.inject({ url })
     t.same({ status: response.statusCode, body: response.json() }, { status: 200, body: expectedPets })
-    t.same(database.statements.map((text) => /from "(\w+)"/.exec(text)?.[1]), ['pets', 'people', 'companies', 'pet_stores', 'toys'])
+    t.same(tablesRead(dialect, database.statements), levelOrder)
   })
 }
+
+const mariadb = dialects().find((dialect) => dialect.name === 'mariadb')
+t.test('on mariadb, a pool: each relation once, owner.employer after owner; in a transaction, one after another in the level\'s order', { skip: mariadb === undefined ? 'MariaDB not configured' : false }, async (t) => {
+  const database = await openSeeded(t, mariadb!)
+  const pooled = await buildApp(database.db, false)
+  t.teardown(() => pooled.close())
+  database.reset()
+  const response = await pooled.inject({ url })
+  t.same({ status: response.statusCode, body: response.json() }, { status: 200, body: expectedPets })
+  // Statements are recorded as they end, which on a pool is in any order within the level.
+  const ended = tablesRead(mariadb!, database.statements)
+  t.same([...ended].sort(), [...levelOrder].sort(), 'the page and each relation, one statement each')
+  t.equal(ended[0], 'pets', 'the page first')
+  t.ok(ended.indexOf('companies') > ended.indexOf('people'), 'owner.employer once owner had its rows')
+
+  const inTransaction = await buildApp(database.db, true)
+  t.teardown(() => inTransaction.close())
+  database.reset()
+  const answered = await inTransaction.inject({ url })
+  t.same({ status: answered.statusCode, body: answered.json() }, { status: 200, body: expectedPets })
+  t.same([database.statements[0], database.statements.at(-1)], ['begin', 'commit'])
+  t.same(tablesRead(mariadb!, database.statements.slice(1, -1)), levelOrder, 'one connection: each relation in the order of the level')
+})
