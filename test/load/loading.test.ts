@@ -1,7 +1,7 @@
 import Fastify, { type FastifyInstance } from 'fastify'
 import t from 'tap'
 import expandPlugin from '../../plugin/index.js'
-import { dialects, inComparableOrder, type TestDatabase } from '../fixtures/dialects.js'
+import { asWrittenOn, dialects, inComparableOrder, type TestDatabase } from '../fixtures/dialects.js'
 import { Company, Person, Pet, openSeeded, resources, handlerPetColumns } from '../fixtures/tables.js'
 
 async function build (database: TestDatabase): Promise<FastifyInstance> {
@@ -38,20 +38,22 @@ for (const dialect of dialects()) {
     const database = await openSeeded(t, dialect)
     const app = await build(database)
     t.teardown(() => app.close())
-    /** The placeholder of the index-th value: numbered on PostgreSQL, `?` on SQLite. */
+    /** The placeholder of the index-th value: numbered on PostgreSQL, `?` on SQLite and MariaDB. */
     const p = (index: number) => (dialect.name === 'postgres' ? `$${index}` : '?')
+    /** The expected statements, written with double-quoted identifiers, as the dialect quotes them. */
+    const written = (statements: string[]) => statements.map((statement) => asWrittenOn(dialect, statement))
 
     t.test('default detail: ids for relations, to-many ids in one statement', async (t) => {
       const { status, body, statements } = await get(app, database, '/pets/1')
       t.equal(status, 200)
       t.same(body, garfield)
       t.equal(statements.length, 2, 'root + toy ids')
-      t.same(statements, [
+      t.same(statements, written([
         `select ${petColumns} from "pets" where "pets"."id" = ${p(1)}`,
         'select "pet_toys"."toy_id" as "id", "pet_toys"."pet_id" as "__expand_parent" from "pet_toys" ' +
           'inner join "toys" on "toys"."id" = "pet_toys"."toy_id" ' +
           `where "pet_toys"."pet_id" in (${p(1)}) order by "pet_toys"."pet_id", "pet_toys"."toy_id" limit 16384`,
-      ], 'many-to-many ids: the join table joined to the related table (its rows decide which ids exist), in the join column\'s order')
+      ]), 'many-to-many ids: the join table joined to the related table (its rows decide which ids exist), in the join column\'s order')
     })
 
     t.test('to-one, nested to-one, to-one with options and many-to-many', async (t) => {
@@ -65,7 +67,7 @@ for (const dialect of dialects()) {
         toys: [{ id: 1, name: 'ball' }, { id: 2, name: 'string' }],
       })
       t.equal(statements.length, 5, 'root, owner, owner.employer, sold_from, toys')
-      t.same(inComparableOrder(dialect, statements), inComparableOrder(dialect, [
+      t.same(inComparableOrder(dialect, statements), inComparableOrder(dialect, written([
         `select ${petColumns} from "pets" where "pets"."id" = ${p(1)}`,
         `select ${personColumns} from "people" where "people"."id" in (${p(1)})`,
         `select "companies"."id" as "id", "companies"."name" as "name", "companies"."public" as "public" from "companies" where "companies"."id" in (${p(1)})`,
@@ -73,7 +75,7 @@ for (const dialect of dialects()) {
         'select "toys"."id" as "id", "toys"."name" as "name", "pet_toys"."pet_id" as "__expand_parent" from "toys" ' +
           'inner join "pet_toys" on "pet_toys"."toy_id" = "toys"."id" ' +
           `where "pet_toys"."pet_id" in (${p(1)}) order by "pet_toys"."pet_id", "pet_toys"."toy_id" limit 16384`,
-      ]), 'to-one by key (options narrow the columns), nested to-one by the keys of the level above, many-to-many through the join table')
+      ])), 'to-one by key (options narrow the columns), nested to-one by the keys of the level above, many-to-many through the join table')
     })
 
     t.test('null key, empty to-many, missing related row', async (t) => {
@@ -93,24 +95,24 @@ for (const dialect of dialects()) {
       const expanded = await get(app, database, '/people/1?expand=pets')
       t.same(expanded.body, { id: 1, name: 'Fred', hobbies: 'sailing', employer: 1, pets: [{ id: 1, name: 'Garfield' }, { id: 2, name: 'Odie' }] })
       t.equal(expanded.statements.length, 2)
-      t.same(expanded.statements, [
+      t.same(expanded.statements, written([
         `select ${personColumns} from "people" where "people"."id" = ${p(1)}`,
         'select "pets"."id" as "id", "pets"."name" as "name", "pets"."owner_id" as "__expand_parent" from "pets" ' +
           `where "pets"."owner_id" in (${p(1)}) order by "pets"."owner_id", "pets"."id" limit 16384`,
-      ], 'to-many by the foreign key, only the fields of the relation\'s options')
+      ]), 'to-many by the foreign key, only the fields of the relation\'s options')
     })
 
     t.test('a page: its keys once each in the relations\' statements, padded to a power of two', async (t) => {
       const { body, statements } = await get(app, database, '/pets?limit=3&expand=owner,toys&fields=id,owner,toys')
       t.same(body.data.map((pet: { id: number; owner: { id: number } }) => [pet.id, pet.owner.id]), [[1, 1], [2, 1], [3, 2]])
-      t.same(inComparableOrder(dialect, statements), inComparableOrder(dialect, [
+      t.same(inComparableOrder(dialect, statements), inComparableOrder(dialect, written([
         `select "pets"."id" as "id", "pets"."owner_id" as "owner" from "pets" order by "pets"."id" limit ${p(1)} offset ${p(2)}`,
         'select count(*) as "total" from "pets"',
         `select ${personColumns} from "people" where "people"."id" in (${p(1)}, ${p(2)})`,
         'select "toys"."id" as "id", "toys"."name" as "name", "pet_toys"."pet_id" as "__expand_parent" from "toys" ' +
           'inner join "pet_toys" on "pet_toys"."toy_id" = "toys"."id" ' +
           `where "pet_toys"."pet_id" in (${p(1)}, ${p(2)}, ${p(3)}, ${p(4)}) order by "pet_toys"."pet_id", "pet_toys"."toy_id" limit 16384`,
-      ]), 'owners 1, 1, 2 asked for once each; three pets padded to four keys')
+      ])), 'owners 1, 1, 2 asked for once each; three pets padded to four keys')
     })
 
     t.test('three levels, through a circular pair of lazy references', async (t) => {
@@ -160,8 +162,8 @@ for (const dialect of dialects()) {
     t.test('sparse fieldsets prune the selected columns; undeclared columns are never read', async (t) => {
       const { statements } = await get(app, database, '/pets?fields=id,name')
       t.equal(statements.length, 1, 'the root alone: a page shorter than its limit tells its total')
-      const root = statements.find((statement) => statement.includes('"pets"."name"'))!
-      const selected = [...root.slice(0, root.indexOf(' from ')).matchAll(/"pets"\."(\w+)"/g)].map((match) => match[1])
+      const root = statements.find((statement) => statement.includes(asWrittenOn(dialect, '"pets"."name"')))!
+      const selected = [...root.slice(0, root.indexOf(' from ')).matchAll(new RegExp(asWrittenOn(dialect, '"pets"\\."(\\w+)"'), 'g'))].map((match) => match[1])
       t.same(selected, ['id', 'name'])
       const everything = await get(app, database, '/pets?expand=owner.employer.ceo,toys,sold_from&limit=4')
       for (const statement of everything.statements) {
@@ -220,7 +222,7 @@ for (const dialect of dialects()) {
       t.equal(page.body.data.length, limit)
       ids.push(...page.body.data.map((pet: { id: number }) => pet.id))
       t.equal(page.statements.length, 5)
-      for (const statement of page.statements) if (statement.includes('"pet_toys"."pet_id" in')) toysTexts.add(statement)
+      for (const statement of page.statements) if (statement.includes(asWrittenOn(dialect, '"pet_toys"."pet_id" in'))) toysTexts.add(statement)
     }
     t.equal(new Set(ids).size, 26, 'consecutive pages, no pet twice')
     // The pets of each page are padded to 8 keys, the last repeated: one SQL text for all four pages.

@@ -3,12 +3,12 @@ import Fastify, { type FastifyInstance } from 'fastify'
 import type { Kysely } from 'kysely'
 import t from 'tap'
 import expandPlugin, { defineResource, type AnyResource } from '../../plugin/index.js'
-import { dialects, type TestDatabase } from '../fixtures/dialects.js'
+import { asWrittenOn, dialects, inComparableOrder, type Dialect, type TestDatabase } from '../fixtures/dialects.js'
 import { createPosts, through } from '../fixtures/posts.js'
 
 // Relation option `limit`: the first rows of each parent in the relation's order,
 // expanded and as ids, in one statement per relation path (row_number() per parent
-// on PostgreSQL, a correlated subquery with LIMIT per parent on SQLite).
+// on PostgreSQL and MariaDB, a correlated subquery with LIMIT per parent on SQLite).
 // The request's scope applies before the rows are numbered: a hidden row takes no place.
 const hiddenToRequest = (request: { headers: Record<string, unknown> }) => request.headers['x-visible-only'] !== undefined
 const Comment = defineResource({
@@ -77,31 +77,39 @@ interface Limited {
   keys: number
 }
 
+/** How each dialect finds the first rows of each parent (plugin/sql/dialects: `firstRowsPerParent`). */
+const firstRowsShape = {
+  sqlite: 'correlated subquery',
+  'sqlite with cached statements': 'correlated subquery',
+  postgres: 'row numbered',
+  mariadb: 'row numbered',
+} as const satisfies Record<Dialect['name'], 'row numbered' | 'correlated subquery'>
+
 /**
- * The SQL of a relation with `limit`: on PostgreSQL, every child numbered per
- * parent by row_number() and the first `limit` kept; on SQLite, each distinct
- * parent key's first `limit` related keys found by a correlated subquery with
- * LIMIT (read from an index, without numbering every child). Both end with the
- * object budget's bound.
+ * The SQL of a relation with `limit`, as the dialect writes it: on PostgreSQL
+ * and MariaDB, every child numbered per parent by row_number() and the first
+ * `limit` kept; on SQLite, each distinct parent key's first `limit` related
+ * keys found by a correlated subquery with LIMIT (read from an index, without
+ * numbering every child). Both end with the object budget's bound.
  */
-function limitedStatement (dialect: string, { columns, from, parent, related, order, limit, scope, keys }: Limited): string {
-  const p = (index: number) => (dialect === 'postgres' ? `$${index}` : '?')
+function limitedStatement (dialect: Dialect, { columns, from, parent, related, order, limit, scope, keys }: Limited): string {
+  const p = (index: number) => (dialect.name === 'postgres' ? `$${index}` : '?')
   const first = scope === undefined ? 1 : 2
   const keyList = Array.from({ length: keys }, (_, index) => p(first + index))
   const bound = '16384'
   const scoped = (condition: string) => (scope === undefined ? condition : `${scope} and ${condition}`)
-  if (dialect === 'postgres') {
-    return `select ${columns.map(([, name]) => `"__expand_numbered"."${name}" as "${name}", `).join('')}"__expand_numbered"."__expand_parent" as "__expand_parent" from (` +
+  if (firstRowsShape[dialect.name] === 'row numbered') {
+    return asWrittenOn(dialect, `select ${columns.map(([, name]) => `"__expand_numbered"."${name}" as "${name}", `).join('')}"__expand_numbered"."__expand_parent" as "__expand_parent" from (` +
       `select ${columns.map(([column, name]) => `${column} as "${name}", `).join('')}${parent} as "__expand_parent", ` +
       `row_number() over(partition by ${parent} order by ${order}) as "__expand_row" ` +
       `from ${from} where ${scoped(`${parent} in (${keyList.join(', ')})`)}) as "__expand_numbered" ` +
-      `where "__expand_numbered"."__expand_row" <= ${limit} order by "__expand_numbered"."__expand_parent", "__expand_numbered"."__expand_row" limit ${bound}`
+      `where "__expand_numbered"."__expand_row" <= ${limit} order by "__expand_numbered"."__expand_parent", "__expand_numbered"."__expand_row" limit ${bound}`)
   }
-  return `with "__expand_keys" as (select distinct "column1" as "key" from (values ${keyList.map((key) => `(${key})`).join(', ')})) ` +
+  return asWrittenOn(dialect, `with "__expand_keys" as (select distinct "column1" as "key" from (values ${keyList.map((key) => `(${key})`).join(', ')})) ` +
     `select ${columns.map(([column, name]) => `${column} as "${name}", `).join('')}"__expand_keys"."key" as "__expand_parent" ` +
     `from "__expand_keys" cross join ${from} where ${parent} = "__expand_keys"."key" and ${related} in (` +
     `select ${related} from ${from} where ${scoped(`${parent} = "__expand_keys"."key"`)} order by ${order} limit ${limit}) ` +
-    `order by "__expand_keys"."key", ${order} limit ${bound}`
+    `order by "__expand_keys"."key", ${order} limit ${bound}`)
 }
 
 const commentsFrom = { from: '"comments"', parent: '"comments"."post_id"', related: '"comments"."id"' }
@@ -127,11 +135,12 @@ for (const dialect of dialects()) {
     const app = await build(database)
     t.teardown(() => app.close())
     const p = (index: number) => (dialect.name === 'postgres' ? `$${index}` : '?')
-    // On PostgreSQL's pool the relations of a level are loaded concurrently, so their statements
+    // On PostgreSQL's and MariaDB's pools the relations of a level are loaded concurrently, so their statements
     // end (and are logged) in any order: there they are compared in text order, and found by their text.
-    const levelOrder = (statements: string[]) => (dialect.name === 'postgres' ? [...statements].sort() : statements)
+    const levelOrder = (statements: string[]) => inComparableOrder(dialect, statements)
+    const concurrent = dialect.name === 'postgres' || dialect.name === 'mariadb'
     const relationStatement = (statements: string[], index: number, text: string) =>
-      dialect.name === 'postgres' ? statements.filter((statement) => statement.includes(text)) : [statements[index]]
+      concurrent ? statements.filter((statement) => statement.includes(asWrittenOn(dialect, text))) : [statements[index]]
     const get = async (url: string, headers: Record<string, string> = {}) => {
       database.reset()
       const response = await app.inject({ url, headers })
@@ -149,10 +158,10 @@ for (const dialect of dialects()) {
       t.equal(statements.length, 5, 'the page (three rows: it tells its total, no count) and one statement per relation')
       // Three parents: their keys padded to four by repeating the last (statement templates).
       t.same(levelOrder(statements.slice(1)), levelOrder([
-        limitedStatement(dialect.name, { ...commentIds, ...topComments, keys: 4 }),
-        limitedStatement(dialect.name, { ...commentIds, order: '"comments"."id"', limit: 3, keys: 4 }),
-        limitedStatement(dialect.name, { ...tagIds, from: '"post_tags" inner join "tags" on "tags"."id" = "post_tags"."tag_id"', ...topTags, keys: 4 }),
-        limitedStatement(dialect.name, { ...tagIds, from: '"post_tags" inner join "tags" on "tags"."id" = "post_tags"."tag_id"', order: '"post_tags"."tag_id"', limit: 2, keys: 4 }),
+        limitedStatement(dialect, { ...commentIds, ...topComments, keys: 4 }),
+        limitedStatement(dialect, { ...commentIds, order: '"comments"."id"', limit: 3, keys: 4 }),
+        limitedStatement(dialect, { ...tagIds, from: '"post_tags" inner join "tags" on "tags"."id" = "post_tags"."tag_id"', ...topTags, keys: 4 }),
+        limitedStatement(dialect, { ...tagIds, from: '"post_tags" inner join "tags" on "tags"."id" = "post_tags"."tag_id"', order: '"post_tags"."tag_id"', limit: 2, keys: 4 }),
       ]))
     })
 
@@ -171,8 +180,8 @@ for (const dialect of dialects()) {
       ])
       t.equal(statements.length, 5, 'the page (three rows: it tells its total, no count) and one statement per relation')
       t.same(relationStatement(statements, 1, '"comments"."rank" desc'), [
-        limitedStatement(dialect.name, { ...commentIds, columns: [...commentIds.columns, ['"comments"."body"', 'body']], ...topComments, keys: 4 })])
-      t.same(relationStatement(statements, 3, '"tags"."rank"'), [limitedStatement(dialect.name, { ...tagRows, ...topTags, keys: 4 })])
+        limitedStatement(dialect, { ...commentIds, columns: [...commentIds.columns, ['"comments"."body"', 'body']], ...topComments, keys: 4 })])
+      t.same(relationStatement(statements, 3, '"tags"."rank"'), [limitedStatement(dialect, { ...tagRows, ...topTags, keys: 4 })])
       const detail = await get('/posts/1?expand=top_comments&fields=id,top_comments')
       t.same(detail.body, { id: 1, top_comments: [comment(4, 'four'), comment(1, 'one')] }, 'a detail route: the same rows')
       t.equal(detail.statements.length, 2)
@@ -184,11 +193,11 @@ for (const dialect of dialects()) {
       t.same(ids.body, { id: 1, top_comments: [1, 3], first_comments: [1, 2, 3], top_tags: [10, 30, 20], first_tags: [10, 20] },
         'the hidden comment 4 and tag 40 leave their places to the next rows')
       t.equal(ids.statements.length, 5)
-      t.same(ids.statements.filter((statement) => statement.includes('"comments"."rank"')), [
-        limitedStatement(dialect.name, { ...commentIds, ...topComments, scope: `"comments"."hidden" = ${p(1)}`, keys: 1 }),
+      t.same(ids.statements.filter((statement) => statement.includes(asWrittenOn(dialect, '"comments"."rank"'))), [
+        limitedStatement(dialect, { ...commentIds, ...topComments, scope: `"comments"."hidden" = ${p(1)}`, keys: 1 }),
       ], 'the scope inside the subquery')
-      t.same(ids.statements.filter((statement) => statement.includes('"tags"."rank"')), [
-        limitedStatement(dialect.name, {
+      t.same(ids.statements.filter((statement) => statement.includes(asWrittenOn(dialect, '"tags"."rank"'))), [
+        limitedStatement(dialect, {
           ...tagIds, from: '"post_tags" inner join "tags" on "tags"."id" = "post_tags"."tag_id"', ...topTags, scope: `"tags"."hidden" = ${p(1)}`, keys: 1,
         }),
       ])

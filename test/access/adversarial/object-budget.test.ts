@@ -3,7 +3,7 @@ import Fastify, { type FastifyInstance } from 'fastify'
 import type { Kysely } from 'kysely'
 import t from 'tap'
 import expandPlugin, { defineResource, type AnyResource } from '../../../plugin/index.js'
-import { dialects, type TestDatabase } from '../../fixtures/dialects.js'
+import { asWrittenOn, dialects, type Dialect, type TestDatabase } from '../../fixtures/dialects.js'
 import { createPosts, through } from '../../fixtures/posts.js'
 
 // Attack: one request that makes the server read and hold far more rows than
@@ -78,6 +78,14 @@ function countRows (database: TestDatabase): Array<{ sql: string; rows: number }
   return read
 }
 
+/** How each dialect finds the first rows of each parent (plugin/sql/dialects: `firstRowsPerParent`). */
+const firstRowsShape = {
+  sqlite: 'correlated subquery',
+  'sqlite with cached statements': 'correlated subquery',
+  postgres: 'row numbered',
+  mariadb: 'row numbered',
+} as const satisfies Record<Dialect['name'], 'row numbered' | 'correlated subquery'>
+
 async function build (database: TestDatabase): Promise<FastifyInstance> {
   const app = Fastify()
   await app.register(expandPlugin, { db: database.db, resources: [Post, Comment, Tag], maxObjects })
@@ -96,6 +104,8 @@ for (const dialect of dialects()) {
     t.teardown(() => app.close())
     const read = countRows(database)
     const p = (index: number) => (dialect.name === 'postgres' ? `$${index}` : '?')
+    /** Expected statements, written with double-quoted identifiers, as the dialect quotes them. */
+    const written = (statements: string[]) => statements.map((statement) => asWrittenOn(dialect, statement))
     const get = async (url: string) => {
       read.length = 0
       const response = await app.inject(url)
@@ -111,31 +121,31 @@ for (const dialect of dialects()) {
     t.test('an expanded relation over the budget: its statement reads at most the budget\'s bound', async (t) => {
       const { status, body, read } = await get('/posts/1?expand=comments&fields=id,comments')
       t.same([status, body], [400, tooLarge])
-      t.same(read.map((statement) => statement.sql), [
+      t.same(read.map((statement) => statement.sql), written([
         `select "posts"."id" as "id" from "posts" where "posts"."id" = ${p(1)}`,
         'select "comments"."id" as "id", "comments"."body" as "body", "comments"."post_id" as "post", "comments"."post_id" as "__expand_parent" ' +
           `from "comments" where "comments"."post_id" in (${p(1)}) order by "comments"."post_id", "comments"."id" limit 1024`,
-      ])
+      ]))
       t.equal(read[1]!.rows, rowBound, 'one row past the budget rounded up to a power of two, of 5,000')
     })
 
     t.test('id arrays are charged: 5,000 ids are over the budget, read with the same bound', async (t) => {
       const ids = await get('/posts/1?fields=id,comments')
       t.same([ids.status, ids.body], [400, tooLarge])
-      t.same(ids.read.map((statement) => statement.sql), [
+      t.same(ids.read.map((statement) => statement.sql), written([
         `select "posts"."id" as "id" from "posts" where "posts"."id" = ${p(1)}`,
         'select "comments"."id" as "id", "comments"."post_id" as "__expand_parent" ' +
           `from "comments" where "comments"."post_id" in (${p(1)}) order by "comments"."post_id", "comments"."id" limit 1024`,
-      ])
+      ]))
       t.equal(ids.read[1]!.rows, rowBound)
       const through = await get('/posts/1?fields=id,tags')
       t.same([through.status, through.body], [400, tooLarge])
-      t.same(through.read.map((statement) => statement.sql), [
+      t.same(through.read.map((statement) => statement.sql), written([
         `select "posts"."id" as "id" from "posts" where "posts"."id" = ${p(1)}`,
         'select "post_tags"."tag_id" as "id", "post_tags"."post_id" as "__expand_parent" ' +
           'from "post_tags" inner join "tags" on "tags"."id" = "post_tags"."tag_id" ' +
           `where "post_tags"."post_id" in (${p(1)}) order by "post_tags"."post_id", "post_tags"."tag_id" limit 1024`,
-      ])
+      ]))
       t.equal(through.read[1]!.rows, rowBound)
       const small = await get('/posts/2?fields=id,comments,tags')
       t.equal(small.status, 200, 'forty-one ids are within the budget')
@@ -150,8 +160,8 @@ for (const dialect of dialects()) {
       // Thirty: 30 + 1,200 objects.
       const thirty = await get('/comments?offset=5000&limit=30&expand=post&fields=id,post.id,post.comments')
       t.same([thirty.status, thirty.body], [400, tooLarge])
-      t.same(thirty.read.at(-1)!.sql, 'select "comments"."id" as "id", "comments"."post_id" as "__expand_parent" ' +
-        `from "comments" where "comments"."post_id" in (${p(1)}) order by "comments"."post_id", "comments"."id" limit 1024`)
+      t.same(thirty.read.at(-1)!.sql, asWrittenOn(dialect, 'select "comments"."id" as "id", "comments"."post_id" as "__expand_parent" ' +
+        `from "comments" where "comments"."post_id" in (${p(1)}) order by "comments"."post_id", "comments"."id" limit 1024`))
       t.ok(thirty.read.at(-1)!.rows <= rowBound, `${thirty.read.at(-1)!.rows} ids read: at most the 970 left, plus one, rounded up to a power of two`)
     })
 
@@ -167,20 +177,22 @@ for (const dialect of dialects()) {
       const page = await get('/comments?limit=600&expand=post.latest.post&fields=id,post.id,post.latest.id,post.latest.post.id')
       t.same([page.status, page.body], [400, tooLarge])
       t.equal(page.read.length, 3, 'the page, the post, its latest comments: their posts are never read')
-      // Row numbers per parent on PostgreSQL, a correlated subquery per parent on SQLite: either way the bound last
+      // Row numbers per parent on PostgreSQL and MariaDB, a correlated subquery per parent on SQLite: either way the bound last
       // (400 objects left after the 600 posts: 401 rounded up, 512).
+      const latestComments = {
+        'row numbered': 'select "__expand_numbered"."id" as "id", "__expand_numbered"."post" as "post", "__expand_numbered"."__expand_parent" as "__expand_parent" from (' +
+          'select "comments"."id" as "id", "comments"."post_id" as "post", "comments"."post_id" as "__expand_parent", ' +
+          'row_number() over(partition by "comments"."post_id" order by "comments"."id" desc, "comments"."id") as "__expand_row" ' +
+          `from "comments" where "comments"."post_id" in (${p(1)})) as "__expand_numbered" ` +
+          'where "__expand_numbered"."__expand_row" <= 2 order by "__expand_numbered"."__expand_parent", "__expand_numbered"."__expand_row" limit 512',
+        'correlated subquery': 'with "__expand_keys" as (select distinct "column1" as "key" from (values (?))) ' +
+          'select "comments"."id" as "id", "comments"."post_id" as "post", "__expand_keys"."key" as "__expand_parent" ' +
+          'from "__expand_keys" cross join "comments" where "comments"."post_id" = "__expand_keys"."key" and "comments"."id" in (' +
+          'select "comments"."id" from "comments" where "comments"."post_id" = "__expand_keys"."key" order by "comments"."id" desc, "comments"."id" limit 2) ' +
+          'order by "__expand_keys"."key", "comments"."id" desc, "comments"."id" limit 512',
+      }[firstRowsShape[dialect.name]]
       t.same(page.read[2], {
-        sql: dialect.name === 'postgres'
-          ? 'select "__expand_numbered"."id" as "id", "__expand_numbered"."post" as "post", "__expand_numbered"."__expand_parent" as "__expand_parent" from (' +
-            'select "comments"."id" as "id", "comments"."post_id" as "post", "comments"."post_id" as "__expand_parent", ' +
-            'row_number() over(partition by "comments"."post_id" order by "comments"."id" desc, "comments"."id") as "__expand_row" ' +
-            'from "comments" where "comments"."post_id" in ($1)) as "__expand_numbered" ' +
-            'where "__expand_numbered"."__expand_row" <= 2 order by "__expand_numbered"."__expand_parent", "__expand_numbered"."__expand_row" limit 512'
-          : 'with "__expand_keys" as (select distinct "column1" as "key" from (values (?))) ' +
-            'select "comments"."id" as "id", "comments"."post_id" as "post", "__expand_keys"."key" as "__expand_parent" ' +
-            'from "__expand_keys" cross join "comments" where "comments"."post_id" = "__expand_keys"."key" and "comments"."id" in (' +
-            'select "comments"."id" from "comments" where "comments"."post_id" = "__expand_keys"."key" order by "comments"."id" desc, "comments"."id" limit 2) ' +
-            'order by "__expand_keys"."key", "comments"."id" desc, "comments"."id" limit 512',
+        sql: asWrittenOn(dialect, latestComments),
         rows: 2,
       })
       const posts = await get('/posts?expand=latest&fields=id,latest.id')
