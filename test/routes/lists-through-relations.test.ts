@@ -58,6 +58,8 @@ function written (dialect: Dialect) {
   }
   return {
     statement: (text: string) => asWrittenOn(dialect, text),
+    // MariaDB would read every related row for an EXISTS it turns into a semi-join: HAVING keeps it correlated.
+    correlated: onDatabase(dialect, { sqlite: '', postgres: '', mariadb: ' having 1' }),
     ...onDatabase(dialect, {
       sqlite: {
         contains: (column: string) => `instr(lower(${column}), lower(?)) > 0`,
@@ -89,7 +91,7 @@ for (const dialect of dialects()) {
   t.test(`filters through relations on ${dialect.name}`, async (t) => {
     const database = await openRelationTables(t, dialect)
     const app = await build(t, database)
-    const { contains, containsValue, statement } = written(dialect)
+    const { contains, containsValue, correlated, statement } = written(dialect)
 
     t.test('conditions on one to-many path hold on the same related row: one EXISTS, in the page statement', async (t) => {
       const both = await get(app, database, '/people?fields=id&filter[pets.species]=cat&filter[pets.name][contains]=ga')
@@ -97,7 +99,7 @@ for (const dialect of dialects()) {
       t.same(both.statements.map(plain), [
         `select "people"."id" as "id" from "people" where exists (select 1 as "found" from ${pets} ` +
         'where "__expand_filter_0"."owner_id" = "people"."id" and "__expand_filter_0"."species" = ? and ' +
-        `${contains('"__expand_filter_0"."name"')}) order by "people"."id" asc limit ? offset ?`,
+        `${contains('"__expand_filter_0"."name"')}${correlated}) order by "people"."id" asc limit ? offset ?`,
       ].map(statement), 'one statement: the page tells its own total')
       t.same(both.parameters, [[0, 'cat', containsValue('ga'), 20, 0]])
       const apart = await get(app, database, '/people?fields=id&filter[pets.species]=cat&filter[pets.name][contains]=rex')
@@ -120,7 +122,7 @@ for (const dialect of dialects()) {
       t.same(none.body, page([4]), "Bea's only visible pet is Goldie: Dora alone has none")
       t.same(none.statements.map(plain), [
         `select "people"."id" as "id" from "people" where not exists (select 1 as "found" from ${pets} ` +
-        'where "__expand_filter_0"."owner_id" = "people"."id") order by "people"."id" asc limit ? offset ?',
+        `where "__expand_filter_0"."owner_id" = "people"."id"${correlated}) order by "people"."id" asc limit ? offset ?`,
       ].map(statement))
       const noEmployer = await get(app, database, '/people?fields=id&filter[employer][exists]=false')
       t.same(noEmployer.body, page([3, 4]), "Caio's employer is hidden: for this request it does not exist; Dora has none")
@@ -134,7 +136,7 @@ for (const dialect of dialects()) {
       t.same(toys.statements.map(plain), [
         `select "people"."id" as "id" from "people" where exists (select 1 as "found" from ${pets} ` +
         'where "__expand_filter_0"."owner_id" = "people"."id" and exists (select 1 as "found" from "toys" as "__expand_filter_1" ' +
-        'where "__expand_filter_1"."pet_id" = "__expand_filter_0"."id" and "__expand_filter_1"."name" = ?)) order by "people"."id" asc limit ? offset ?',
+        `where "__expand_filter_1"."pet_id" = "__expand_filter_0"."id" and "__expand_filter_1"."name" = ?${correlated})${correlated}) order by "people"."id" asc limit ? offset ?`,
       ].map(statement))
       const tags = await get(app, database, '/people?fields=id&filter[pets.tags.name]=calm')
       t.same(tags.body, page([1, 5]))
@@ -142,14 +144,15 @@ for (const dialect of dialects()) {
         `select "people"."id" as "id" from "people" where exists (select 1 as "found" from ${pets} ` +
         'where "__expand_filter_0"."owner_id" = "people"."id" and exists (select 1 as "found" from "pet_tags" as "__expand_filter_1_through" ' +
         'inner join (select "tags".* from "tags" where "tags"."secret" = ?) as "__expand_filter_1" on "__expand_filter_1"."id" = "__expand_filter_1_through"."tag_id" ' +
-        'where "__expand_filter_1_through"."pet_id" = "__expand_filter_0"."id" and "__expand_filter_1"."name" = ?)) order by "people"."id" asc limit ? offset ?',
+        `where "__expand_filter_1_through"."pet_id" = "__expand_filter_0"."id" and "__expand_filter_1"."name" = ?${correlated})${correlated}) ` +
+        'order by "people"."id" asc limit ? offset ?',
       ].map(statement))
       t.same((await get(app, database, '/people?fields=id&filter[pets.tags.name]=vip')).body, page([]), 'a secret tag matches no request')
       const reports = await get(app, database, '/people?fields=id&filter[reports.name]=Edu')
       t.same(reports.body, page([3]), 'Edu reports to Caio: the related people are read under an alias, not as the outer row')
       t.same(reports.statements.map(plain), [
         'select "people"."id" as "id" from "people" where exists (select 1 as "found" from "people" as "__expand_filter_0" ' +
-        'where "__expand_filter_0"."manager_id" = "people"."id" and "__expand_filter_0"."name" = ?) order by "people"."id" asc limit ? offset ?',
+        `where "__expand_filter_0"."manager_id" = "people"."id" and "__expand_filter_0"."name" = ?${correlated}) order by "people"."id" asc limit ? offset ?`,
       ].map(statement))
       t.same((await get(app, database, '/people?fields=id&filter[employer.name]=Shadow')).body, page([]), 'a hidden company matches nothing')
     })

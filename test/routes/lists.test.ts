@@ -334,13 +334,20 @@ for (const dialect of dialects()) {
     })
 
     t.test('keyset condition: keys all ascending (the primary key always is) compare as a row value', async (t) => {
+      const row = (comparison: string) => '("animals"."born", "animals"."name", "animals"."id") ' + `${comparison} (?, ?, ?)`
+      // MariaDB enters no index at a row comparison alone: the bound on the first key it implies goes in front.
+      const keyset = (comparison: string) => onDatabase(dialect, {
+        sqlite: row(comparison),
+        postgres: row(comparison),
+        mariadb: `("animals"."born" ${comparison}= ? and ${row(comparison)})`,
+      })
       for (const [sort, comparison, expected] of [['born,name', '>', [4, 2]]] as const) {
         const first = await get(app, database, `/feed?fields=id&sort=${sort}`)
         const second = await get(app, database, `/feed?fields=id&sort=${sort}&after=${encodeURIComponent(first.body.next)}`)
         const direction = comparison === '>' ? 'asc' : 'desc'
         t.same(second.statements.map(plain), [
           `select "animals"."id" as "id", ${bornKey} as "__expand_key_0", "animals"."name" as "__expand_key_1", "animals"."id" as "__expand_key_2" from "animals" ` +
-          `where ("animals"."born", "animals"."name", "animals"."id") ${comparison} (?, ?, ?) ` +
+          `where ${keyset(comparison)} ` +
           `order by "animals"."born" ${direction}, "animals"."name" ${direction}, "animals"."id" asc limit ?`,
         ].map(written), sort)
         t.same(ids(second.body), expected, sort)
