@@ -373,6 +373,7 @@ t.test("MariaDB/MySQL: the SQL each member writes, through Kysely's MysqlDialect
     'the bound on the first key MariaDB enters an index at, then the row comparison')
   t.same(compiled(items().where(() => written.rowComparison(['items.n', 'items.id'], '<', [5, 3]).condition)),
     ['select `id` from `items` where (`items`.`n` <= ? and (`items`.`n`, `items`.`id`) < (?, ?))', [5, 5, 3]])
+  t.same(written.rowComparison(['items.id'], '>', [2]).values, [2], 'one key: its comparison alone, nothing bound twice')
   t.same(compiled(written.orderBy(items(), 'items.n', 'desc', 'last')),
     ['select `id` from `items` order by `items`.`n` is null asc, `items`.`n` desc', []], 'no NULLS LAST: `is null` first')
   t.same(compiled(written.orderBy(items(), 'items.n', 'asc', 'first')),
