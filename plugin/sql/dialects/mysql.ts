@@ -88,9 +88,10 @@ export const mysqlDialect: ExpandDialect = {
    * `... having 1`: MariaDB turns a correlated EXISTS into an IN (its
    * `exists_to_in`) and that into a semi-join, which materializes every
    * related row the filter matches, reading the whole related table for a
-   * page of 20 rows (MySQL 8 makes a semi-join of it too). Neither converts a
-   * subquery with HAVING: it stays correlated, run per outer row through the
-   * index on the related foreign key, as SQLite and PostgreSQL run it.
+   * page of 20 rows (MySQL 8 makes a semi-join of it too). A subquery with
+   * HAVING is converted by neither (MySQL's semi-join conditions exclude it):
+   * it stays correlated, run per outer row through the index on the related
+   * foreign key, as SQLite and PostgreSQL run it.
    */
   correlatedSubquery: <Q extends AnySelect>(query: Q) => query.having(sql<SqlBool>`1`) as Q,
   limit: literalLimit,
