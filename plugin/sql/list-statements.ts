@@ -203,7 +203,9 @@ function relatedRows (
       from = link satisfies never
   }
   const conditions = inner === undefined ? [] : inner(alias)
-  return () => conditions.reduce((query, condition) => query.where(condition), from().select(sql.lit(1).as('found')))
+  const { dialect } = writer.context
+  const select = () => conditions.reduce((query, condition) => query.where(condition), from().select(sql.lit(1).as('found')))
+  return () => dialect.correlatedSubquery(select())
 }
 
 /**
@@ -266,7 +268,7 @@ export function sortJoins<Q extends AnySelect> (
  * Rows after (or with `inclusive`, from) the position `at` holds, in the
  * order of `keys`, NULL counting as larger than every value (as `orderBy`
  * writes it). Keys all in one direction and never NULL compare as a row
- * value (the dialect's `rowComparison`, each value bound once); otherwise
+ * value (the dialect's `rowComparison`, with the values it binds); otherwise
  * an OR of ANDs, `k1 < ? or (k1 = ? and k2 > ?)`, each comparison following
  * its key and NULL-aware where the key may be NULL, behind a bound on the
  * first key when it is never NULL. A page before a
@@ -278,8 +280,8 @@ export function keysetCondition (
 ): { condition: Condition; shape: string } {
   const descending = keys[0]!.descending
   if (!inclusive && keys.every((key) => key.descending === descending && !key.field.nullable)) {
-    values.push(...at)
-    const condition = dialect.rowComparison(keys.map(({ field }) => field.column), descending ? '<' : '>', at)
+    const { condition, values: bound } = dialect.rowComparison(keys.map(({ field }) => field.column), descending ? '<' : '>', at)
+    values.push(...bound)
     return { condition: () => condition, shape: 'row' }
   }
   type Term = (eb: ExpressionBuilder<any, any>) => Expression<SqlBool>

@@ -96,6 +96,19 @@ for (const dialect of dialects()) {
       t.same(await ids(query), [1, 3], '% _ and \\ are the text itself, and an accented letter is not its letter')
     })
 
+    t.test('a correlated EXISTS: as written on SQLite and PostgreSQL, with HAVING on MariaDB, which keeps it correlated', async (t) => {
+      const children = db.selectFrom('children').select(sql.lit(1).as('found')).whereRef('children.parent', '=', 'items.id') as AnySelect
+      const query = items().where((eb) => eb.exists(written.correlatedSubquery(children))).orderBy('id')
+      t.same(compiled(query), [either(
+        'select "id" from "items" where exists (select 1 as "found" from "children" where "children"."parent" = "items"."id") order by "id"',
+        'select "id" from "items" where exists (select 1 as "found" from "children" where "children"."parent" = "items"."id") order by "id"',
+        'select `id` from `items` where exists (select 1 as `found` from `children` where `children`.`parent` = `items`.`id` having 1) order by `id`'
+      ), []])
+      t.same(await ids(query), [1, 2, 3], 'the items with children: HAVING 1 keeps every row')
+      const childless = items().where((eb) => eb.not(eb.exists(written.correlatedSubquery(children)))).orderBy('id')
+      t.same(await ids(childless), found([4]))
+    })
+
     t.test('date-time compared by its instant: julianday on SQLite, the timestamp itself on PostgreSQL', async (t) => {
       const query = items().where((eb) => eb(written.filterColumn(dateTime, 'items.at'), '>', written.filterValue(dateTime, '2021-01-01T00:00:00Z').expression))
       t.same(compiled(query), [either(
@@ -145,15 +158,22 @@ for (const dialect of dialects()) {
       t.equal(row!.k2, 3)
     })
 
-    t.test('keyset: a row value comparison on both', async (t) => {
-      const query = items().where(() => written.rowComparison(['items.n', 'items.id'], '>', [3, 2]))
+    t.test('keyset: a row value comparison on each, behind a bound on its first key on MariaDB', async (t) => {
+      const after = written.rowComparison(['items.n', 'items.id'], '>', [3, 2])
+      const query = items().where(() => after.condition)
       t.same(compiled(query), [either(
         'select "id" from "items" where ("items"."n", "items"."id") > (?, ?)',
-        'select "id" from "items" where ("items"."n", "items"."id") > ($1, $2)'
-      ), [3, 2]])
+        'select "id" from "items" where ("items"."n", "items"."id") > ($1, $2)',
+        'select `id` from `items` where (`items`.`n` >= ? and (`items`.`n`, `items`.`id`) > (?, ?))'
+      ), [...after.values]], 'the values it says it binds, in order')
+      t.same(after.values, onMariadb ? [3, 3, 2] : [3, 2])
       t.same((await ids(query)).sort(), found([3, 4]))
-      const before = items().where(() => written.rowComparison(['items.n', 'items.id'], '<', [5, 3]))
+      const before = items().where(() => written.rowComparison(['items.n', 'items.id'], '<', [5, 3]).condition)
       t.same(await ids(before), [2])
+      const one = written.rowComparison(['items.id'], '>', [2])
+      t.same(compiled(items().where(() => one.condition)), [either('select "id" from "items" where ("items"."id") > (?)', 'select "id" from "items" where ("items"."id") > ($1)'), [2]],
+        'one key: its comparison alone')
+      t.same(await ids(items().where(() => one.condition)), found([3, 4]))
     })
 
     t.test('NULL order written explicitly: `is null` on SQLite, NULLS FIRST/LAST on PostgreSQL', async (t) => {
@@ -324,6 +344,11 @@ t.test("MariaDB/MySQL: the SQL each member writes, through Kysely's MysqlDialect
   t.equal(written.loadsConcurrently, true, 'a pool')
   const items = () => db.selectFrom('items').select('id') as AnySelect
 
+  const children = db.selectFrom('children').select(sql.lit(1).as('found')).whereRef('children.parent', '=', 'items.id') as AnySelect
+  t.same(compiled(items().where((eb) => eb.exists(written.correlatedSubquery(children)))), [
+    'select `id` from `items` where exists (select 1 as `found` from `children` where `children`.`parent` = `items`.`id` having 1)', [],
+  ], 'HAVING: a subquery neither MariaDB nor MySQL turns into a semi-join')
+
   const { condition, value } = written.contains('items.name', '50%_off\\')
   t.same(compiled(items().where(() => condition)), [
     'select `id` from `items` where instr(cast(lower(`items`.`name`) as binary), cast(lower(?) as binary)) > 0', ['50%_off\\'],
@@ -343,8 +368,12 @@ t.test("MariaDB/MySQL: the SQL each member writes, through Kysely's MysqlDialect
     written.cursorKey(eb, date, 'items.day').as('k0'),
     written.cursorKey(eb, integer, 'items.id').as('k1'),
   ])), ['select cast(`items`.`day` as char) as `k0`, `items`.`id` as `k1` from `items`', []])
-  t.same(compiled(items().where(() => written.rowComparison(['items.n', 'items.id'], '>', [3, 2]))),
-    ['select `id` from `items` where (`items`.`n`, `items`.`id`) > (?, ?)', [3, 2]])
+  t.same(compiled(items().where(() => written.rowComparison(['items.n', 'items.id'], '>', [3, 2]).condition)),
+    ['select `id` from `items` where (`items`.`n` >= ? and (`items`.`n`, `items`.`id`) > (?, ?))', [3, 3, 2]],
+    'the bound on the first key MariaDB enters an index at, then the row comparison')
+  t.same(compiled(items().where(() => written.rowComparison(['items.n', 'items.id'], '<', [5, 3]).condition)),
+    ['select `id` from `items` where (`items`.`n` <= ? and (`items`.`n`, `items`.`id`) < (?, ?))', [5, 5, 3]])
+  t.same(written.rowComparison(['items.id'], '>', [2]).values, [2], 'one key: its comparison alone, nothing bound twice')
   t.same(compiled(written.orderBy(items(), 'items.n', 'desc', 'last')),
     ['select `id` from `items` order by `items`.`n` is null asc, `items`.`n` desc', []], 'no NULLS LAST: `is null` first')
   t.same(compiled(written.orderBy(items(), 'items.n', 'asc', 'first')),

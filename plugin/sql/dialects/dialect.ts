@@ -32,10 +32,15 @@ export interface ExpandDialect {
   filterValue(type: ValueType, item: unknown): FilterValue
   /** A sort key selected for a cursor, in the form the database compares it in (and reads back exactly). */
   cursorKey(eb: ExpressionBuilder<any, any>, type: ValueType, column: string): AliasableExpression<unknown>
-  /** Rows whose sort keys, all in one direction, come after `values`: a row value comparison. */
-  rowComparison(columns: readonly string[], operator: '<' | '>', values: readonly unknown[]): Expression<SqlBool>
+  /** Rows whose sort keys, all in one direction, come after `values`: a row value comparison, and the values it binds. */
+  rowComparison(columns: readonly string[], operator: '<' | '>', values: readonly unknown[]): RowComparison
   /** `query` ordered by `column`, with its NULLs written first or last explicitly (the databases' defaults differ). */
   orderBy<Q extends AnySelect>(query: Q, column: string, direction: OrderDirection, nulls: 'first' | 'last'): Q
+  /**
+   * The correlated `select 1` of a filter through a relation (an EXISTS), written so that the database runs it per
+   * outer row, reading the related rows by the index on the column it correlates on.
+   */
+  correlatedSubquery<Q extends AnySelect>(query: Q): Q
   /** `query` returning `bound` rows at most: a literal of the statement's text, so that it binds no parameter. */
   limit<Q extends AnySelect>(query: Q, bound: number): Q
 
@@ -49,6 +54,12 @@ export interface ExpandDialect {
 
   /** What a driver's error of this database means for the client, if it says anything: see `DatabaseFailureKind`. */
   failureOf(error: DriverError): DatabaseFailureKind | undefined
+}
+
+/** A keyset condition on keys in one direction, and the values it binds, in the order it binds them. */
+export interface RowComparison {
+  readonly condition: Expression<SqlBool>
+  readonly values: readonly unknown[]
 }
 
 /** The types an aggregate's number is cast to, by what it is. */
@@ -127,10 +138,10 @@ export function orderedBy<Q extends AnySelect> (query: Q, order: readonly Relati
   return ordered
 }
 
-/** `(k1, k2) > (?, ?)`, each value bound once: the form both databases take. */
-export function rowValueComparison (columns: readonly string[], operator: '<' | '>', values: readonly unknown[]): Expression<SqlBool> {
+/** `(k1, k2) > (?, ?)`, each value bound once: the form every database reads. */
+export function rowValueComparison (columns: readonly string[], operator: '<' | '>', values: readonly unknown[]): RowComparison {
   const left = sql.join(columns.map((column) => sql.ref(column)))
-  return sql<SqlBool>`(${left}) ${sql.raw(operator)} (${sql.join(values.map((value) => sql`${value}`))})`
+  return { condition: sql<SqlBool>`(${left}) ${sql.raw(operator)} (${sql.join(values.map((value) => sql`${value}`))})`, values }
 }
 
 /** `limit <bound>` as a literal. */

@@ -28,6 +28,8 @@ import { rowNumberedFirstRows } from './postgres.js'
  * - a date-time has no offset in the database (DATETIME, or TIMESTAMP in the
  *   session's time zone, which should be UTC): see `filterValue`.
  * - NULL sorts first ascending, as on SQLite, and there is no NULLS FIRST/LAST.
+ * - a row value comparison enters no index: see `rowComparison`.
+ * - a correlated EXISTS becomes a semi-join that reads the whole related table: see `correlatedSubquery`.
  */
 export const mysqlDialect: ExpandDialect = {
   name: 'mysql',
@@ -67,11 +69,33 @@ export const mysqlDialect: ExpandDialect = {
    * would otherwise read as a Date in the zone of its `timezone` option.
    */
   cursorKey: (eb, type, column) => isDateFormat(type) ? eb.cast(eb.ref(column), 'char') : eb.ref(column),
-  rowComparison: rowValueComparison,
+  /**
+   * `(k1 >= ? and (k1, k2) > (?, ?))`, the first value bound twice: MariaDB's
+   * range optimizer reads no row value comparison, so alone it scans the table
+   * and sorts it (or reads an index on the sort columns from its start). The
+   * bound on the first key, which the row comparison implies, is the range
+   * such an index is entered at, then read in its order.
+   */
+  rowComparison: (columns, operator, values) => {
+    const row = rowValueComparison(columns, operator, values)
+    if (columns.length < 2) return row
+    const lead = sql<SqlBool>`${sql.ref(columns[0]!)} ${sql.raw(operator)}= ${values[0]}`
+    return { condition: sql<SqlBool>`(${lead} and ${row.condition})`, values: [values[0], ...row.values] }
+  },
 
   // NULL sorts first ascending, last descending, and has no NULLS FIRST/LAST: `column is null` (0, then 1) places it, as on SQLite.
   orderBy: <Q extends AnySelect>(query: Q, column: string, direction: 'asc' | 'desc', nulls: 'first' | 'last') =>
     query.orderBy(sql`${sql.ref(column)} is null`, nulls === 'first' ? 'desc' : 'asc').orderBy(column, direction) as Q,
+  /**
+   * `... having 1`: MariaDB turns a correlated EXISTS into an IN (its
+   * `exists_to_in`) and that into a semi-join, which materializes every
+   * related row the filter matches, reading the whole related table for a
+   * page of 20 rows (MySQL 8 makes a semi-join of it too). A subquery with
+   * HAVING is converted by neither (MySQL's semi-join conditions exclude it):
+   * it stays correlated, run per outer row through the index on the related
+   * foreign key, as SQLite and PostgreSQL run it.
+   */
+  correlatedSubquery: <Q extends AnySelect>(query: Q) => query.having(sql<SqlBool>`1`) as Q,
   limit: literalLimit,
 
   // Window functions since MariaDB 10.2 and MySQL 8.0: the statement PostgreSQL runs.

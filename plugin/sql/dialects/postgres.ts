@@ -53,6 +53,7 @@ export const postgresDialect: ExpandDialect = {
       const ordered = direction === 'desc' ? item.desc() : item.asc()
       return nulls === 'first' ? ordered.nullsFirst() : ordered.nullsLast()
     }) as Q,
+  correlatedSubquery: (query) => query,
   limit: literalLimit,
 
   firstRowsPerParent: rowNumberedFirstRows,

@@ -41,6 +41,7 @@ export const sqliteDialect: ExpandDialect = {
   // NULL sorts first in SQLite: `column is null` (0, then 1) places it explicitly.
   orderBy: <Q extends AnySelect>(query: Q, column: string, direction: 'asc' | 'desc', nulls: 'first' | 'last') =>
     query.orderBy(sql`${sql.ref(column)} is null`, nulls === 'first' ? 'desc' : 'asc').orderBy(column, direction) as Q,
+  correlatedSubquery: (query) => query,
   limit: literalLimit,
 
   firstRowsPerParent,
