@@ -3,25 +3,27 @@ import fc from 'fast-check'
 import Fastify, { type FastifyInstance } from 'fastify'
 import type { Kysely } from 'kysely'
 import pg from 'pg'
-import t from 'tap'
+import t, { type Test } from 'tap'
 import expandPlugin, { defineResource, type FilterOperator } from '../../plugin/index.js'
-import { dialects, type TestDatabase } from '../fixtures/dialects.js'
+import { dialects, type Dialect, type TestDatabase } from '../fixtures/dialects.js'
 import { propertyParameters } from './support.js'
 
-// Every database answers alike: the same app on SQLite and PostgreSQL, the
-// process in a time zone far from UTC, answers each random request (filters of
-// every type and operator with edge values, sorts, offset and cursor pages,
-// expansions and sparse fields, detail routes) with the same status and the
-// same bytes. The data holds non-ASCII text, integers at the edges of int4,
-// nullable numbers, booleans, dates, and date-times stored as each database
-// stores them without an offset (SQLite's `datetime()` text, PostgreSQL's
-// `timestamp`). Cursors are opaque: each walk is followed on its own database
-// and the pages compared.
+// Every database answers alike: the same app on SQLite and on PostgreSQL, and
+// on SQLite and on MariaDB, the process in a time zone far from UTC, answers
+// each random request (filters of every type and operator with edge values,
+// sorts, offset and cursor pages, expansions and sparse fields, detail routes)
+// with the same status and the same bytes. The data holds non-ASCII text,
+// integers at the edges of int4, nullable numbers, booleans, dates, and
+// date-times stored as each database stores them without an offset (SQLite's
+// `datetime()` text, PostgreSQL's `timestamp`, MariaDB's `datetime` in UTC).
+// Cursors are opaque: each walk is followed on its own database and the pages
+// compared.
 //
 // Differences the README names, left out here: `contains` folds non-ASCII
 // letters on PostgreSQL (with a UTF-8 ctype) and not on SQLite, so contains
 // values are ASCII; strings sort by code point on SQLite and by the column's
-// collation on PostgreSQL (the test cluster's is C.UTF-8, code point order).
+// collation on PostgreSQL and MariaDB (the test cluster's is C.UTF-8, the
+// test database's utf8mb4_bin: code point order both).
 
 process.env.TZ = 'Asia/Tokyo'
 // As the README asks of applications on PostgreSQL (Guarantees, "Dates and times"): `timestamp` read as UTC.
@@ -70,16 +72,26 @@ const tracks = Array.from({ length: 40 }, (_row, index) => ({
   label: index % 4 === 3 ? null : labels[index % labels.length]!.id,
 }))
 
-async function createTables (db: Kysely<any>, dialect: string): Promise<void> {
-  const postgres = dialect === 'postgres'
+/**
+ * Each column as the database stores it: dates and date-times as text on
+ * SQLite, as DATE and an offset-less TIMESTAMP or DATETIME elsewhere.
+ */
+const columnTypes = {
+  sqlite: { rating: 'real', released: 'text', added_at: 'text' },
+  postgres: { rating: 'double precision', released: 'date', added_at: 'timestamp' },
+  mariadb: { rating: 'double precision', released: 'date', added_at: 'datetime' },
+} as const
+
+async function createTables (db: Kysely<any>, dialect: keyof typeof columnTypes): Promise<void> {
+  const types = columnTypes[dialect]
   await db.schema.createTable('labels').addColumn('id', 'integer', (c) => c.primaryKey()).addColumn('name', 'text', (c) => c.notNull()).execute()
   await db.schema.createTable('tracks').addColumn('id', 'integer', (c) => c.primaryKey())
     .addColumn('title', 'text', (c) => c.notNull())
     .addColumn('plays', 'integer', (c) => c.notNull())
-    .addColumn('rating', postgres ? 'double precision' : 'real')
+    .addColumn('rating', types.rating)
     .addColumn('explicit', 'boolean', (c) => c.notNull())
-    .addColumn('released', postgres ? 'date' : 'text', (c) => c.notNull())
-    .addColumn('added_at', postgres ? 'timestamp' : 'text', (c) => c.notNull())
+    .addColumn('released', types.released, (c) => c.notNull())
+    .addColumn('added_at', types.added_at, (c) => c.notNull())
     .addColumn('label_id', 'integer')
     .execute()
   await db.insertInto('labels').values(labels).execute()
@@ -174,21 +186,21 @@ async function answer (app: FastifyInstance, url: string): Promise<Answer> {
 
 const postgres = process.env.DATABASE_URL ? dialects().find((dialect) => dialect.name === 'postgres') : undefined
 if (postgres === undefined && process.env.REQUIRE_POSTGRES) throw new Error('REQUIRE_POSTGRES is set but DATABASE_URL is not')
+const mariadb = dialects().find((dialect) => dialect.name === 'mariadb')
 
-t.test('SQLite and PostgreSQL give the same status and bytes for random requests, in Asia/Tokyo', {
-  skip: postgres === undefined ? 'needs PostgreSQL' : false,
-}, async (t) => {
+/** The same random requests on SQLite and on `other`: the same status and bytes, cursor walks followed on each side. */
+async function answersAlike (t: Test, other: Dialect & { name: 'postgres' | 'mariadb' }): Promise<void> {
   t.equal(new Date(Date.UTC(2021, 0, 1)).getTimezoneOffset(), -540, 'the process runs in UTC+9')
   const sides: Array<{ database: TestDatabase; app: FastifyInstance }> = []
-  for (const dialect of [dialects()[0]!, postgres!]) {
+  for (const [dialect, types] of [[dialects()[0]!, 'sqlite'], [other, other.name]] as const) {
     const database = await dialect.open()
     t.teardown(() => database.close())
-    await createTables(database.db, dialect.name)
+    await createTables(database.db, types)
     const app = await build(database.db)
     t.teardown(() => app.close())
     sides.push({ database, app })
   }
-  const [sqlite, pg] = sides as [typeof sides[0], typeof sides[0]]
+  const [sqlite, elsewhere] = sides as [typeof sides[0], typeof sides[0]]
   const statuses: Record<number, number> = {}
 
   await fc.assert(fc.asyncProperty(requestArbitrary, async (sample) => {
@@ -196,10 +208,10 @@ t.test('SQLite and PostgreSQL give the same status and bytes for random requests
     // A cursor walk goes on with each side's own cursor, page by page.
     let [leftUrl, rightUrl] = [url, url]
     for (let page = 1; page <= 12; page++) {
-      const [left, right] = [await answer(sqlite.app, leftUrl), await answer(pg.app, rightUrl)]
+      const [left, right] = [await answer(sqlite.app, leftUrl), await answer(elsewhere.app, rightUrl)]
       statuses[left.status] = (statuses[left.status] ?? 0) + 1
       if (left.status !== right.status || left.body !== right.body) {
-        throw new Error(`${leftUrl} (page ${page})\n  sqlite ${left.status} ${left.body}\n  postgres ${right.status} ${right.body}`)
+        throw new Error(`${leftUrl} (page ${page})\n  sqlite ${left.status} ${left.body}\n  ${other.name} ${right.status} ${right.body}`)
       }
       if (left.next === null || right.next === null) break
       leftUrl = `${url}&after=${encodeURIComponent(left.next)}`
@@ -207,4 +219,12 @@ t.test('SQLite and PostgreSQL give the same status and bytes for random requests
     }
   }), propertyParameters(300))
   t.ok((statuses[200] ?? 0) > 100 && (statuses[400] ?? 0) > 20, `both successes and refusals are compared: ${JSON.stringify(statuses)}`)
-})
+}
+
+t.test('SQLite and PostgreSQL give the same status and bytes for random requests, in Asia/Tokyo', {
+  skip: postgres === undefined ? 'needs PostgreSQL' : false,
+}, async (t) => answersAlike(t, postgres as Dialect & { name: 'postgres' }))
+
+t.test('SQLite and MariaDB give the same status and bytes for random requests, in Asia/Tokyo', {
+  skip: mariadb === undefined ? 'needs MariaDB: set MARIADB_URL' : false,
+}, async (t) => answersAlike(t, mariadb as Dialect & { name: 'mariadb' }))
