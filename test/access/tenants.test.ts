@@ -261,6 +261,7 @@ for (const dialect of dialects()) {
     })
 
     t.test("the SQL: each statement's scope, in parentheses, before the keys; an admin's statements have none", async (t) => {
+      // PostgreSQL numbers its placeholders; SQLite and MariaDB write `?`.
       const p = (index: number) => (dialect.name === 'postgres' ? `$${index}` : '?')
       const written = (statements: string[]) => statements.map((statement) => asWrittenOn(dialect, statement))
       const postScope = (index: number) => `("posts"."deleted_at" is null and "posts"."tenant_id" = ${p(index)})`

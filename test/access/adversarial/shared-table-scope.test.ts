@@ -90,7 +90,8 @@ function headersOf (who: Who): Record<string, string> {
 
 /**
  * A statement as SQLite writes it, as the dialect writes it: PostgreSQL numbers
- * the `?` placeholders, MariaDB quotes identifiers in backticks.
+ * the `?` placeholders (MariaDB writes `?` too), MariaDB quotes identifiers in
+ * backticks.
  */
 function writtenOn (dialect: Dialect, text: string): string {
   let index = 0
