@@ -3,7 +3,7 @@ import Fastify, { type FastifyInstance } from 'fastify'
 import t from 'tap'
 import { isDeepStrictEqual } from 'node:util'
 import expandPlugin from '../../plugin/index.js'
-import { dialects, type TestDatabase } from '../fixtures/dialects.js'
+import { asWrittenOn, dialects, type Dialect, type TestDatabase } from '../fixtures/dialects.js'
 import { openTenants, readCallers, rows, tenantResources, type ResourceName } from '../fixtures/tenants.js'
 import { propertyParameters } from '../hardening/support.js'
 import { isCountStatement, pageRunsCount } from '../helpers/page-count.js'
@@ -410,11 +410,17 @@ function fieldOfColumn (resource: ResourceName, column: string): string | undefi
   return Object.entries(model[resource].relations).find(([, relation]) => relation.column === column)?.[0]
 }
 
+/** A selected column, `"table"."column" as "alias"`, quoted as the dialect quotes it. */
+function selectedColumnOn (dialect: Dialect): RegExp {
+  const selected = /"(\w+)"\."(\w+)"(?: as "(\w+)")?/g
+  return new RegExp(asWrittenOn(dialect, selected.source), selected.flags)
+}
+
 /** Columns of the select list (before the first `from`) that hold a field the caller may not see, the primary key aside. */
-function hiddenSelected (statement: string, caller: Caller): string[] {
+function hiddenSelected (dialect: Dialect, statement: string, caller: Caller): string[] {
   const selectList = statement.slice(0, statement.indexOf(' from '))
   const found: string[] = []
-  for (const [, table, column, alias] of selectList.matchAll(/"(\w+)"\."(\w+)"(?: as "(\w+)")?/g)) {
+  for (const [, table, column, alias] of selectList.matchAll(selectedColumnOn(dialect))) {
     if (alias === '__expand_parent') continue
     const resource = resourceOfTable[table!]
     if (resource === undefined || column === 'id') continue
@@ -472,7 +478,9 @@ for (const dialect of dialects()) {
         throw new Error(`${label}: ${statements.length} statements, the reference counts ${expected.statements}:\n  ${statements.join('\n  ')}`)
       }
       for (const statement of statements) {
-        const hidden = hiddenSelected(statement, request.caller)
+        // Every statement but a COUNT selects columns: one read as none would find nothing hidden.
+        if (!isCountStatement(statement) && !selectedColumnOn(dialect).test(statement)) throw new Error(`${label}: no column read in ${statement}`)
+        const hidden = hiddenSelected(dialect, statement, request.caller)
         if (hidden.length > 0) throw new Error(`${label}: selects hidden ${hidden.join(', ')}: ${statement}`)
       }
       // The same request without access rules (every row, every field) never runs fewer statements (but for the

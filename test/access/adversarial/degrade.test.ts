@@ -3,7 +3,7 @@ import { Kysely, PostgresDialect, sql } from 'kysely'
 import pg from 'pg'
 import t, { type Test } from 'tap'
 import expandPlugin, { namePreparedStatements } from '../../../plugin/index.js'
-import { dialects, type TestDatabase } from '../../fixtures/dialects.js'
+import { asWrittenOn, dialects, type TestDatabase } from '../../fixtures/dialects.js'
 import { buildPetApp } from '../../helpers/pet-world.js'
 import { Animal, animals, listResources, openListTables, type AnimalRow } from '../../fixtures/list-tables.js'
 
@@ -50,9 +50,9 @@ for (const dialect of dialects()) {
       t.same(reply.json(), { data: [{ id: 9 }], limit: 1, offset: 0, total: 1 })
       const page = database.statements.findIndex((statement) => statement.includes('limit'))
       const count = 1 - page
-      t.equal(plain(database.statements[page]!), 'select "animals"."id" as "id" from "animals" where "animals"."id" in (?, ?, ?, ?) and "animals"."species" = ? order by "animals"."id" asc limit ? offset ?')
+      t.equal(plain(database.statements[page]!), asWrittenOn(dialect, 'select "animals"."id" as "id" from "animals" where "animals"."id" in (?, ?, ?, ?) and "animals"."species" = ? order by "animals"."id" asc limit ? offset ?'))
       t.same(database.parameters[page], [5, 2, 9, 9, 'cat', 1, 0])
-      t.equal(plain(database.statements[count]!), 'select count(*) as "total" from "animals" where "animals"."id" in (?, ?, ?, ?) and "animals"."species" = ?')
+      t.equal(plain(database.statements[count]!), asWrittenOn(dialect, 'select count(*) as "total" from "animals" where "animals"."id" in (?, ?, ?, ?) and "animals"."species" = ?'))
       t.same(database.parameters[count], [5, 2, 9, 9, 'cat'])
     })
 

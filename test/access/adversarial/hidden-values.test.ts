@@ -2,7 +2,7 @@ import { Type } from '@sinclair/typebox'
 import Fastify, { type FastifyInstance } from 'fastify'
 import t, { type Test } from 'tap'
 import expandPlugin, { defineResource } from '../../../plugin/index.js'
-import { dialects, type TestDatabase } from '../../fixtures/dialects.js'
+import { asWrittenOn, dialects, type TestDatabase } from '../../fixtures/dialects.js'
 import { Animal, listResources, openListTables } from '../../fixtures/list-tables.js'
 
 // Attack: learn a field `fieldsFor` hides without ever seeing it, through what
@@ -89,6 +89,8 @@ for (const dialect of dialects()) {
   t.test(`a relation ordered by a hidden field on ${dialect.name}`, async (t) => {
     const database = await openTeams(t, dialect)
     const app = await buildTeams(t, database)
+    const bySalary = /order by "members"."team_id", "members"."salary" desc, "members"."id" limit \d+$/m
+    const rosterBySalary = new RegExp(asWrittenOn(dialect, bySalary.source), bySalary.flags)
 
     t.test('ids: by key for a caller who may not see the salary, by salary for one who may', async (t) => {
       // Alternating callers: each plan keeps its own statements.
@@ -98,7 +100,7 @@ for (const dialect of dialects()) {
         t.notMatch(user.statements.join('\n'), /salary/, 'no statement reads the hidden column')
         const admin = await get(app, database, '/teams/1', 'admin')
         t.equal(admin.text, '{"id":1,"name":"Red","roster":[2,3,4,1]}')
-        t.match(admin.statements.join('\n'), /order by "members"."team_id", "members"."salary" desc, "members"."id" limit \d+$/m)
+        t.match(admin.statements.join('\n'), rosterBySalary)
       }
       const list = await get(app, database, '/teams', 'user')
       t.equal(list.text, '{"data":[{"id":1,"name":"Red","roster":[1,2,3,4]},{"id":2,"name":"Blue","roster":[5]}],"limit":20,"offset":0,"total":2}')

@@ -2,7 +2,7 @@ import { Type } from '@sinclair/typebox'
 import Fastify, { type FastifyInstance } from 'fastify'
 import t from 'tap'
 import expandPlugin, { defineResource, type AnyResource } from '../../../plugin/index.js'
-import { dialects, inComparableOrder, type Dialect, type TestDatabase } from '../../fixtures/dialects.js'
+import { asWrittenOn, dialects, inComparableOrder, type Dialect, type TestDatabase } from '../../fixtures/dialects.js'
 import { openTenants, readCallers, tenantResources } from '../../fixtures/tenants.js'
 
 // The attack: a second resource on a scoped table, declared without a scope (a
@@ -88,10 +88,14 @@ function headersOf (who: Who): Record<string, string> {
   return who === 'admin' ? { 'x-role': 'admin' } : { 'x-tenant': String(who) }
 }
 
-/** SQLite's `?` placeholders as PostgreSQL numbers them. */
-function placeholders (dialect: Dialect, text: string): string {
+/**
+ * A statement as SQLite writes it, as the dialect writes it: PostgreSQL numbers
+ * the `?` placeholders (MariaDB writes `?` too), MariaDB quotes identifiers in
+ * backticks.
+ */
+function writtenOn (dialect: Dialect, text: string): string {
   let index = 0
-  return dialect.name === 'postgres' ? text.replace(/\?/g, () => `$${++index}`) : text
+  return asWrittenOn(dialect, dialect.name === 'postgres' ? text.replace(/\?/g, () => `$${++index}`) : text)
 }
 
 const tag = { 1: { id: 1, label: 'shared' }, 2: { id: 2, label: 'acme' }, 3: { id: 3, label: 'globex' }, 4: { id: 4, label: 'news' } }
@@ -148,7 +152,7 @@ for (const dialect of dialects()) {
         'select "tags"."id" as "id", "tags"."label" as "label", "post_tags"."post_id" as "__expand_parent" from "tags" ' +
           'inner join "post_tags" on "post_tags"."tag_id" = "tags"."id" where ("tags"."tenant_id" is null or "tags"."tenant_id" = ?) ' +
           'and "post_tags"."post_id" in (?, ?, ?, ?) order by "post_tags"."post_id", "post_tags"."tag_id" limit 16384',
-      ].map((text) => placeholders(dialect, text))), "the statements Post's own route would run (its short page tells its total: no count), with Author's and Tag's scopes")
+      ].map((text) => writtenOn(dialect, text))), "the statements Post's own route would run (its short page tells its total: no count), with Author's and Tag's scopes")
     })
 
     t.test('detail: 404 for a row the scope hides', async (t) => {
@@ -203,7 +207,7 @@ for (const dialect of dialects()) {
 
     database.reset()
     await get('/post-cards/3', 1)
-    t.strictSame(database.statements[0], placeholders(dialect,
+    t.strictSame(database.statements[0], writtenOn(dialect,
       'select "posts"."id" as "id", "posts"."title" as "title", "posts"."author_id" as "author" from "posts" ' +
       'where (("posts"."deleted_at" is null and "posts"."tenant_id" = ?) and ("posts"."tenant_id" = ? and "posts"."id" > ?)) ' +
       'and "posts"."id" = ?'), 'the detail: both conditions AND-ed in its one statement')
