@@ -9,6 +9,7 @@ import { countRows, seedIfEmpty } from './seed.js'
  *   HOST          default 127.0.0.1
  *   DATABASE_URL  a PostgreSQL connection string; without it, SQLite:
  *   SQLITE_FILE   the SQLite file, default ./demo.db
+ *   REPLICA_URL   a hot standby of DATABASE_URL: GET requests read from it (demo/read-replica.ts)
  *   LOG_LEVEL     pino's level, default info
  *   DRAIN_MS      on SIGTERM/SIGINT, how long /health answers 503 'draining' while new
  *                 connections are still served, default 1000 (see shutdown below)
@@ -39,12 +40,19 @@ for (const [name, value] of durations) {
 const givenCursorSecret = process.env.CURSOR_SECRET
 const cursorSecret = givenCursorSecret === undefined || givenCursorSecret === '' ? randomBytes(32).toString('base64url') : givenCursorSecret
 const db = connect({ databaseUrl: process.env.DATABASE_URL, sqliteFile: process.env.SQLITE_FILE, statementTimeoutMs })
+const replicaUrl = process.env.REPLICA_URL ?? ''
+if (replicaUrl !== '' && (process.env.DATABASE_URL ?? '') === '') {
+  console.error('REPLICA_URL is a standby of DATABASE_URL: set DATABASE_URL too')
+  process.exit(1)
+}
+const replica = replicaUrl === '' ? undefined : connect({ databaseUrl: replicaUrl, statementTimeoutMs })
 let draining = false
 const app = await buildApp({
   db,
   logger: { level: process.env.LOG_LEVEL ?? 'info' },
   draining: () => draining,
   cursorSecret,
+  replica,
 })
 if (cursorSecret !== givenCursorSecret) {
   app.log.warn('CURSOR_SECRET is not set: cursors are encrypted with a random key made at startup, so they will not survive a restart ' +
@@ -64,12 +72,13 @@ try {
 } catch (error) {
   app.log.error(error)
   await db.destroy()
+  await replica?.destroy()
   process.exit(1)
 }
 
 const base = `http://${host.includes(':') ? `[${host}]` : host}:${(app.server.address() as { port: number }).port}`
 console.log(`
-fastify-expand demo on ${base} (${process.env.DATABASE_URL ? 'PostgreSQL' : 'SQLite'})
+fastify-expand demo on ${base} (${process.env.DATABASE_URL ? `PostgreSQL${replica === undefined ? '' : ', reads on REPLICA_URL'}` : 'SQLite'})
   documentation: ${base}${docsPath}
 
   curl '${base}/pets/1?expand=owner.employer,toys'
@@ -109,6 +118,7 @@ async function shutdown (signal: string): Promise<void> {
     app.log.info('closing: new connections are refused, requests in flight finish')
     await app.close()
     await db.destroy()
+    await replica?.destroy()
     app.log.info('closed')
     process.exit(0)
   } catch (error) {

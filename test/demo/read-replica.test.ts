@@ -1,27 +1,22 @@
-import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify'
+import net from 'node:net'
+import Fastify, { type FastifyInstance } from 'fastify'
 import { Kysely, PostgresDialect, sql } from 'kysely'
 import pg from 'pg'
 import t from 'tap'
+import { routeReads, writtenPosition, writtenPositionHeader } from '../../demo/read-replica.js'
 import expandPlugin from '../../plugin/index.js'
 import { Person, Pet, createTables, resources, seed } from '../fixtures/tables.js'
 
-// Read replicas through the per-request `db`, as docs/beyond-one-machine.md
-// shows them: a GET reads from a hot standby; a write runs on the primary and
-// answers the WAL position it ended at (`x-written-lsn`); a GET carrying that
-// position (a client reading its own write) is served by the primary until
-// the standby has replayed it, by the standby after. Replay is paused on the
-// standby for the middle part, so what a client sees there before it catches
-// up is seen every time, not only when it happens to lag.
+// Read replicas through the per-request `db`, as demo/read-replica.ts routes
+// them: a GET reads from a hot standby; a write runs on the primary and
+// answers the WAL position it ended at; a GET carrying that position (a
+// client reading its own write) is served by the primary until the standby
+// has replayed it, by the standby after. Replay is paused on the standby for
+// the middle part, so what a client sees there before it catches up is seen
+// every time, not only when it happens to lag.
 //
 // REPLICA_URL is a hot standby of DATABASE_URL (`bash .ci/postgres-replica.sh
 // start` makes one of the 5433 cluster on 127.0.0.1:5434).
-
-declare module 'fastify' {
-  interface FastifyRequest {
-    /** The database this request reads from: the standby, or the primary. */
-    readsFrom: Kysely<any> | undefined
-  }
-}
 
 const replicaUrl = process.env.REPLICA_URL ?? ''
 const skip = replicaUrl === ''
@@ -29,6 +24,8 @@ const skip = replicaUrl === ''
   : (process.env.DATABASE_URL ?? '') === '' ? 'needs DATABASE_URL, the primary REPLICA_URL streams from' : false
 
 const lsnForm = /^[0-9A-F]{1,8}\/[0-9A-F]{1,8}$/i
+/** routeReads' own question to the standby, which is not one of the request's statements. */
+const replayCheck = /pg_last_wal_replay_lsn/
 
 t.test('reads on a replica, writes and reads of one\'s own writes on the primary', { skip }, async (t) => {
   const schema = `fx_replica_${process.pid}_${Date.now()}`
@@ -37,7 +34,7 @@ t.test('reads on a replica, writes and reads of one\'s own writes on the primary
   const ran: Array<'primary' | 'replica'> = []
   const open = (url: string, name: 'primary' | 'replica') => new Kysely<any>({
     dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: url, max: 4, options: `-c search_path=${schema}` }) }),
-    log: (event) => { if (event.level === 'query') ran.push(name) },
+    log: (event) => { if (event.level === 'query' && !replayCheck.test(event.query.sql)) ran.push(name) },
   })
   const primary = open(process.env.DATABASE_URL!, 'primary')
   const replica = open(replicaUrl, 'replica')
@@ -54,9 +51,6 @@ t.test('reads on a replica, writes and reads of one\'s own writes on the primary
   t.equal(inRecovery, true, 'REPLICA_URL is a standby')
   if (!inRecovery) return
 
-  /** The WAL position the primary has written up to: past the commit of every statement that returned before. */
-  const primaryPosition = async (): Promise<string> =>
-    (await primaryControl.query<{ lsn: string }>('select pg_current_wal_insert_lsn()::text as lsn')).rows[0].lsn
   const replayed = async (lsn: string): Promise<boolean> =>
     (await replicaControl.query<{ replayed: boolean }>('select pg_last_wal_replay_lsn() >= $1::pg_lsn as replayed', [lsn])).rows[0].replayed
   const waitForReplay = async (lsn: string): Promise<number> => {
@@ -71,41 +65,24 @@ t.test('reads on a replica, writes and reads of one\'s own writes on the primary
   await primaryControl.query(`create schema ${schema}`)
   await createTables(primary)
   await seed(primary)
-  const seeded = await waitForReplay(await primaryPosition())
+  const seeded = await waitForReplay(await writtenPosition(primary))
   t.comment(`the standby replayed the seed ${seeded.toFixed(1)} ms after it was committed`)
 
-  // The routing rule: writes on the primary; a read carrying a position the standby has not
-  // replayed (or a position the standby cannot be asked about) on the primary; every other read on the standby.
-  const readsFrom = async (request: FastifyRequest): Promise<Kysely<any>> => {
-    if (request.method !== 'GET' && request.method !== 'HEAD') return primary
-    const written = request.headers['x-written-lsn']
-    if (written === undefined) return replica
-    if (typeof written !== 'string' || !lsnForm.test(written)) return primary
-    return await replayed(written).catch(() => false) ? replica : primary
-  }
   const app: FastifyInstance = Fastify()
-  app.decorateRequest('readsFrom')
-  app.addHook('onRequest', async (request) => { request.readsFrom = await readsFrom(request) })
-  await app.register(expandPlugin, {
-    resources,
-    db: (request: FastifyRequest) => {
-      if (request.readsFrom === undefined) throw new Error('no database chosen for this request')
-      return request.readsFrom
-    },
-  })
+  await app.register(expandPlugin, { resources, db: routeReads(app, { primary, replica }) })
   app.expand.routes('/pets', Pet)
   app.expand.routes('/people', Person)
   app.post<{ Body: { id: number, name: string, species: string, owner: number } }>('/pets', async (request, reply) => {
     const { id, name, species, owner } = request.body
     await request.readsFrom!.insertInto('pets').values({ id, name, species, owner_id: owner, sold_from_id: null }).execute()
-    return reply.code(201).header('x-written-lsn', await primaryPosition()).send({ id })
+    return reply.code(201).header(writtenPositionHeader, await writtenPosition(primary)).send({ id })
   })
   await app.ready()
   t.teardown(() => app.close())
 
   const get = async (url: string, written?: string) => {
     ran.length = 0
-    const response = await app.inject({ url, headers: written === undefined ? {} : { 'x-written-lsn': written } })
+    const response = await app.inject({ url, headers: written === undefined ? {} : { [writtenPositionHeader]: written } })
     return { status: response.statusCode, body: response.json() as unknown, ranOn: [...new Set(ran)] }
   }
   const garfield = {
@@ -137,7 +114,7 @@ t.test('reads on a replica, writes and reads of one\'s own writes on the primary
     const write = await app.inject({ method: 'POST', url: '/pets', payload: { id: 5, name: 'Tom', species: 'cat', owner: 3 } })
     t.equal(write.statusCode, 201)
     t.strictSame([...new Set(ran)], ['primary'], 'the write ran on the primary')
-    const written = write.headers['x-written-lsn']
+    const written = write.headers[writtenPositionHeader]
     t.match(written, lsnForm, 'the write answers the position it ended at')
     const tom = { id: 5, name: 'Tom', species: 'cat', owner: { id: 3, name: 'Ann', hobbies: 'chess', employer: null }, sold_from: null, toys: [] }
 
@@ -160,6 +137,26 @@ t.test('reads on a replica, writes and reads of one\'s own writes on the primary
 
   t.test('a position the standby has not reached goes to the primary, however far it is', async (t) => {
     t.strictSame(await get('/pets/1?expand=owner,toys', 'FFFFFFFF/FFFFFFFF'), { status: 200, body: garfield, ranOn: ['primary'] })
+  })
+
+  t.test('a standby out of reach: its reads are 503 FST_EXPAND_UNAVAILABLE; a read of one\'s own write still goes to the primary', async (t) => {
+    const closed = net.createServer()
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve))
+    const { port } = closed.address() as net.AddressInfo
+    await new Promise((resolve) => closed.close(resolve))
+    const away = new Kysely<any>({ dialect: new PostgresDialect({ pool: new pg.Pool({ host: '127.0.0.1', port, user: 'postgres', max: 1 }) }) })
+    const withoutStandby: FastifyInstance = Fastify()
+    await withoutStandby.register(expandPlugin, { resources, db: routeReads(withoutStandby, { primary, replica: away }) })
+    withoutStandby.expand.routes('/pets', Pet)
+    t.teardown(async () => { await withoutStandby.close(); await away.destroy() })
+    const read = await withoutStandby.inject('/pets/1?expand=owner,toys')
+    t.equal(read.statusCode, 503)
+    t.equal(read.headers['retry-after'], '1')
+    t.strictSame(read.json(), { statusCode: 503, code: 'FST_EXPAND_UNAVAILABLE', error: 'Service Unavailable', message: 'Service Unavailable' })
+    ran.length = 0
+    const own = await withoutStandby.inject({ url: '/pets/1?expand=owner,toys', headers: { [writtenPositionHeader]: '0/0' } })
+    t.strictSame({ status: own.statusCode, body: own.json() as unknown, ranOn: [...new Set(ran)] }, { status: 200, body: garfield, ranOn: ['primary'] },
+      'the standby cannot say it has replayed the position: the primary answers')
   })
 
   t.test('statements a standby refuses are the application\'s to route: a write sent there fails', async (t) => {
