@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Starts (or stops) a throwaway hot standby of the PostgreSQL cluster that
+# Starts (restarts, stops) a throwaway hot standby of the PostgreSQL cluster that
 # .ci/postgres.sh starts: a copy taken with pg_basebackup, streaming the
 # primary's WAL, read-only, on 127.0.0.1:5434, trust auth, for the read
 # replica tests (REPLICA_URL=postgres://postgres@127.0.0.1:5434/postgres).
@@ -59,10 +59,15 @@ case "${1:-start}" in
     fi
     echo "PostgreSQL hot standby of 127.0.0.1:$primary_port on 127.0.0.1:$port (streaming)"
     ;;
+  restart)
+    # pg_ctl restart starts the server again with the options it was started with (postmaster.opts).
+    as_postgres "$bin/pg_ctl -D $dir/data -l $dir/log -m fast -w restart" >/dev/null \
+      || { tail -n 20 "$dir/log"; echo "the standby did not start again"; exit 1; }
+    ;;
   stop)
     stop_replica
     ;;
   *)
-    echo "usage: $0 start|stop"; exit 2
+    echo "usage: $0 start|restart|stop"; exit 2
     ;;
 esac
