@@ -33,7 +33,7 @@ stop_replica () {
   rm -rf "$dir"
 }
 
-bin=$(bin_dir)
+bin=$(bin_dir || true)
 case "${1:-start}" in
   start)
     [ -n "$bin" ] || { echo "PostgreSQL is not installed (bash .ci/postgres.sh start installs it)"; exit 1; }
