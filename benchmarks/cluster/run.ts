@@ -16,7 +16,7 @@
  * removed on exit with every process it started, also on failure. Needs root
  * (PostgreSQL and PgBouncer run as the `postgres` user); installs postgresql,
  * pgbouncer and haproxy with apt-get when they are missing. Finishes in about
- * two minutes; gives up after CLUSTER_TIMEOUT_S (default 200) seconds.
+ * a minute and a half; gives up after CLUSTER_TIMEOUT_S (default 200) seconds.
  *
  * Every response body is compared with the body expected for its URL (asked of
  * all three instances, reading from the primary and from the standby, which

@@ -122,7 +122,10 @@ t.test('reads on a replica, writes and reads of one\'s own writes on the primary
     t.strictSame(await get('/pets/5?expand=owner'), { status: 404, body: notFound, ranOn: ['replica'] }, 'the new row: not found on the standby')
     t.strictSame(await get('/people/3?expand=pets&fields=id,pets'), { status: 200, body: { id: 3, pets: [] }, ranOn: ['replica'] },
       'its owner: without it on the standby')
+    t.strictSame(await get('/pets?fields=id&limit=1'), { status: 200, body: { data: [{ id: 1 }], limit: 1, offset: 0, total: 4 }, ranOn: ['replica'] },
+      'a list\'s total: without it on the standby')
     // With the position: the primary, which has it.
+    t.strictSame(await get('/pets?fields=id&limit=1', String(written)), { status: 200, body: { data: [{ id: 1 }], limit: 1, offset: 0, total: 5 }, ranOn: ['primary'] })
     t.strictSame(await get('/pets/5?expand=owner', String(written)), { status: 200, body: tom, ranOn: ['primary'] }, 'one\'s own write, from the primary')
     t.strictSame(await get('/people/3?expand=pets&fields=id,pets', String(written)), { status: 200, body: { id: 3, pets: [{ id: 5, name: 'Tom' }] }, ranOn: ['primary'] })
     t.strictSame(await get('/pets/5', 'not a position'), { status: 200, body: { ...tom, owner: 3 }, ranOn: ['primary'] }, 'a position that does not read: the primary')
