@@ -4,6 +4,7 @@ import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastif
 import expandPlugin, { databaseFailure, expandOpenApi, type ExpandPluginOptions } from '../plugin/index.js'
 import { Company, Person, Pet, PetStore, Toy, Vet, Visit, resources } from '../schemas/index.js'
 import { ping, type DemoDatabase } from './database.js'
+import { routeReads } from './read-replica.js'
 
 export interface DemoAppSettings {
   db: DemoDatabase
@@ -22,6 +23,12 @@ export interface DemoAppSettings {
    * of the process), as a real deployment must.
    */
   cursorSecret?: string
+  /**
+   * A hot standby of `db`: GET requests read from it, except a read of the
+   * client's own write that it has not replayed yet (demo/read-replica.ts);
+   * `/health` asks `db` alone.
+   */
+  replica?: DemoDatabase
 }
 
 /** The cursor key of the walkthrough (docs/walkthrough.md) and the tests when none is given: published, so never served. */
@@ -39,10 +46,11 @@ export const docsPath = '/docs'
  * the request names its own `expand`.
  */
 export async function buildApp (
-  { db, logger = false, draining = () => false, cursorSecret = demoCursorSecret }: DemoAppSettings
+  { db, logger = false, draining = () => false, cursorSecret = demoCursorSecret, replica }: DemoAppSettings
 ): Promise<FastifyInstance> {
   const app = Fastify({ logger })
-  const expandOptions: ExpandPluginOptions = { db, resources, maxDepth: 3 }
+  const readsFrom = replica === undefined ? db : routeReads(app, { primary: db, replica })
+  const expandOptions: ExpandPluginOptions = { db: readsFrom, resources, maxDepth: 3 }
   // The list routes of app.expand.routes document their own envelope (limit, offset, total).
   const documentation = expandOpenApi(expandOptions)
 

@@ -10,6 +10,7 @@ import { countRows, seedIfEmpty } from './seed.js'
  *   DATABASE_URL  a PostgreSQL (postgres://) or MariaDB/MySQL (mysql://) connection string;
  *                 without it, SQLite:
  *   SQLITE_FILE   the SQLite file, default ./demo.db
+ *   REPLICA_URL   a hot standby of DATABASE_URL: GET requests read from it (demo/read-replica.ts)
  *   LOG_LEVEL     pino's level, default info
  *   DRAIN_MS      on SIGTERM/SIGINT, how long /health answers 503 'draining' while new
  *                 connections are still served, default 1000 (see shutdown below)
@@ -40,12 +41,20 @@ for (const [name, value] of durations) {
 const givenCursorSecret = process.env.CURSOR_SECRET
 const cursorSecret = givenCursorSecret === undefined || givenCursorSecret === '' ? randomBytes(32).toString('base64url') : givenCursorSecret
 const db = connect({ databaseUrl: process.env.DATABASE_URL, sqliteFile: process.env.SQLITE_FILE, statementTimeoutMs })
+const replicaUrl = process.env.REPLICA_URL ?? ''
+if (replicaUrl !== '' && databaseOf(process.env.DATABASE_URL) !== 'PostgreSQL') {
+  // demo/read-replica.ts follows a write by PostgreSQL's WAL position.
+  console.error('REPLICA_URL is a hot standby of a PostgreSQL DATABASE_URL: set DATABASE_URL to its primary')
+  process.exit(1)
+}
+const replica = replicaUrl === '' ? undefined : connect({ databaseUrl: replicaUrl, statementTimeoutMs })
 let draining = false
 const app = await buildApp({
   db,
   logger: { level: process.env.LOG_LEVEL ?? 'info' },
   draining: () => draining,
   cursorSecret,
+  replica,
 })
 if (cursorSecret !== givenCursorSecret) {
   app.log.warn('CURSOR_SECRET is not set: cursors are encrypted with a random key made at startup, so they will not survive a restart ' +
@@ -65,12 +74,13 @@ try {
 } catch (error) {
   app.log.error(error)
   await db.destroy()
+  await replica?.destroy()
   process.exit(1)
 }
 
 const base = `http://${host.includes(':') ? `[${host}]` : host}:${(app.server.address() as { port: number }).port}`
 console.log(`
-fastify-expand demo on ${base} (${databaseOf(process.env.DATABASE_URL)})
+fastify-expand demo on ${base} (${databaseOf(process.env.DATABASE_URL)}${replica === undefined ? '' : ', reads on REPLICA_URL'})
   documentation: ${base}${docsPath}
 
   curl '${base}/pets/1?expand=owner.employer,toys'
@@ -110,6 +120,7 @@ async function shutdown (signal: string): Promise<void> {
     app.log.info('closing: new connections are refused, requests in flight finish')
     await app.close()
     await db.destroy()
+    await replica?.destroy()
     app.log.info('closed')
     process.exit(0)
   } catch (error) {

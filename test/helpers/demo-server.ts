@@ -16,11 +16,12 @@ export interface DemoServer {
 
 /**
  * Starts demo/server.ts as `npm start` does, in a child process with `env`
- * (DATABASE_URL removed: SQLite), and resolves once it prints its URL.
+ * (DATABASE_URL and REPLICA_URL removed: SQLite), and resolves once it prints its URL.
  */
 export async function startDemoServer (env: NodeJS.ProcessEnv, command: 'tsx' | 'node' = 'tsx'): Promise<DemoServer> {
   const environment: NodeJS.ProcessEnv = { ...process.env, ...env }
   delete environment.DATABASE_URL
+  delete environment.REPLICA_URL
   const script = join(repository, 'demo/server.ts')
   const child = command === 'tsx'
     ? spawn(join(repository, 'node_modules/.bin/tsx'), [script], { cwd: repository, env: environment, stdio: ['ignore', 'pipe', 'pipe'] })

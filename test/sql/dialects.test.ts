@@ -283,6 +283,17 @@ for (const dialect of dialects()) {
         await sql`set local statement_timeout = 10`.execute(trx)
         await sql`select pg_sleep(1)`.execute(trx)
       })), 'unavailable', '57014: the statement timeout')
+      t.equal(await failureOf((db) => db.connection().execute(async (first) => {
+        await sql`begin isolation level repeatable read`.execute(first)
+        try {
+          await sql`select n from items where id = 1`.execute(first)
+          // Another connection updates the row (to the value it holds) and commits after the first one's snapshot.
+          await sql`update items set n = n where id = 1`.execute(db)
+          await sql`update items set n = n where id = 1`.execute(first)
+        } finally {
+          await sql`rollback`.execute(first)
+        }
+      })), 'unavailable', '40001: a serialization failure, which a retry may not meet')
     })
   })
 }
@@ -298,6 +309,9 @@ t.test('driver errors by code and message, whichever database raised them', asyn
     [{ code: '57P01' }, 'unavailable'],
     [{ code: '53300' }, 'unavailable'],
     [{ code: '57014' }, 'unavailable'],
+    [{ code: '40001' }, 'unavailable'],
+    [{ code: '40P01' }, 'unavailable'],
+    [{ code: '40002' }, undefined],
     [{ code: '22P02' }, 'unstorable value'],
     [{ code: '22003' }, 'unstorable value'],
     [{ code: '23505' }, undefined],

@@ -93,9 +93,13 @@ function wideNumberCast (type: ValueType, item: unknown): WideNumberCast | undef
  * SQLSTATEs of an unreachable or unavailable server: class 08 (connection
  * exception), 57P01-57P03 (shutting down, crashed, cannot connect now), 53300
  * (too many connections), 57014 (a statement cancelled, as the connection's
- * `statement_timeout` does: the server declined to spend more on it now).
+ * `statement_timeout` does: the server declined to spend more on it now); and
+ * of a transaction rolled back so that it may be tried again: 40001 (a
+ * serialization failure: a concurrent update under repeatable read or
+ * serializable, a hot standby cancelling a read that conflicts with the WAL it
+ * replays, a distributed engine's retryable transaction) and 40P01 (a deadlock).
  */
-const unavailableStates = /^(08...|57P0[123]|53300|57014)$/
+const unavailableStates = /^(08...|57P0[123]|53300|57014|40001|40P01)$/
 /**
  * Class 22, data exceptions: a value its column's type cannot hold (an int4
  * key asked for 2147483648, a uuid key asked for 'abc').

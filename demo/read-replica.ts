@@ -1,0 +1,81 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify'
+import { sql, type Kysely } from 'kysely'
+
+/*
+ * Reads on a PostgreSQL hot standby, through the plugin's per-request `db`
+ * (docs/beyond-one-machine.md, Read replicas):
+ *   - a request that writes (any method but GET and HEAD) reads from the primary;
+ *   - a write answers the WAL position it ended at (`writtenPosition`, sent to
+ *     the client as it likes: a header, a cookie); a GET that carries it back
+ *     in `x-written-lsn` reads from the standby once the standby has replayed
+ *     that position, from the primary before (and when the standby cannot be
+ *     asked, or the header is not a position);
+ *   - every other GET reads from the standby, whose rows may be older than the
+ *     primary's by its replication lag.
+ * test/demo/read-replica.test.ts checks each case against a real standby.
+ */
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The database this request's statements run on: the standby, or the primary. */
+    readsFrom: Kysely<any> | undefined
+  }
+}
+
+/** The header a read carries the position of the client's own last write in. */
+export const writtenPositionHeader = 'x-written-lsn'
+
+/** PostgreSQL's text form of a WAL position (`pg_lsn`): two hexadecimal numbers of 32 bits. */
+const positionForm = /^[0-9A-F]{1,8}\/[0-9A-F]{1,8}$/i
+
+/** Where a request reads from, as `routeReads` decides it. */
+export type ReadSource = 'primary' | 'replica'
+
+/**
+ * The WAL position the primary has written up to: past the commit of every
+ * statement that returned before it was asked (with `synchronous_commit =
+ * off` too, whose commit record is inserted before the statement returns).
+ */
+export async function writtenPosition (primary: Kysely<any>): Promise<string> {
+  const { rows } = await sql<{ lsn: string }>`select pg_current_wal_insert_lsn()::text as lsn`.execute(primary)
+  return rows[0].lsn
+}
+
+/** Whether the standby has replayed `position`; false when it cannot be asked. */
+export async function hasReplayed (replica: Kysely<any>, position: string): Promise<boolean> {
+  try {
+    const { rows } = await sql<{ replayed: boolean | null }>`select pg_last_wal_replay_lsn() >= ${position}::pg_lsn as replayed`.execute(replica)
+    return rows[0].replayed === true
+  } catch {
+    return false
+  }
+}
+
+/** Where a request reads from: see the comment at the top. */
+export async function readSourceOf (request: FastifyRequest, replica: Kysely<any>): Promise<ReadSource> {
+  if (request.method !== 'GET' && request.method !== 'HEAD') return 'primary'
+  const written = request.headers[writtenPositionHeader]
+  if (written === undefined) return 'replica'
+  if (typeof written !== 'string' || !positionForm.test(written)) return 'primary'
+  return await hasReplayed(replica, written) ? 'replica' : 'primary'
+}
+
+/**
+ * Decides each request's database in an `onRequest` hook of `app` and returns
+ * the plugin's `db` option that answers it; handlers write through
+ * `request.readsFrom` too (the primary, for a request that writes).
+ */
+export function routeReads<DB> (
+  app: FastifyInstance,
+  { primary, replica }: { primary: Kysely<DB>, replica: Kysely<DB> }
+): (request: FastifyRequest) => Kysely<DB> {
+  app.decorateRequest('readsFrom')
+  app.addHook('onRequest', async (request) => {
+    request.readsFrom = await readSourceOf(request, replica) === 'replica' ? replica : primary
+  })
+  return (request) => {
+    // routeReads adds its hook to the instance it is given: a route outside it has no database chosen.
+    if (request.readsFrom === undefined) throw new Error('no database chosen for this request')
+    return request.readsFrom as Kysely<DB>
+  }
+}
