@@ -183,7 +183,7 @@ export function handWrittenMariadbPage (pool: MysqlPool): (limit: number, offset
     const data: PetRecord[] = new Array(rows.length)
     for (let index = 0; index < rows.length; index++) {
       const row = rows[index]!
-      // mysql2 parses a column the server marks as JSON (MariaDB 10.5 and later, MySQL); a server that does not sends its text.
+      // mysql2 parses a column the server marks as JSON (MariaDB 10.11 here does); from a server that does not, it is text.
       const toys = row[10] as PetRecord['toys'] | string | null
       data[index] = {
         id: row[0] as number,
