@@ -7,9 +7,12 @@ import type { Kysely } from 'kysely'
 import type { Pool } from 'pg'
 import { buildApp } from '../../test/helpers/app.js'
 import { graphqlApp, petsPageQuery } from '../baselines/graphql-app.js'
-import { expandOfDepth, handWrittenPageLoader, handWrittenPostgresPage, pageRows } from '../baselines/hand-written.js'
+import {
+  expandOfDepth, handWrittenMariadbPage, handWrittenPageLoader, handWrittenPostgresPage, pageRows,
+} from '../baselines/hand-written.js'
 import { defineResource, isResource, type AnyResource, type RelationDefinition, type RelationOptions } from '../../plugin/index.js'
 import { createPetsDatabase, kyselyOver, petResources } from '../domain/pets-db.js'
+import { copyPetsToMariadb, mariadbUrl } from '../domain/pets-mysql.js'
 import { copyPetsToPostgres, poolSize, postgresUrl } from '../domain/pets-pg.js'
 import { assertSameText, type BenchCase, type Suite } from '../runner.js'
 
@@ -28,6 +31,9 @@ export const postgresNamedName = 'app.expand.routes on PostgreSQL (namePreparedS
 export const postgresHandName = 'hand-written single statement on PostgreSQL'
 const postgresDrizzleSchemaName = "Drizzle's relational query on PostgreSQL (response schema)"
 const postgresDrizzleStringifyName = "Drizzle's relational query on PostgreSQL (JSON.stringify)"
+export const mariadbCaseName = `${pageRows} rows, expand=${expandOfDepth[2]}, MariaDB`
+export const mariadbRoutesName = 'app.expand.routes on MariaDB'
+export const mariadbHandName = 'hand-written single statement on MariaDB'
 const expand = expandOfDepth[2]
 
 const routesApp = (db: Kysely<any>, resources: readonly AnyResource[] = petResources) =>
@@ -82,9 +88,13 @@ async function handWrittenApp (database: Database.Database): Promise<FastifyInst
   return app
 }
 
-/** A page route on PostgreSQL written by hand: one named statement (the count in it), shaped by hand, JSON.stringify. */
-async function handWrittenPostgresApp (pool: Pool): Promise<FastifyInstance> {
-  const page = handWrittenPostgresPage(pool)
+type ServerPage = (limit: number, offset: number) => Promise<{ data: unknown[]; total: number }>
+
+/**
+ * A page route on a database server written by hand: `page` runs one statement (the count in it) and shapes
+ * its rows by hand (handWrittenPostgresPage, handWrittenMariadbPage); Fastify's JSON.stringify writes them.
+ */
+async function handWrittenServerApp (page: ServerPage): Promise<FastifyInstance> {
   const app = Fastify()
   app.get('/pets', {
     schema: {
@@ -202,6 +212,11 @@ export const endToEndSuite: Suite = {
     `With DATABASE_URL set, the same page on PostgreSQL (the same rows copied into a schema of their own, a pool of ${poolSize}): the plugin's route on Kysely's PostgresDialect`,
     '(over the pool itself, and over `namePreparedStatements`, which makes the statements that run again named prepared statements)',
     'against one hand-written named statement holding the count (the baseline of that case), and Drizzle\'s relational query.',
+    `With MARIADB_URL set, the same page on MariaDB (the same rows copied into a database of their own, collation utf8mb4_bin, a mysql2 pool of ${poolSize} set as the tests set theirs):`,
+    "the plugin's route on Kysely's MysqlDialect over the pool against one hand-written prepared statement (mysql2's `execute`)",
+    'holding the count, each pet\'s toys aggregated by JSON_ARRAYAGG (the baseline of that case).',
+    'Drizzle\'s relational query is not run there: in both its MySQL modes the statement refers to the outer row from inside',
+    'a derived table (or a LATERAL join), which MariaDB 10.11 refuses (`Unknown column \'pets.owner_id\' in \'WHERE\'`).',
     'The JSON of the records is checked byte-identical across all of them before timing.',
   ].join(' '),
   async setup () {
@@ -262,7 +277,12 @@ export const endToEndSuite: Suite = {
       const onPostgres: PageContender[] = [
         { name: postgresRoutesName, app: await track(routesApp(postgres.db)), request: pageRequest, records: envelopeRecords },
         { name: postgresNamedName, app: await track(routesApp(postgres.namedDb)), request: pageRequest, records: envelopeRecords },
-        { name: postgresHandName, app: await track(handWrittenPostgresApp(postgres.pool)), request: handRequest, records: envelopeRecords },
+        {
+          name: postgresHandName,
+          app: await track(handWrittenServerApp(handWrittenPostgresPage(postgres.pool))),
+          request: handRequest,
+          records: envelopeRecords,
+        },
       ]
       if (drizzle !== undefined) {
         onPostgres.push(
@@ -282,11 +302,26 @@ export const endToEndSuite: Suite = {
       }
       cases.push(pageCase(postgresCaseName, postgresHandName, onPostgres, expected))
     }
+
+    const mariadb = mariadbUrl === undefined ? undefined : await copyPetsToMariadb(database, mariadbUrl)
+    if (mariadb !== undefined) {
+      const onMariadb: PageContender[] = [
+        { name: mariadbRoutesName, app: await track(routesApp(mariadb.db)), request: pageRequest, records: envelopeRecords },
+        {
+          name: mariadbHandName,
+          app: await track(handWrittenServerApp(handWrittenMariadbPage(mariadb.pool))),
+          request: handRequest,
+          records: envelopeRecords,
+        },
+      ]
+      cases.push(pageCase(mariadbCaseName, mariadbHandName, onMariadb, expected))
+    }
     return {
       cases,
       async teardown () {
         for (const app of apps) await app.close()
         await postgres?.close()
+        await mariadb?.close()
         await uncachedDb.destroy()
         await db.destroy()
       },
