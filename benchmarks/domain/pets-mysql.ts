@@ -2,6 +2,7 @@ import type Database from 'better-sqlite3'
 import { CompiledQuery, Kysely, MysqlDialect } from 'kysely'
 import { createPool, type Pool } from 'mysql2'
 import { createConnection } from 'mysql2/promise'
+import { prepareMysqlStatements } from '../../plugin/index.js'
 import { indexStatements, tableStatements } from '../../test/fixtures/tables.js'
 import { poolSize } from './pets-pg.js'
 
@@ -14,6 +15,8 @@ export interface PetsMariadb {
   pool: Pool
   /** A Kysely instance over `pool` (MysqlDialect), without plugins, as the README configures one. */
   db: Kysely<any>
+  /** A Kysely instance over a pool of its own (as large) through `prepareMysqlStatements`. */
+  preparedDb: Kysely<any>
   /** Closes the pool and drops the database. */
   close(): Promise<void>
 }
@@ -32,15 +35,15 @@ const tables = ['companies', 'people', 'pet_stores', 'toys', 'pets', 'pet_toys']
 /**
  * The rows of the SQLite pets database copied into a new database of the
  * server at `url` (the same data, so the bodies are byte-identical), its
- * collation utf8mb4_bin (text compares and orders by its bytes, as on SQLite
- * and PostgreSQL's C collation), its tables analysed.
+ * collation utf8mb4_nopad_bin (text compares and orders by its bytes, as on
+ * SQLite and PostgreSQL's C collation), its tables analysed.
  */
 export async function copyPetsToMariadb (database: Database.Database, url: string): Promise<PetsMariadb> {
   const target = new URL(url)
   const name = `fx_bench_${process.pid}_${Date.now()}`
   const admin = await createConnection(target.href)
   try {
-    await admin.query(`CREATE DATABASE \`${name}\` CHARACTER SET utf8mb4 COLLATE utf8mb4_bin`)
+    await admin.query(`CREATE DATABASE \`${name}\` CHARACTER SET utf8mb4 COLLATE utf8mb4_nopad_bin`)
     await admin.query(`USE \`${name}\``)
     for (const statement of schemaStatements()) await admin.query(statement)
     for (const table of tables) {
@@ -56,25 +59,30 @@ export async function copyPetsToMariadb (database: Database.Database, url: strin
     await admin.end()
   }
   target.pathname = `/${name}`
-  const pool = createPool({
+  const newPool = () => createPool({
     uri: target.href,
     connectionLimit: poolSize,
     supportBigNumbers: true,
     timezone: 'Z',
     dateStrings: ['DATE'],
   })
-  const db = new Kysely<any>({
+  const over = (pool: Pool) => new Kysely<any>({
     dialect: new MysqlDialect({
       pool,
       onCreateConnection: async (connection) => { await connection.executeQuery(CompiledQuery.raw("SET time_zone = '+00:00'")) },
     }),
   })
+  const pool = newPool()
+  const db = over(pool)
+  const preparedDb = over(prepareMysqlStatements(newPool()))
   return {
     pool,
     db,
+    preparedDb,
     async close () {
       // Kysely's destroy ends the pool.
       await db.destroy()
+      await preparedDb.destroy()
       const dropper = await createConnection(url)
       await dropper.query(`DROP DATABASE \`${name}\``)
       await dropper.end()

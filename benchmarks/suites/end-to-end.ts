@@ -33,6 +33,7 @@ const postgresDrizzleSchemaName = "Drizzle's relational query on PostgreSQL (res
 const postgresDrizzleStringifyName = "Drizzle's relational query on PostgreSQL (JSON.stringify)"
 export const mariadbCaseName = `${pageRows} rows, expand=${expandOfDepth[2]}, MariaDB`
 export const mariadbRoutesName = 'app.expand.routes on MariaDB'
+export const mariadbPreparedName = 'app.expand.routes on MariaDB (prepareMysqlStatements)'
 export const mariadbHandName = 'hand-written single statement on MariaDB'
 const expand = expandOfDepth[2]
 
@@ -212,8 +213,10 @@ export const endToEndSuite: Suite = {
     `With DATABASE_URL set, the same page on PostgreSQL (the same rows copied into a schema of their own, a pool of ${poolSize}): the plugin's route on Kysely's PostgresDialect`,
     '(over the pool itself, and over `namePreparedStatements`, which makes the statements that run again named prepared statements)',
     'against one hand-written named statement holding the count (the baseline of that case), and Drizzle\'s relational query.',
-    `With MARIADB_URL set, the same page on MariaDB (the same rows copied into a database of their own, collation utf8mb4_bin, a mysql2 pool of ${poolSize} set as the tests set theirs):`,
-    "the plugin's route on Kysely's MysqlDialect over the pool against one hand-written prepared statement (mysql2's `execute`)",
+    'With MARIADB_URL set, the same page on MariaDB (the same rows copied into a database of their own, collation utf8mb4_nopad_bin,',
+    `a mysql2 pool of ${poolSize} set as the tests set theirs):`,
+    "the plugin's route on Kysely's MysqlDialect (over the pool itself, and over `prepareMysqlStatements`,",
+    "which runs statements with parameters as prepared statements) against one hand-written prepared statement (mysql2's `execute`)",
     'holding the count, each pet\'s toys aggregated by JSON_ARRAYAGG (the baseline of that case).',
     'Drizzle\'s relational query is not run there: in both its MySQL modes the statement refers to the outer row from inside',
     'a derived table (or a LATERAL join), which MariaDB 10.11 refuses (`Unknown column \'pets.owner_id\' in \'WHERE\'`).',
@@ -307,6 +310,7 @@ export const endToEndSuite: Suite = {
     if (mariadb !== undefined) {
       const onMariadb: PageContender[] = [
         { name: mariadbRoutesName, app: await track(routesApp(mariadb.db)), request: pageRequest, records: envelopeRecords },
+        { name: mariadbPreparedName, app: await track(routesApp(mariadb.preparedDb)), request: pageRequest, records: envelopeRecords },
         {
           name: mariadbHandName,
           app: await track(handWrittenServerApp(handWrittenMariadbPage(mariadb.pool))),
