@@ -34,8 +34,10 @@ export const walkthroughSteps: readonly WalkthroughStep[] = [
   {
     text: `\`npm start\` serves a veterinary network (companies, people, pets, pet stores,
 toys, vets, visits: about 61,000 rows) from \`demo.db\`, an SQLite file it seeds
-on first start, or from PostgreSQL when \`DATABASE_URL\` is set. \`PORT\` and \`HOST\`
-default to 3000 and 127.0.0.1. Every response below is the demo's real answer.
+on first start, or from PostgreSQL (\`DATABASE_URL=postgres://...\`) or MariaDB/MySQL
+(\`DATABASE_URL=mysql://...\`), seeded alike; \`REPLICA_URL\` names a hot standby of a
+PostgreSQL primary to read from ([Beyond one machine](beyond-one-machine.md#read-replicas)).
+\`PORT\` and \`HOST\` default to 3000 and 127.0.0.1. Every response below is the demo's real answer.
 
 A pet as stored: relations are identifiers (\`owner\`, the nullable \`sold_from\`,
 the many-to-many \`toys\`); \`visits\` is deferred, absent unless expanded.`,
