@@ -26,8 +26,7 @@ export function keyReadAsText (node: ResourceNode, field: string): boolean {
 
 /** Whether a to-many relation field's ids are read as text: its items declared a plain string. */
 export function idsReadAsText (node: ResourceNode, field: string): boolean {
-  const items = node.fieldSchemas.get(field)?.items
-  return typeof items === 'object' && items !== null && !Array.isArray(items) && isPlainString(items as JsonSchema)
+  return isPlainString(node.fieldSchemas.get(field)?.items as JsonSchema | undefined)
 }
 
 /** Whether a to-many statement tags its rows with their parent's key as text: the owner's primary key is read so. */

@@ -299,6 +299,22 @@ for (const dialect of dialects()) {
               total: 6,
             }),
           }, 'expanded through a rounded key: refused; through the text the driver gave: the right account')
+      t.same(await answer('/numbered-accounts?expand=orders&fields=name,orders.id'), rounded
+        ? refused("NumberedAccount 'id' holds a key past 2^53 - 1 as a JavaScript number, which holds it only rounded: declare 'id' Type.String() to read it as its exact text")
+        : {
+            status: 200,
+            body: JSON.stringify({
+              data: [
+                { name: 'small', orders: [{ id: '7' }] },
+                { name: 'at 2^53', orders: [{ id: '9007199254740996' }] },
+                { name: 'past 2^53', orders: [{ id: '9007199254740995' }, { id: '9007199254740998' }] },
+                { name: 'largest', orders: [{ id: '9007199254740997' }] },
+              ],
+              limit: 20,
+              offset: 0,
+              total: 4,
+            }),
+          }, 'the orders of a rounded parent key: refused, never those of 2^53 for 2^53 + 1')
     })
   })
 }
