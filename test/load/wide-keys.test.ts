@@ -151,6 +151,22 @@ for (const dialect of dialects()) {
       }), 'a list: each order its own account, a NULL key none')
     })
 
+    t.test("a relation limit: each wide parent's first rows", async (t) => {
+      t.same((await get('/accounts?expand=latest_order&fields=id,latest_order.id&sort=id')).body, JSON.stringify({
+        data: [
+          { id: '5', latest_order: [{ id: '7' }] },
+          { id: at53, latest_order: [{ id: '9007199254740996' }] },
+          { id: past53, latest_order: [{ id: '9007199254740998' }] },
+          { id: maxInt8, latest_order: [{ id: '9007199254740997' }] },
+        ],
+        limit: 20,
+        next: null,
+        prev: null,
+      }), 'expanded')
+      t.same((await get(`/accounts/${at53}?expand=latest_order&fields=id,latest_order.label`)).body,
+        JSON.stringify({ id: at53, latest_order: [{ label: 'at one' }] }), '2^53 keeps its own')
+    })
+
     t.test('an aggregate counted per wide parent key', async (t) => {
       t.same(await get(`/accounts/${past53}?fields=id,order_count`), ok(
         { id: past53, order_count: 2 },
