@@ -51,6 +51,11 @@ async function build (database: TestDatabase): Promise<FastifyInstance> {
   app.expand.routes('/tags', Tag)
   app.expand.routes('/numbered-accounts', NumberedAccount)
   app.expand.routes('/numbered-orders', NumberedOrder)
+  // A handler's own statement from app.expand.select reads the keys as the generated routes do.
+  app.get('/selected-orders', { expandable: { resource: Order, list: true } }, async (request) => {
+    const rows = await app.expand.select(request).where('orders.account_id', 'is not', null).orderBy('orders.id').execute()
+    return app.expand.load(request, rows)
+  })
   await app.ready()
   return app
 }
@@ -149,6 +154,21 @@ for (const dialect of dialects()) {
         next: null,
         prev: null,
       }), 'a list: each order its own account, a NULL key none')
+    })
+
+    t.test('app.expand.select and app.expand.load: the same text keys', async (t) => {
+      t.same(await get('/selected-orders?expand=account&fields=id,account.id'), ok(
+        [
+          { id: '7', account: { id: '5' } },
+          { id: '9007199254740995', account: { id: past53 } },
+          { id: '9007199254740996', account: { id: at53 } },
+          { id: '9007199254740997', account: { id: maxInt8 } },
+          { id: '9007199254740998', account: { id: past53 } },
+        ],
+        'select cast("orders"."id" as text) as "id", cast("orders"."account_id" as text) as "account" from "orders" ' +
+          'where "orders"."account_id" is not null order by "orders"."id"',
+        'select cast("accounts"."id" as text) as "id" from "accounts" where "accounts"."id" in ($1, $2, $3, $4)'
+      ))
     })
 
     t.test("a relation limit: each wide parent's first rows", async (t) => {
