@@ -17,11 +17,24 @@ import { ownerColumn, type JsonSchema, type ResourceNode } from '../graph/resour
  * of every text column is not changed by a cast it does not need.
  */
 
+// Asked for each column of each statement a request builds: decided once per field.
+const decided = new WeakMap<ResourceNode, Map<string, boolean>>()
+
 /** Whether a field reads the key in its column as text: the primary key, or a to-one relation's id, declared a plain string. */
 export function keyReadAsText (node: ResourceNode, field: string): boolean {
-  const relation = node.relations.get(field)
-  const isKey = field === node.primaryKey || (relation !== undefined && ownerColumn(relation.link) !== undefined)
-  return isKey && isPlainString(node.fieldSchemas.get(field))
+  let fields = decided.get(node)
+  if (fields === undefined) {
+    fields = new Map()
+    decided.set(node, fields)
+  }
+  let asText = fields.get(field)
+  if (asText === undefined) {
+    const relation = node.relations.get(field)
+    const isKey = field === node.primaryKey || (relation !== undefined && ownerColumn(relation.link) !== undefined)
+    asText = isKey && isPlainString(node.fieldSchemas.get(field))
+    fields.set(field, asText)
+  }
+  return asText
 }
 
 /** Whether a to-many relation field's ids are read as text: its items declared a plain string. */
