@@ -41,6 +41,7 @@ async function build (database: TestDatabase): Promise<FastifyInstance> {
     sort: ['id', 'name'],
     pagination: 'cursor',
     cursorSecret,
+    expandedLists: { orders: { sort: ['id'], filter: { id: ['eq', 'gt'] } } },
   })
   app.expand.routes('/orders', Order, {
     filter: { account: ['eq', 'in', 'null', 'gt'], 'account.id': ['eq'], 'tags.id': ['eq', 'in'] },
@@ -169,6 +170,21 @@ for (const dialect of dialects()) {
           'where "orders"."account_id" is not null order by "orders"."id"',
         'select cast("accounts"."id" as text) as "id" from "accounts" where "accounts"."id" in ($1, $2, $3, $4)'
       ))
+    })
+
+    t.test("an expanded list's order and conditions over wide keys", async (t) => {
+      t.same(await get(`/accounts/${past53}?expand=orders&fields=id,orders.id&sort[orders]=-id&where[orders.id][gt]=9007199254740994`), ok(
+        { id: past53, orders: [{ id: '9007199254740998' }, { id: '9007199254740995' }] },
+        'select cast("accounts"."id" as text) as "id" from "accounts" where "accounts"."id" = $1',
+        'select cast("orders"."id" as text) as "id", cast("orders"."account_id" as text) as "__expand_parent" from "orders" ' +
+          'where "orders"."id" > $1 and "orders"."account_id" in ($2) order by "orders"."account_id", "orders"."id" desc, "orders"."id" limit 16384'
+      ))
+      t.same((await get('/accounts?expand=orders&fields=id,orders.id&where[orders.id]=9007199254740996')).body, JSON.stringify({
+        data: [{ id: '5', orders: [] }, { id: at53, orders: [{ id: '9007199254740996' }] }, { id: past53, orders: [] }, { id: maxInt8, orders: [] }],
+        limit: 20,
+        next: null,
+        prev: null,
+      }), 'the one order of 2^53')
     })
 
     t.test("a relation limit: each wide parent's first rows", async (t) => {
