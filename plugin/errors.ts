@@ -344,6 +344,9 @@ export const messages = {
     `which holds the ${target} of '${field}'`,
   rowsLackPrimaryKey: (owner: string, primaryKey: string) =>
     `${owner} rows given to load lack their primary key '${primaryKey}', which to-many relations are loaded by`,
+  roundedKey: (owner: string, field: string) =>
+    `${owner} '${field}' holds a key past 2^53 - 1 as a JavaScript number, which holds it only rounded: ` +
+    `declare '${field}' Type.String() to read it as its exact text`,
   tooLarge: (limit: number) => `The expanded relations would hold more than ${limit} objects: expand fewer relations or ask for a smaller page`,
   noTable: (resource: string) => `Resource '${resource}' has no table: give it 'table' to load it from the database`,
   toManyNotLoadable: (resource: string, field: string) =>

@@ -11,7 +11,7 @@ import { InvalidDataError } from '../errors.js'
  * differently (test/compile/value-rules.test.ts feeds the same edge values
  * through each).
  *
- * Accepted, since drivers return them (docs/guarantees.md): a bigint or a
+ * Accepted, since drivers return them (docs/guarantees.md): a safe integer, a bigint or a
  * decimal text of a safe integer for an integer (pg's int8), a decimal text
  * or a bigint of the safe range for a number (pg's numeric), 0 and 1 for a
  * boolean (SQLite), a valid Date for a `date`, `time` or `date-time`. A
@@ -70,8 +70,9 @@ export const valueRules = {
   },
   integer: {
     expected: 'an integer',
-    accepts: "(typeof value === 'number' ? Number.isInteger(value) : typeof value === 'bigint' || isIntegerText(value))",
-    writes: "typeof value === 'number' && Number.isInteger(value) ? value : integerOf(value)",
+    // A number past 2^53 - 1 may be another integer rounded (a driver's int8): refused, never written as if exact.
+    accepts: "(typeof value === 'number' ? Number.isSafeInteger(value) : typeof value === 'bigint' || isIntegerText(value))",
+    writes: "typeof value === 'number' && Number.isSafeInteger(value) ? value : integerOf(value)",
   },
   number: {
     expected: 'a number',
@@ -110,7 +111,7 @@ export const structureRules = {
  */
 export const strictRules = {
   string: "typeof value === 'string'",
-  integer: 'Number.isInteger(value)',
+  integer: 'Number.isSafeInteger(value)',
   number: "(typeof value === 'number' && Number.isFinite(value))",
   boolean: "typeof value === 'boolean'",
   null: 'value === null',
@@ -167,7 +168,10 @@ export function kind (value: unknown): string {
   if (value instanceof Date) return 'a Date'
   switch (typeof value) {
     case 'string': return 'a string'
-    case 'number': return Number.isInteger(value) ? 'an integer' : Number.isFinite(value) ? 'a fraction' : 'a non-finite number'
+    case 'number':
+      if (Number.isSafeInteger(value)) return 'an integer'
+      if (Number.isInteger(value)) return 'an integer past 2^53 - 1, which a number holds only rounded'
+      return Number.isFinite(value) ? 'a fraction' : 'a non-finite number'
     case 'bigint': return 'a bigint'
     case 'boolean': return 'a boolean'
     case 'object': return 'an object'

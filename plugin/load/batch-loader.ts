@@ -154,6 +154,7 @@ async function loadToOne (load: Load, field: ExpandedField, rows: Row[], weights
       keys[index] = null
       continue
     }
+    if (isRounded(id)) throw new InvalidDataError(messages.roundedKey(relation.owner.qualifiedName, relation.field))
     const key = keyOf(id)
     keys[index] = key
     // Each key bound as the driver first gave it.
@@ -337,6 +338,7 @@ function groupByParent (rows: Row[], owner: ResourceNode): { keys: unknown[]; gr
     if (value === undefined) {
       throw new InvalidDataError(messages.rowsLackPrimaryKey(owner.qualifiedName, owner.primaryKey))
     }
+    if (isRounded(value)) throw new InvalidDataError(messages.roundedKey(owner.qualifiedName, owner.primaryKey))
     const key = keyOf(value)
     keys[index] = key
     if (!groups.has(key)) groups.set(key, [])
@@ -367,6 +369,17 @@ export function keyOf (value: unknown): unknown {
 }
 
 const maxSafe = BigInt(Number.MAX_SAFE_INTEGER)
+
+/**
+ * Whether a key is an integer past 2^53 - 1 held by a JavaScript number:
+ * possibly another key rounded by its driver (2^53 + 1 reads as 2^53), so
+ * that relations would be matched to the wrong row. Refused before any
+ * statement binds it: the field is declared `Type.String()` to be read as
+ * its exact text (sql/text-keys.ts).
+ */
+function isRounded (key: unknown): boolean {
+  return typeof key === 'number' && Number.isInteger(key) && !Number.isSafeInteger(key)
+}
 
 /** Whether `text` is an integer written as String(number) would write it, in the safe range: '1', '-12', not '01', '1.0' or '1e3'. */
 function integerText (text: string): boolean {

@@ -3,6 +3,7 @@ import { ownerColumn, type DerivedField, type JsonSchema, type RelationEdge, typ
 import { maxValueLength } from '../parse/list-query.js'
 import type { CursorCodec } from '../plan/cursors.js'
 import { tableOf } from '../sql/selection.js'
+import { keyReadAsText } from '../sql/text-keys.js'
 
 /** The operators a declared filter may allow. */
 export const filterOperators = ['eq', 'ne', 'lt', 'lte', 'gt', 'gte', 'in', 'null', 'contains', 'exists'] as const
@@ -67,6 +68,8 @@ export interface SortField {
   readonly joins: readonly SortJoin[]
   /** An aggregate or computed field of the route's resource: its column is the one `derivedColumn` names. */
   readonly derived?: DerivedField | undefined
+  /** A key declared a plain string, which a cursor reads as its text (sql/text-keys.ts); absent: as the dialect's `cursorKey` reads it. */
+  readonly readAsText?: boolean
 }
 
 /**
@@ -133,6 +136,7 @@ export function readListDeclaration (
       type: valueTypeOf(node.fieldSchemas.get(node.primaryKey))?.type ?? { kind: 'string' },
       nullable: false,
       joins: [],
+      readAsText: keyReadAsText(node, node.primaryKey),
     },
     cursors,
   }
@@ -316,6 +320,7 @@ export function readSortOption (
       nullable: read!.nullable || path.length > 0,
       joins: Object.freeze(path),
       derived,
+      readAsText: derived === undefined && keyReadAsText(current, field),
     }))
   }
   return fields

@@ -1,10 +1,11 @@
-import { sql, type Expression, type ExpressionBuilder } from 'kysely'
+import { sql, type AliasableExpression, type Expression, type ExpressionBuilder } from 'kysely'
 import type { DerivedField, RelationEdge, ResourceNode } from '../graph/resource-graph.js'
 import { derivedColumn } from '../routes/list-declarations.js'
 import type { LoadContext } from '../load/load-context.js'
 import type { AggregateField } from '../plan/plan.js'
 import { parentKey, type ExpandDialect } from './dialects/index.js'
 import { foreignKeyOf, keyColumn, tableOf, type AnySelect } from './selection.js'
+import { parentKeyReadAsText } from './text-keys.js'
 
 /**
  * Where an aggregated relation's rows are read from: the related table (a
@@ -79,8 +80,13 @@ export function aggregateStatement (
 ): AnySelect {
   const source = sourceOf(relation)
   const scope = context.scope(relation.target)
+  // The loader's statement (with keys) tags each group as its parents hold their key (text-keys.ts); a list's join
+  // compares the parent column with the parent's own key, as stored.
+  const tag: AliasableExpression<unknown> = keys !== undefined && parentKeyReadAsText(relation.owner)
+    ? context.dialect.asText(source.parentColumn)
+    : sql.ref(source.parentColumn)
   let query = source.from(context.db.selectFrom(source.table) as AnySelect)
-    .select(sql.ref(source.parentColumn).as(parentKey))
+    .select(tag.as(parentKey))
     .select((eb) => aggregates.map((aggregate) => sql`${aggregateExpression(eb, aggregate, context.dialect)}`.as(aggregate.name)))
   // The scope is the first condition, as in every statement: statement templates expect its values first.
   if (scope !== undefined) query = query.where(scope)

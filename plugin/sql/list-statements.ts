@@ -380,10 +380,14 @@ export function servingIndexes (root: ResourceNode, list: Pick<ResolvedList, 'fi
 
 /**
  * The columns a cursor is made of, selected under names of their own, each
- * in the form the database compares it in (the dialect's `cursorKey`).
+ * in the form the database compares it in (the dialect's `cursorKey`), a key
+ * declared a plain string as its text (`asText`), which the cursor binds back.
  */
 export function selectKeys<Q extends AnySelect> (query: Q, keys: readonly RequestedSort[], dialect: ExpandDialect): Q {
-  return query.select((eb) => keys.map(({ field }, index) => dialect.cursorKey(eb, field.type, field.column).as(`${cursorColumn}${index}`))) as Q
+  return query.select((eb) => keys.map(({ field }, index) => {
+    const key = field.readAsText === true ? dialect.asText(field.column) : dialect.cursorKey(eb, field.type, field.column)
+    return key.as(`${cursorColumn}${index}`)
+  })) as Q
 }
 
 /** A filter's comparison on its own column: the condition, the values it binds in order, and its shape up to values. */

@@ -1,9 +1,11 @@
+import { sql, type AliasableExpression, type AliasedExpression } from 'kysely'
 import type { AggregateField, LevelPlan, PlannedField } from '../plan/plan.js'
 import { aggregatesByRelation, aggregateStatement } from './aggregate-statements.js'
 import type { RelationEdge, RelationKind, RelationLink } from '../graph/resource-graph.js'
 import type { LoadContext } from '../load/load-context.js'
 import { orderedBy, parentKey, type RelationOrder, type RelationSource } from './dialects/index.js'
 import { foreignKeyOf, keyColumn, selectLevel, selectLevelColumns, selectionOf, tableOf, type AnySelect } from './selection.js'
+import { idsReadAsText, parentKeyReadAsText } from './text-keys.js'
 
 export { parentKey } from './dialects/index.js'
 
@@ -50,7 +52,7 @@ const statements = {
       table: tableOf(field.relation.target),
       parentColumn: `${tableOf(field.relation.target)}.${foreignKeyOf(field.relation, link.foreignKey)}`,
       relatedKey: keyColumn(field.relation.target),
-      select: (query) => selectLevelColumns(query, field.level),
+      select: (query) => selectLevelColumns(query, field.level, context.dialect),
       columns: rowColumns(field.level),
     }),
     ids (context, link, field, keys, bound) {
@@ -59,7 +61,7 @@ const statements = {
         table: tableOf(field.relation.target),
         parentColumn: `${tableOf(field.relation.target)}.${foreignKeyOf(field.relation, link.foreignKey)}`,
         relatedKey,
-        select: (query) => query.select(`${relatedKey} as id`),
+        select: (query) => query.select(idOf(context, field, relatedKey)),
         columns: idColumns,
       })
     },
@@ -73,7 +75,7 @@ const statements = {
         join: (query) => query.innerJoin(through.table, relatedKey, keyColumn(field.level.node)),
         parentColumn: `${through.table}.${through.from}`,
         relatedKey,
-        select: (query) => selectLevelColumns(query, field.level),
+        select: (query) => selectLevelColumns(query, field.level, context.dialect),
         columns: rowColumns(field.level),
       })
     },
@@ -87,7 +89,7 @@ const statements = {
         join: (query) => query.innerJoin(tableOf(target), keyColumn(target), relatedKey),
         parentColumn: `${through.table}.${through.from}`,
         relatedKey,
-        select: (query) => query.select(`${relatedKey} as id`),
+        select: (query) => query.select(idOf(context, field, relatedKey)),
         columns: idColumns,
       })
     },
@@ -116,8 +118,12 @@ function toManyStatement (
   // The scope is the first condition of every statement: statement templates expect its values first.
   const tagged = () => {
     const from = (source.join ?? same)(db.selectFrom(source.table) as AnySelect)
+    // Tagged with the parent key in the form the parent rows hold it, so that the two meet (batch-loader's keyOf).
+    const tag: AliasableExpression<unknown> = parentKeyReadAsText(relation.owner)
+      ? dialect.asText(source.parentColumn)
+      : sql.ref(source.parentColumn)
     return source.select(scope === undefined ? from : from.where(scope))
-      .select(`${source.parentColumn} as ${parentKey}`)
+      .select(tag.as(parentKey))
       .where(source.parentColumn, 'in', keys)
   }
   const limit = limitOf(context, field)
@@ -165,6 +171,14 @@ function rowColumns (level: LevelPlan): string[] {
   return [...selectionOf(level).map(([, field]) => field), parentKey]
 }
 const idColumns = ['id', parentKey]
+
+/** A to-many relation's id, selected as `id`: as text where the field declares its ids plain strings (text-keys.ts). */
+function idOf (context: LoadContext, { relation }: RelationField, relatedKey: string): AliasedExpression<unknown, 'id'> {
+  const id: AliasableExpression<unknown> = idsReadAsText(relation.owner, relation.field)
+    ? context.dialect.asText(relatedKey)
+    : sql.ref(relatedKey)
+  return id.as('id')
+}
 
 /**
  * Whether the statement of a relation binds its parent keys before the

@@ -3,6 +3,8 @@ import { InvalidDefinitionError, messages } from '../errors.js'
 import type { LevelPlan } from '../plan/plan.js'
 import { ownerColumn, type RelationEdge, type ResourceNode } from '../graph/resource-graph.js'
 import { literalKey } from '../drivers/statement-cache.js'
+import { dialectOf, type ExpandDialect } from './dialects/index.js'
+import { keyReadAsText } from './text-keys.js'
 
 export type Row = Record<string, unknown>
 // Tables are named at runtime by the resource definitions.
@@ -76,15 +78,21 @@ export function selectedRow (level: LevelPlan): (row: Row) => Row {
 export function selectLevel (
   db: AnyKysely, level: LevelPlan, scope: Expression<SqlBool> | undefined, from?: ReturnType<AnySelect['as']>
 ): AnySelect {
-  const query = selectLevelColumns(db.selectFrom(from ?? tableOf(level.node)) as AnySelect, level)
+  const query = selectLevelColumns(db.selectFrom(from ?? tableOf(level.node)) as AnySelect, level, dialectOf(db))
   return scope === undefined ? query : query.where(scope)
 }
 
-/** `query` selecting the level's columns from its table, which the query reads. */
-export function selectLevelColumns (query: AnySelect, level: LevelPlan): AnySelect {
-  const table = tableOf(level.node)
-  return query.select((eb) => selectionOf(level).map(([column, field]) =>
-    typeof column === 'string' ? eb.ref(`${table}.${column}`).as(field) : sql`${column(eb)}`.as(field)))
+/**
+ * `query` selecting the level's columns from its table, which the query
+ * reads; a key declared a plain string as its text (text-keys.ts).
+ */
+export function selectLevelColumns (query: AnySelect, level: LevelPlan, dialect: ExpandDialect): AnySelect {
+  const { node } = level
+  const table = tableOf(node)
+  return query.select((eb) => selectionOf(level).map(([column, field]) => {
+    if (typeof column !== 'string') return sql`${column(eb)}`.as(field)
+    return keyReadAsText(node, field) ? dialect.asText(`${table}.${column}`).as(field) : eb.ref(`${table}.${column}`).as(field)
+  }))
 }
 
 /** A resource's primary key column, qualified by its table. */

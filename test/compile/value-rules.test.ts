@@ -97,7 +97,10 @@ const localDayText = `"${localDay.getFullYear()}-${pad(localDay.getMonth() + 1)}
 const localClockText = `"${pad(localDay.getHours())}:${pad(localDay.getMinutes())}:${pad(localDay.getSeconds())}"`
 
 const cases: Array<[field: string, value: unknown, expected: Answer]> = [
-  ['count', 2 ** 53, written('count', '9007199254740992')],
+  // A number past 2^53 - 1 may be another integer rounded (a driver's int8): refused, never written as if exact.
+  ['count', 2 ** 53, refused("'count' is an integer past 2^53 - 1, which a number holds only rounded, expected an integer")],
+  ['count', -(2 ** 53), refused("'count' is an integer past 2^53 - 1, which a number holds only rounded, expected an integer")],
+  ['count', Number.MAX_SAFE_INTEGER, written('count', '9007199254740991')],
   ['count', 2n ** 53n, written('count', '9007199254740992')],
   ['count', 2n ** 64n, written('count', '18446744073709551616')],
   ['count', -(2n ** 60n), written('count', '-1152921504606846976')],
@@ -110,7 +113,7 @@ const cases: Array<[field: string, value: unknown, expected: Answer]> = [
   ['count', Number.NaN, refused("'count' is a non-finite number, expected an integer")],
   ['count', Infinity, refused("'count' is a non-finite number, expected an integer")],
   ['count', -0, written('count', '0')],
-  ['count', 1e21, written('count', '1e+21')],
+  ['count', 1e21, refused("'count' is an integer past 2^53 - 1, which a number holds only rounded, expected an integer")],
   ['count', true, refused("'count' is a boolean, expected an integer")],
   ['count', null, refused("'count' is null, expected an integer")],
   ['count', undefined, refused("'count' is missing")],

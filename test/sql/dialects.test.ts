@@ -158,6 +158,36 @@ for (const dialect of dialects()) {
       t.equal(row!.k2, 3)
     })
 
+    t.test('a key as its text: cast to text (char on MariaDB), exact past 2^53 where the driver would round it', async (t) => {
+      await sql`create table wide (id bigint primary key)`.execute(db)
+      await sql`insert into wide values (9007199254740992), (9007199254740993), (9223372036854775807), (5)`.execute(db)
+      const query = db.selectFrom('wide').select([written.asText('wide.id').as('id'), 'wide.id as raw']).orderBy('wide.id')
+      t.same(compiled(query), [either(
+        'select cast("wide"."id" as text) as "id", "wide"."id" as "raw" from "wide" order by "wide"."id"',
+        'select cast("wide"."id" as text) as "id", "wide"."id" as "raw" from "wide" order by "wide"."id"',
+        'select cast(`wide`.`id` as char) as `id`, `wide`.`id` as `raw` from `wide` order by `wide`.`id`'
+      ), []])
+      const rows = await query.execute()
+      t.same(rows.map((row) => row.id), ['5', '9007199254740992', '9007199254740993', '9223372036854775807'], 'the exact text, small keys too')
+      // Read bare: SQLite's driver rounds; pg gives int8 as text; mysql2 rounds unless its pool says otherwise (the tests' pool
+      // sets supportBigNumbers: text past 2^53, a number below).
+      const raw = rows.map((row) => row.raw)
+      t.same(raw, onSqlite
+        ? [5, 2 ** 53, 2 ** 53, 2 ** 63]
+        : onMariadb
+          ? [5, '9007199254740992', '9007199254740993', '9223372036854775807']
+          : ['5', '9007199254740992', '9007199254740993', '9223372036854775807'], 'read bare: as the driver gives it')
+      const matched = async (operator: '=' | '>' | 'in', value: string | string[]) =>
+        (await db.selectFrom('wide').select(written.asText('wide.id').as('id')).where('wide.id', operator, value).orderBy('wide.id').execute())
+          .map((row) => row.id)
+      t.same(await matched('=', '9007199254740993'), ['9007199254740993'], 'the text bound back finds its row exactly')
+      t.same(await matched('>', '9007199254740992'), ['9007199254740993', '9223372036854775807'])
+      t.same(await matched('in', ['9007199254740993', '5']), ['5', '9007199254740993'])
+      const after = db.selectFrom('wide').select(written.asText('wide.id').as('id'))
+        .where(() => written.rowComparison(['wide.id'], '>', ['9007199254740992']).condition).orderBy('wide.id')
+      t.same((await after.execute()).map((row) => row.id), ['9007199254740993', '9223372036854775807'], 'a row value comparison too')
+    })
+
     t.test('keyset: a row value comparison on each, behind a bound on its first key on MariaDB', async (t) => {
       const after = written.rowComparison(['items.n', 'items.id'], '>', [3, 2])
       const query = items().where(() => after.condition)
@@ -388,6 +418,8 @@ t.test("MariaDB/MySQL: the SQL each member writes, through Kysely's MysqlDialect
   t.same(compiled(items().where(() => written.rowComparison(['items.n', 'items.id'], '<', [5, 3]).condition)),
     ['select `id` from `items` where (`items`.`n` <= ? and (`items`.`n`, `items`.`id`) < (?, ?))', [5, 5, 3]])
   t.same(written.rowComparison(['items.id'], '>', [2]).values, [2], 'one key: its comparison alone, nothing bound twice')
+  t.same(compiled(db.selectFrom('items').select(written.asText('items.id').as('id'))),
+    ['select cast(`items`.`id` as char) as `id` from `items`', []], 'a key as its text: MySQL casts to char, not text')
   t.same(compiled(written.orderBy(items(), 'items.n', 'desc', 'last')),
     ['select `id` from `items` order by `items`.`n` is null asc, `items`.`n` desc', []], 'no NULLS LAST: `is null` first')
   t.same(compiled(written.orderBy(items(), 'items.n', 'asc', 'first')),

@@ -30,6 +30,13 @@ export interface ExpandDialect {
    * bare parameter as a type that holds it.
    */
   filterValue(type: ValueType, item: unknown): FilterValue
+  /**
+   * `column` read as its text: a key declared a string (`Type.String()`) on
+   * a column that may hold integers, so that no driver hands it over as a
+   * JavaScript number (rounded past 2^53) and each of its values reads as
+   * its exact decimal text, the same text a filter or cursor binds back.
+   */
+  asText(column: string): AliasableExpression<string>
   /** A sort key selected for a cursor, in the form the database compares it in (and reads back exactly). */
   cursorKey(eb: ExpressionBuilder<any, any>, type: ValueType, column: string): AliasableExpression<unknown>
   /** Rows whose sort keys, all in one direction, come after `values`: a row value comparison, and the values it binds. */

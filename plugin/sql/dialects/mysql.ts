@@ -64,6 +64,13 @@ export const mysqlDialect: ExpandDialect = {
   },
 
   /**
+   * `cast(column as char)`: mysql2 hands over a BIGINT as a JavaScript
+   * number, rounded past 2^53, unless its pool sets `supportBigNumbers`
+   * (then text past 2^53 only) or `bigNumberStrings`; MySQL's CAST knows no
+   * `text`.
+   */
+  asText: (column) => sql<string>`cast(${sql.ref(column)} as char)`,
+  /**
    * A `date` or `date-time` key is read as text (`cast(column as char)`):
    * the value the database compares, to the microsecond, which mysql2
    * would otherwise read as a Date in the zone of its `timezone` option.

@@ -38,6 +38,11 @@ export const postgresDialect: ExpandDialect = {
   },
 
   /**
+   * pg hands over int8 as its text already, but int2 and int4 as numbers:
+   * the cast makes every integer column's key the same text.
+   */
+  asText: (column) => sql<string>`cast(${sql.ref(column)} as text)`,
+  /**
    * A `date` or `date-time` key is read as text: the value the database
    * compares, whatever the column's type. pg would read a `timestamp` or
    * `date` as a Date in the process's time zone, whose UTC text the database

@@ -34,6 +34,8 @@ export const sqliteDialect: ExpandDialect = {
   // SQLite compares any value with any column: never a cast.
   filterValue: (type, item) => ({ item, cast: undefined, expression: byInstant(type) ? sql`julianday(${item})` : sql`${item}` }),
 
+  // better-sqlite3 hands over an integer as a JavaScript number, rounded past 2^53; its text is exact.
+  asText: (column) => sql<string>`cast(${sql.ref(column)} as text)`,
   // The stored text or number, as compared.
   cursorKey: (eb, _type, column) => eb.ref(column),
   rowComparison: rowValueComparison,
