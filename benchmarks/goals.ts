@@ -187,12 +187,13 @@ goals.push({
     const prepared = find(results, 'end-to-end', mariadbPreparedName, mariadbCaseName)[0]
     const plain = find(results, 'end-to-end', mariadbRoutesName, mariadbCaseName)[0]
     if (hand === undefined || prepared === undefined || plain === undefined) return undefined
+    // The pool itself is what the docs advise: over prepareMysqlStatements the page measured slower (docs/performance.md).
     return {
-      met: prepared.speedup >= 0.8,
-      figure: `${ratio(prepared.speedup)} over prepareMysqlStatements, ${ratio(plain.speedup)} over the pool itself (${Math.round(prepared.median)} and ${Math.round(plain.median)} vs ${Math.round(hand.median)} req/s)`,
+      met: plain.speedup >= 0.8,
+      figure: `${ratio(plain.speedup)} over the pool itself, ${ratio(prepared.speedup)} over prepareMysqlStatements (${Math.round(plain.median)} and ${Math.round(prepared.median)} vs ${Math.round(hand.median)} req/s)`,
     }
   },
-  whenMet: 'As on PostgreSQL, the relations of a level run concurrently on the pool (page and count, then owner and toys, then owner.employer), so a request waits for three round trips instead of five; with `prepareMysqlStatements` each statement is prepared once per connection, as the hand-written one is.',
+  whenMet: 'As on PostgreSQL, the relations of a level run concurrently on the pool (page and count, then owner and toys, then owner.employer), so a request waits for three round trips instead of five. Prepared statements (mysql2\'s `execute`, binary protocol) measured slower than the text protocol on this page.',
   whenMissed: 'The page is three round trips at best (page and count, then owner and toys, then owner.employer) against one; ' +
     'each is short on a local server, so the gap is the round trips and the driver\'s work per statement. Over the pool itself, Kysely\'s ' +
     'MysqlDialect sends each statement as text (mysql2\'s `query`, its parameters written into it), parsed on every request. ' +
