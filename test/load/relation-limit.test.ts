@@ -3,7 +3,7 @@ import Fastify, { type FastifyInstance } from 'fastify'
 import type { Kysely } from 'kysely'
 import t from 'tap'
 import expandPlugin, { defineResource, type AnyResource } from '../../plugin/index.js'
-import { asWrittenOn, dialects, inComparableOrder, type Dialect, type TestDatabase } from '../fixtures/dialects.js'
+import { asWrittenOn, dialects, firstRowsShape, inComparableOrder, type Dialect, type TestDatabase } from '../fixtures/dialects.js'
 import { createPosts, through } from '../fixtures/posts.js'
 
 // Relation option `limit`: the first rows of each parent in the relation's order,
@@ -76,14 +76,6 @@ interface Limited {
   scope?: string
   keys: number
 }
-
-/** How each dialect finds the first rows of each parent (plugin/sql/dialects: `firstRowsPerParent`). */
-const firstRowsShape = {
-  sqlite: 'correlated subquery',
-  'sqlite with cached statements': 'correlated subquery',
-  postgres: 'row numbered',
-  mariadb: 'row numbered',
-} as const satisfies Record<Dialect['name'], 'row numbered' | 'correlated subquery'>
 
 /**
  * The SQL of a relation with `limit`, as the dialect writes it: on PostgreSQL

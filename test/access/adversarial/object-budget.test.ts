@@ -3,7 +3,7 @@ import Fastify, { type FastifyInstance } from 'fastify'
 import type { Kysely } from 'kysely'
 import t from 'tap'
 import expandPlugin, { defineResource, type AnyResource } from '../../../plugin/index.js'
-import { asWrittenOn, dialects, type Dialect, type TestDatabase } from '../../fixtures/dialects.js'
+import { asWrittenOn, dialects, firstRowsShape, type TestDatabase } from '../../fixtures/dialects.js'
 import { createPosts, through } from '../../fixtures/posts.js'
 
 // Attack: one request that makes the server read and hold far more rows than
@@ -77,14 +77,6 @@ function countRows (database: TestDatabase): Array<{ sql: string; rows: number }
   }) as typeof database.db.executeQuery
   return read
 }
-
-/** How each dialect finds the first rows of each parent (plugin/sql/dialects: `firstRowsPerParent`). */
-const firstRowsShape = {
-  sqlite: 'correlated subquery',
-  'sqlite with cached statements': 'correlated subquery',
-  postgres: 'row numbered',
-  mariadb: 'row numbered',
-} as const satisfies Record<Dialect['name'], 'row numbered' | 'correlated subquery'>
 
 async function build (database: TestDatabase): Promise<FastifyInstance> {
   const app = Fastify()
