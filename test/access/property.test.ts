@@ -484,11 +484,16 @@ for (const dialect of dialects()) {
         if (hidden.length > 0) throw new Error(`${label}: selects hidden ${hidden.join(', ')}: ${statement}`)
       }
       // The same request without access rules (every row, every field) never runs fewer statements (but for the
-      // COUNT, which a page shorter than its limit does without).
+      // COUNT, which a page shorter than its limit does without), where it answers every row the scoped one does:
+      // a detail, or a list whose open page holds all its rows. A page of the open list may hold other rows (the
+      // scope changes which come first), whose relations may have no key to load.
       database.reset()
       const open = await apps.open.inject({ method: 'GET', url: request.url, headers: request.headers })
+      type Page = { data: unknown[]; offset: number; total?: number }
+      const openPage = sample.target.list && open.statusCode === 200 ? open.json() as Page : undefined
+      const holdsEveryRow = openPage === undefined || (openPage.offset === 0 && openPage.data.length === openPage.total)
       const loading = (statements: readonly string[]) => statements.filter((statement) => !isCountStatement(statement)).length
-      if (open.statusCode === 200 && loading(database.statements) < loading(statements)) {
+      if (open.statusCode === 200 && holdsEveryRow && loading(database.statements) < loading(statements)) {
         throw new Error(`${label}: ${statements.length} statements with access rules, ${database.statements.length} without`)
       }
     }), propertyParameters(150))
