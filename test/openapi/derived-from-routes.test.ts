@@ -59,9 +59,9 @@ test('a generated list route is documented with the schema objects it validates 
     const own = (options.schema!.querystring as Json).properties as Json
     const documented = documentation.transform({ schema: options.schema!, url, route: options, openapiObject: { openapi: '3.1.0' } })
     const properties = (documented.schema.querystring as Json).properties as Json
-    const listParameters = Object.keys(own).filter((name) => /^(limit|offset|after|sort|filter\[.*)$/.test(name))
+    const listParameters = Object.keys(own).filter((name) => /^(limit|offset|after|before|sort|filter\[.*)$/.test(name))
     t.same(listParameters.sort(), (url.endsWith('feed')
-      ? ['after', 'filter[born][gte]', 'filter[keeper.name][contains]', 'filter[species]', 'filter[species][in]', 'limit', 'sort']
+      ? ['after', 'before', 'filter[born][gte]', 'filter[keeper.name][contains]', 'filter[species]', 'filter[species][in]', 'limit', 'sort']
       : ['filter[born][gte]', 'filter[keeper.name][contains]', 'filter[species]', 'filter[species][in]', 'limit', 'offset', 'sort']), url)
     for (const name of listParameters) {
       t.equal(properties[name], own[name], `${url} ${name}: the route's own schema object`)
