@@ -375,7 +375,7 @@ const maxSafe = BigInt(Number.MAX_SAFE_INTEGER)
  * possibly another key rounded by its driver (2^53 + 1 reads as 2^53), so
  * that relations would be matched to the wrong row. Refused before any
  * statement binds it: the field is declared `Type.String()` to be read as
- * its exact text (sql/text-keys.ts).
+ * its exact text (sql/text-columns.ts).
  */
 function isRounded (key: unknown): boolean {
   return typeof key === 'number' && Number.isInteger(key) && !Number.isSafeInteger(key)

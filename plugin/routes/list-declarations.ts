@@ -3,7 +3,7 @@ import { ownerColumn, type DerivedField, type JsonSchema, type RelationEdge, typ
 import { maxValueLength } from '../parse/list-query.js'
 import type { CursorCodec } from '../plan/cursors.js'
 import { tableOf } from '../sql/selection.js'
-import { keyReadAsText } from '../sql/text-keys.js'
+import { fieldReadAsText } from '../sql/text-columns.js'
 
 /** The operators a declared filter may allow. */
 export const filterOperators = ['eq', 'ne', 'lt', 'lte', 'gt', 'gte', 'in', 'null', 'contains', 'exists'] as const
@@ -68,7 +68,7 @@ export interface SortField {
   readonly joins: readonly SortJoin[]
   /** An aggregate or computed field of the route's resource: its column is the one `derivedColumn` names. */
   readonly derived?: DerivedField | undefined
-  /** A key declared a plain string, which a cursor reads as its text (sql/text-keys.ts); absent: as the dialect's `cursorKey` reads it. */
+  /** A key declared a plain string, which a cursor reads as its text (sql/text-columns.ts); absent: as the dialect's `cursorKey` reads it. */
   readonly readAsText?: boolean
 }
 
@@ -136,7 +136,7 @@ export function readListDeclaration (
       type: valueTypeOf(node.fieldSchemas.get(node.primaryKey))?.type ?? { kind: 'string' },
       nullable: false,
       joins: [],
-      readAsText: keyReadAsText(node, node.primaryKey),
+      readAsText: fieldReadAsText(node, node.primaryKey),
     },
     cursors,
   }
@@ -320,7 +320,7 @@ export function readSortOption (
       nullable: read!.nullable || path.length > 0,
       joins: Object.freeze(path),
       derived,
-      readAsText: derived === undefined && keyReadAsText(current, field),
+      readAsText: derived === undefined && fieldReadAsText(current, field),
     }))
   }
   return fields

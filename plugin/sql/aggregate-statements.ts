@@ -5,7 +5,7 @@ import type { LoadContext } from '../load/load-context.js'
 import type { AggregateField } from '../plan/plan.js'
 import { parentKey, type ExpandDialect } from './dialects/index.js'
 import { foreignKeyOf, keyColumn, tableOf, type AnySelect } from './selection.js'
-import { parentKeyReadAsText } from './text-keys.js'
+import { parentKeyReadAsText } from './text-columns.js'
 
 /**
  * Where an aggregated relation's rows are read from: the related table (a
@@ -80,7 +80,7 @@ export function aggregateStatement (
 ): AnySelect {
   const source = sourceOf(relation)
   const scope = context.scope(relation.target)
-  // The loader's statement (with keys) tags each group as its parents hold their key (text-keys.ts); a list's join
+  // The loader's statement (with keys) tags each group as its parents hold their key (text-columns.ts); a list's join
   // compares the parent column with the parent's own key, as stored.
   const tag: AliasableExpression<unknown> = keys !== undefined && parentKeyReadAsText(relation.owner)
     ? context.dialect.asText(source.parentColumn)

@@ -5,7 +5,7 @@ import type { RelationEdge, RelationKind, RelationLink } from '../graph/resource
 import type { LoadContext } from '../load/load-context.js'
 import { orderedBy, parentKey, type RelationOrder, type RelationSource } from './dialects/index.js'
 import { foreignKeyOf, keyColumn, selectLevel, selectLevelColumns, selectionOf, tableOf, type AnySelect } from './selection.js'
-import { idsReadAsText, parentKeyReadAsText } from './text-keys.js'
+import { idsReadAsText, parentKeyReadAsText } from './text-columns.js'
 
 export { parentKey } from './dialects/index.js'
 
@@ -172,7 +172,7 @@ function rowColumns (level: LevelPlan): string[] {
 }
 const idColumns = ['id', parentKey]
 
-/** A to-many relation's id, selected as `id`: as text where the field declares its ids plain strings (text-keys.ts). */
+/** A to-many relation's id, selected as `id`: as text where the field declares its ids plain strings (text-columns.ts). */
 function idOf (context: LoadContext, { relation }: RelationField, relatedKey: string): AliasedExpression<unknown, 'id'> {
   const id: AliasableExpression<unknown> = idsReadAsText(relation.owner, relation.field)
     ? context.dialect.asText(relatedKey)

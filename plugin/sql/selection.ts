@@ -4,7 +4,7 @@ import type { LevelPlan } from '../plan/plan.js'
 import { ownerColumn, type RelationEdge, type ResourceNode } from '../graph/resource-graph.js'
 import { literalKey } from '../drivers/statement-cache.js'
 import { dialectOf, type ExpandDialect } from './dialects/index.js'
-import { keyReadAsText } from './text-keys.js'
+import { fieldReadAsText } from './text-columns.js'
 
 export type Row = Record<string, unknown>
 // Tables are named at runtime by the resource definitions.
@@ -84,14 +84,14 @@ export function selectLevel (
 
 /**
  * `query` selecting the level's columns from its table, which the query
- * reads; a key declared a plain string as its text (text-keys.ts).
+ * reads; a field or key declared a plain string as its text (text-columns.ts).
  */
 export function selectLevelColumns (query: AnySelect, level: LevelPlan, dialect: ExpandDialect): AnySelect {
   const { node } = level
   const table = tableOf(node)
   return query.select((eb) => selectionOf(level).map(([column, field]) => {
     if (typeof column !== 'string') return sql`${column(eb)}`.as(field)
-    return keyReadAsText(node, field) ? dialect.asText(`${table}.${column}`).as(field) : eb.ref(`${table}.${column}`).as(field)
+    return fieldReadAsText(node, field) ? dialect.asText(`${table}.${column}`).as(field) : eb.ref(`${table}.${column}`).as(field)
   }))
 }
 

@@ -167,7 +167,7 @@ for (const dialect of dialects()) {
       { id: 2, pets: [pup(4, 'Bo', '2018-01-01')] },
     ], 'expanded: the same order')
     t.same(database.statements.filter((statement) => statement.includes(asWrittenOn(dialect, 'from "pets"'))), [
-      asWrittenOn(dialect, `select "pets"."id" as "id", "pets"."name" as "name", "pets"."born" as "born", "pets"."owner_id" as "__expand_parent" from "pets" where "pets"."owner_id" in (${key}, ${second}) order by "pets"."owner_id", "pets"."born" desc, "pets"."id" limit 16384`),
+      asWrittenOn(dialect, `select "pets"."id" as "id", cast("pets"."name" as text) as "name", cast("pets"."born" as text) as "born", "pets"."owner_id" as "__expand_parent" from "pets" where "pets"."owner_id" in (${key}, ${second}) order by "pets"."owner_id", "pets"."born" desc, "pets"."id" limit 16384`),
     ])
 
     // Through a join table: the ids join the related table (its rows decide which ids exist) and follow orderBy.

@@ -111,7 +111,7 @@ const tagIds = { ...tagIdsFrom, columns: [['"post_tags"."tag_id"', 'id']] as Arr
 const tagRows = {
   ...tagIdsFrom,
   from: '"tags" inner join "post_tags" on "post_tags"."tag_id" = "tags"."id"',
-  columns: [['"tags"."id"', 'id'], ['"tags"."label"', 'label']] as Array<[string, string]>,
+  columns: [['"tags"."id"', 'id'], ['cast("tags"."label" as text)', 'label']] as Array<[string, string]>,
 }
 const topComments = { order: '"comments"."rank" desc, "comments"."id"', limit: 2 }
 const topTags = { order: '"tags"."rank", "post_tags"."tag_id"', limit: 3 }
@@ -172,7 +172,7 @@ for (const dialect of dialects()) {
       ])
       t.equal(statements.length, 5, 'the page (three rows: it tells its total, no count) and one statement per relation')
       t.same(relationStatement(statements, 1, '"comments"."rank" desc'), [
-        limitedStatement(dialect, { ...commentIds, columns: [...commentIds.columns, ['"comments"."body"', 'body']], ...topComments, keys: 4 })])
+        limitedStatement(dialect, { ...commentIds, columns: [...commentIds.columns, ['cast("comments"."body" as text)', 'body']], ...topComments, keys: 4 })])
       t.same(relationStatement(statements, 3, '"tags"."rank"'), [limitedStatement(dialect, { ...tagRows, ...topTags, keys: 4 })])
       const detail = await get('/posts/1?expand=top_comments&fields=id,top_comments')
       t.same(detail.body, { id: 1, top_comments: [comment(4, 'four'), comment(1, 'one')] }, 'a detail route: the same rows')

@@ -3,7 +3,7 @@ import t from 'tap'
 import expandPlugin from '../../plugin/index.js'
 import { asWrittenOn, dialects, inComparableOrder, type Dialect, type TestDatabase } from '../fixtures/dialects.js'
 import {
-  Account, NumberedAccount, NumberedOrder, Order, Tag, at53, createWideKeyTables, maxInt8, past53, wideKeyResources,
+  Account, Entry, NumberedAccount, NumberedOrder, Order, Tag, at53, createWideKeyTables, maxInt8, past53, wideKeyResources,
 } from '../fixtures/wide-keys.js'
 
 // Keys past 2^53 (bigint columns) declared `Type.String()` are read, matched,
@@ -17,9 +17,7 @@ import {
 
 /** A statement written as PostgreSQL writes it, as `dialect` writes it: `?` placeholders, and MariaDB's `char` for `text` casts. */
 function writtenOn (dialect: Dialect, statement: string): string {
-  if (dialect.name === 'postgres') return statement
-  const placeholders = statement.replace(/\$[0-9]+/g, '?')
-  return dialect.name === 'mariadb' ? asWrittenOn(dialect, placeholders.replace(/ as text\)/g, ' as char)')) : placeholders
+  return dialect.name === 'postgres' ? statement : asWrittenOn(dialect, statement.replace(/\$[0-9]+/g, '?'))
 }
 
 /** `column` ordered with its NULLs last ascending (first descending), as each dialect writes it. */
@@ -31,7 +29,7 @@ function nullsAfter (dialect: Dialect, column: string, direction: 'asc' | 'desc'
 const cursorSecret = 'wide keys, exact'
 
 /** A cursor page of ids, as the tests read it. */
-interface Page { data: Array<{ id: string }>; next: string | null; prev: string | null }
+interface Page { data: Array<{ id: string | number }>; next: string | null; prev: string | null }
 
 async function build (database: TestDatabase): Promise<FastifyInstance> {
   const app = Fastify()
@@ -50,6 +48,12 @@ async function build (database: TestDatabase): Promise<FastifyInstance> {
     cursorSecret,
   })
   app.expand.routes('/tags', Tag)
+  app.expand.routes('/entries', Entry, {
+    filter: { amount: ['eq', 'in', 'gt', 'lt'], quantity: ['eq', 'null'] },
+    sort: ['amount', 'quantity'],
+    pagination: 'cursor',
+    cursorSecret,
+  })
   app.expand.routes('/numbered-accounts', NumberedAccount)
   app.expand.routes('/numbered-orders', NumberedOrder)
   // A handler's own statement from app.expand.select reads the keys as the generated routes do.
@@ -84,11 +88,27 @@ for (const dialect of dialects()) {
     const sqlOf = (statements: string[]) => inComparableOrder(dialect, statements.map((statement) => writtenOn(dialect, statement)))
     const ok = (body: unknown, ...statements: string[]) => ({ status: 200, body: JSON.stringify(body), statements: sqlOf(statements) })
     const bodyOf = async (url: string) => JSON.parse((await get(url)).body) as Page
+    /** Every page forward from `url`, then back from the last one: the ids of each page. */
+    const walk = async (url: string) => {
+      const forward: Array<Array<Page['data'][number]['id']>> = []
+      let page = await bodyOf(url)
+      forward.push(page.data.map(({ id }) => id))
+      while (page.next !== null) {
+        page = await bodyOf(`${url}&after=${page.next}`)
+        forward.push(page.data.map(({ id }) => id))
+      }
+      const back: typeof forward = []
+      while (page.prev !== null) {
+        page = await bodyOf(`${url}&before=${page.prev}`)
+        back.push(page.data.map(({ id }) => id))
+      }
+      return { forward, back }
+    }
 
     t.test('detail by id: the key and the ids of its relations as exact text', async (t) => {
       t.same(await get(`/accounts/${past53}`), ok(
         accountRow[past53],
-        'select cast("accounts"."id" as text) as "id", "accounts"."name" as "name" from "accounts" where "accounts"."id" = $1',
+        'select cast("accounts"."id" as text) as "id", cast("accounts"."name" as text) as "name" from "accounts" where "accounts"."id" = $1',
         'select cast("orders"."id" as text) as "id", cast("orders"."account_id" as text) as "__expand_parent" from "orders" ' +
           'where "orders"."account_id" in ($1) order by "orders"."account_id", "orders"."id" limit 16384'
       ))
@@ -100,7 +120,7 @@ for (const dialect of dialects()) {
       t.equal((await get('/accounts/9223372036854775808')).status, 404, 'past the largest int8: no row')
       t.same(await get(`/tags/${past53}`), ok(
         { id: past53, name: 'past', orders: ['7', '9007199254740995'] },
-        'select cast("tags"."id" as text) as "id", "tags"."name" as "name" from "tags" where "tags"."id" = $1',
+        'select cast("tags"."id" as text) as "id", cast("tags"."name" as text) as "name" from "tags" where "tags"."id" = $1',
         'select cast("order_tags"."order_id" as text) as "id", cast("order_tags"."tag_id" as text) as "__expand_parent" from "order_tags" ' +
           'inner join "orders" on "orders"."id" = "order_tags"."order_id" where "order_tags"."tag_id" in ($1) ' +
           'order by "order_tags"."tag_id", "order_tags"."order_id" limit 16384'
@@ -112,12 +132,12 @@ for (const dialect of dialects()) {
       const nextToLargest = { id: '9223372036854775806', name: 'next to largest', orders: ['9007199254740995'] }
       t.same(await get('/orders/9007199254740995?expand=account,tags'), ok(
         { id: '9007199254740995', label: 'past one', account: accountRow[past53], tags: [pastTag, nextToLargest] },
-        'select cast("orders"."id" as text) as "id", "orders"."label" as "label", cast("orders"."account_id" as text) as "account" ' +
+        'select cast("orders"."id" as text) as "id", cast("orders"."label" as text) as "label", cast("orders"."account_id" as text) as "account" ' +
           'from "orders" where "orders"."id" = $1',
-        'select cast("accounts"."id" as text) as "id", "accounts"."name" as "name" from "accounts" where "accounts"."id" in ($1)',
+        'select cast("accounts"."id" as text) as "id", cast("accounts"."name" as text) as "name" from "accounts" where "accounts"."id" in ($1)',
         'select cast("orders"."id" as text) as "id", cast("orders"."account_id" as text) as "__expand_parent" from "orders" ' +
           'where "orders"."account_id" in ($1) order by "orders"."account_id", "orders"."id" limit 16384',
-        'select cast("tags"."id" as text) as "id", "tags"."name" as "name", cast("order_tags"."order_id" as text) as "__expand_parent" ' +
+        'select cast("tags"."id" as text) as "id", cast("tags"."name" as text) as "name", cast("order_tags"."order_id" as text) as "__expand_parent" ' +
           'from "tags" inner join "order_tags" on "order_tags"."tag_id" = "tags"."id" where "order_tags"."order_id" in ($1) ' +
           'order by "order_tags"."order_id", "order_tags"."tag_id" limit 16384',
         'select cast("order_tags"."order_id" as text) as "id", cast("order_tags"."tag_id" as text) as "__expand_parent" from "order_tags" ' +
@@ -128,8 +148,8 @@ for (const dialect of dialects()) {
       const pastTwo = { id: '9007199254740998', label: 'past two', account: past53, tags: [] }
       t.same(await get(`/accounts/${past53}?expand=orders`), ok(
         { id: past53, name: 'past 2^53', orders: [pastOne, pastTwo] },
-        'select cast("accounts"."id" as text) as "id", "accounts"."name" as "name" from "accounts" where "accounts"."id" = $1',
-        'select cast("orders"."id" as text) as "id", "orders"."label" as "label", cast("orders"."account_id" as text) as "account", ' +
+        'select cast("accounts"."id" as text) as "id", cast("accounts"."name" as text) as "name" from "accounts" where "accounts"."id" = $1',
+        'select cast("orders"."id" as text) as "id", cast("orders"."label" as text) as "label", cast("orders"."account_id" as text) as "account", ' +
           'cast("orders"."account_id" as text) as "__expand_parent" from "orders" where "orders"."account_id" in ($1) ' +
           'order by "orders"."account_id", "orders"."id" limit 16384',
         'select cast("order_tags"."tag_id" as text) as "id", cast("order_tags"."order_id" as text) as "__expand_parent" from "order_tags" ' +
@@ -261,22 +281,6 @@ for (const dialect of dialects()) {
     })
 
     t.test('sorted and paged by cursor, both ways, by the exact keys', async (t) => {
-      /** Every page forward from `url`, then back from the last one: the ids of each page. */
-      const walk = async (url: string) => {
-        const forward: string[][] = []
-        let page = await bodyOf(url)
-        forward.push(page.data.map(({ id }) => id))
-        while (page.next !== null) {
-          page = await bodyOf(`${url}&after=${page.next}`)
-          forward.push(page.data.map(({ id }) => id))
-        }
-        const back: string[][] = []
-        while (page.prev !== null) {
-          page = await bodyOf(`${url}&before=${page.prev}`)
-          back.push(page.data.map(({ id }) => id))
-        }
-        return { forward, back }
-      }
       t.same(await walk('/accounts?sort=-id&limit=1&fields=id'), {
         forward: [[maxInt8], [past53], [at53], ['5']],
         back: [[at53], [past53], [maxInt8]],
@@ -313,6 +317,51 @@ for (const dialect of dialects()) {
           `order by ${nullsAfter(dialect, '"orders"."account_id"', 'asc')}, "orders"."id" asc limit $4`,
       ]))
       t.same(database.parameters, [[at53, at53, '9007199254740996', 3]], 'a nullable wide key: compared one by one, each as text')
+    })
+
+    t.test('a field that is no key, over a bigint and a 32-bit integer column: read, filtered and paged as its exact text', async (t) => {
+      t.same(await get('/entries/1'), ok(
+        { id: 1, amount: past53, quantity: '3' },
+        'select "entries"."id" as "id", cast("entries"."amount" as text) as "amount", cast("entries"."quantity" as text) as "quantity" ' +
+          'from "entries" where "entries"."id" = $1'
+      ))
+      t.same(await get('/entries/4'), ok({ id: 4, amount: '-9223372036854775808', quantity: '-1' },
+        'select "entries"."id" as "id", cast("entries"."amount" as text) as "amount", cast("entries"."quantity" as text) as "quantity" ' +
+          'from "entries" where "entries"."id" = $1'), 'the smallest int8')
+      const ids = async (query: string) => (await bodyOf(`/entries?${query}&fields=id`)).data.map(({ id }) => id)
+      t.same(await ids(`filter[amount]=${past53}`), [1], '2^53 + 1, not 2^53')
+      t.same(database.parameters, [[past53, 21]], 'bound as its text')
+      t.same(await ids(`filter[amount]=${at53}`), [2], '2^53, not 2^53 + 1')
+      t.same(await ids(`filter[amount][gt]=${at53}`), [1, 3])
+      t.same(await ids('filter[amount][lt]=0'), [4])
+      t.same(await ids(`filter[amount][in]=12,${maxInt8}`), [3, 5])
+      t.same(await ids('filter[quantity]=3'), [1, 5])
+      t.same(await ids('filter[quantity][null]=true'), [2])
+
+      // Ordered by the column's integers, not by their text; the cursor carries the text and binds it back.
+      t.same(await walk('/entries?sort=amount&limit=2&fields=id'), {
+        forward: [[4, 5], [2, 1], [3]],
+        back: [[2, 1], [4, 5]],
+      }, 'by the bigint')
+      t.same(await walk('/entries?sort=-quantity&limit=2&fields=id'), {
+        forward: [[2, 3], [1, 5], [4]],
+        back: [[1, 5], [2, 3]],
+      }, 'by the 32-bit integer, descending: NULL first, ties by the key')
+      const first = await bodyOf('/entries?sort=amount&limit=3&fields=id')
+      const after = await get(`/entries?sort=amount&limit=3&fields=id,amount&after=${first.next!}`)
+      const { data, next } = JSON.parse(after.body) as Page
+      t.same({ status: after.status, data, next, statements: after.statements }, {
+        status: 200,
+        data: [{ id: 1, amount: past53 }, { id: 3, amount: maxInt8 }],
+        next: null,
+        statements: sqlOf([
+          'select "entries"."id" as "id", cast("entries"."amount" as text) as "amount", cast("entries"."amount" as text) as "__expand_key_0", ' +
+            '"entries"."id" as "__expand_key_1" from "entries" where ' +
+            (dialect.name === 'mariadb' ? '("entries"."amount" >= $1 and ("entries"."amount", "entries"."id") > ($2, $3))' : '("entries"."amount", "entries"."id") > ($1, $2)') +
+            ` order by "entries"."amount" asc, "entries"."id" asc limit $${dialect.name === 'mariadb' ? 4 : 3}`,
+        ]),
+      })
+      t.same(database.parameters, [dialect.name === 'mariadb' ? [at53, at53, 2, 4] : [at53, 2, 4]], "the cursor's amount: 2^53 exactly, bound as its text")
     })
 
     t.test('a wide key declared a JavaScript integer: a 500 naming the field, never a rounded number', async (t) => {

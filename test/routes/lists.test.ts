@@ -69,7 +69,7 @@ for (const dialect of dialects()) {
       const reply = await get(app, database, '/animals?filter[species]=cat&limit=2')
       t.same(reply.body, { data: [byId(1), byId(3)], limit: 2, offset: 0, total: 2 })
       t.same(reply.statements.map(plain).sort(), [
-        'select "animals"."id" as "id", "animals"."name" as "name", "animals"."species" as "species", "animals"."born" as "born", "animals"."weight" as "weight", "animals"."adopted" as "adopted", "animals"."keeper_id" as "keeper", "animals"."sold_from_id" as "sold_from" from "animals" where "animals"."species" = ? order by "animals"."id" asc limit ? offset ?',
+        'select "animals"."id" as "id", cast("animals"."name" as text) as "name", cast("animals"."species" as text) as "species", "animals"."born" as "born", "animals"."weight" as "weight", "animals"."adopted" as "adopted", "animals"."keeper_id" as "keeper", "animals"."sold_from_id" as "sold_from" from "animals" where "animals"."species" = ? order by "animals"."id" asc limit ? offset ?',
         'select count(*) as "total" from "animals" where "animals"."species" = ?',
       ].map(written).sort())
     })
@@ -144,7 +144,7 @@ for (const dialect of dialects()) {
         const one = await get(app, database, '/keepers?filter[name][contains]=a&sort=-name', { 'x-tenant': '1' })
         t.same(one.body.data, [{ id: 3, name: 'Eva Lima', vip: false }])
         t.same(one.statements.map(plain), [
-          'select "keepers"."id" as "id", "keepers"."name" as "name", "keepers"."vip" as "vip", "keepers"."name" as "__expand_key_0", "keepers"."id" as "__expand_key_1" from "keepers" ' +
+          'select "keepers"."id" as "id", cast("keepers"."name" as text) as "name", "keepers"."vip" as "vip", cast("keepers"."name" as text) as "__expand_key_0", "keepers"."id" as "__expand_key_1" from "keepers" ' +
           `where "keepers"."tenant" = ? and ${contains('"keepers"."name"')} order by "keepers"."name" desc, "keepers"."id" asc limit ?`,
         ].map(written))
         const rest = await get(app, database, `/keepers?filter[name][contains]=a&sort=-name&after=${encodeURIComponent(one.body.next)}`, { 'x-tenant': '1' })
@@ -326,7 +326,7 @@ for (const dialect of dialects()) {
       const first = await get(app, database, '/feed?fields=id&sort=-born,name')
       const second = await get(app, database, `/feed?fields=id&sort=-born,name&after=${encodeURIComponent(first.body.next)}`)
       t.same(second.statements.map(plain), [
-        `select "animals"."id" as "id", ${bornKey} as "__expand_key_0", "animals"."name" as "__expand_key_1", "animals"."id" as "__expand_key_2" from "animals" ` +
+        `select "animals"."id" as "id", ${bornKey} as "__expand_key_0", cast("animals"."name" as text) as "__expand_key_1", "animals"."id" as "__expand_key_2" from "animals" ` +
         'where ("animals"."born" <= ? and ("animals"."born" < ? or ("animals"."born" = ? and "animals"."name" > ?) or ("animals"."born" = ? and "animals"."name" = ? and "animals"."id" > ?))) ' +
         'order by "animals"."born" desc, "animals"."name" asc, "animals"."id" asc limit ?',
       ].map(written))
@@ -346,7 +346,7 @@ for (const dialect of dialects()) {
         const second = await get(app, database, `/feed?fields=id&sort=${sort}&after=${encodeURIComponent(first.body.next)}`)
         const direction = comparison === '>' ? 'asc' : 'desc'
         t.same(second.statements.map(plain), [
-          `select "animals"."id" as "id", ${bornKey} as "__expand_key_0", "animals"."name" as "__expand_key_1", "animals"."id" as "__expand_key_2" from "animals" ` +
+          `select "animals"."id" as "id", ${bornKey} as "__expand_key_0", cast("animals"."name" as text) as "__expand_key_1", "animals"."id" as "__expand_key_2" from "animals" ` +
           `where ${keyset(comparison)} ` +
           `order by "animals"."born" ${direction}, "animals"."name" ${direction}, "animals"."id" asc limit ?`,
         ].map(written), sort)

@@ -31,10 +31,11 @@ export interface ExpandDialect {
    */
   filterValue(type: ValueType, item: unknown): FilterValue
   /**
-   * `column` read as its text: a key declared a string (`Type.String()`) on
-   * a column that may hold integers, so that no driver hands it over as a
-   * JavaScript number (rounded past 2^53) and each of its values reads as
-   * its exact decimal text, the same text a filter or cursor binds back.
+   * `column` read as its text: a field or key declared a string
+   * (`Type.String()`) on a column that may hold integers, so that no driver
+   * hands it over as a JavaScript number (rounded past 2^53) and each of its
+   * values reads as its exact decimal text, the same text a filter or cursor
+   * binds back.
    */
   asText(column: string): AliasableExpression<string>
   /** A sort key selected for a cursor, in the form the database compares it in (and reads back exactly). */

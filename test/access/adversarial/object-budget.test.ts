@@ -115,7 +115,7 @@ for (const dialect of dialects()) {
       t.same([status, body], [400, tooLarge])
       t.same(read.map((statement) => statement.sql), written([
         `select "posts"."id" as "id" from "posts" where "posts"."id" = ${p(1)}`,
-        'select "comments"."id" as "id", "comments"."body" as "body", "comments"."post_id" as "post", "comments"."post_id" as "__expand_parent" ' +
+        'select "comments"."id" as "id", cast("comments"."body" as text) as "body", "comments"."post_id" as "post", "comments"."post_id" as "__expand_parent" ' +
           `from "comments" where "comments"."post_id" in (${p(1)}) order by "comments"."post_id", "comments"."id" limit 1024`,
       ]))
       t.equal(read[1]!.rows, rowBound, 'one row past the budget rounded up to a power of two, of 5,000')
