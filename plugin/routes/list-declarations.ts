@@ -68,7 +68,7 @@ export interface SortField {
   readonly joins: readonly SortJoin[]
   /** An aggregate or computed field of the route's resource: its column is the one `derivedColumn` names. */
   readonly derived?: DerivedField | undefined
-  /** A key declared a plain string, which a cursor reads as its text (sql/text-columns.ts); absent: as the dialect's `cursorKey` reads it. */
+  /** A field declared a plain string, which a cursor reads as its text (sql/text-columns.ts); absent: as `cursorKey` reads it. */
   readonly readAsText?: boolean
 }
 
