@@ -283,13 +283,10 @@ export default expandPlugin
 export { expandPlugin }
 
 export { defineResource, isResource } from './graph/resource.js'
+export type { AggregateCondition, AggregateDefinition, AggregateFunction, ComputedDefinition } from './graph/derived-definitions.js'
 export type {
-  AggregateCondition,
-  AggregateDefinition,
-  AggregateFunction,
   AggregateMap,
   AnyResource,
-  ComputedDefinition,
   ComputedMap,
   FieldName,
   RelationDefinition,

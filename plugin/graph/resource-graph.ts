@@ -1,13 +1,9 @@
 import { InvalidDefinitionError, messages } from '../errors.js'
+import { resolveDerived, type DerivedField } from './derived-fields.js'
+import { toOutputSchema } from './output-schemas.js'
 import {
-  aggregateField,
-  aggregateFunctionOf,
-  aggregateRelation,
   isResource,
-  type AggregateCondition,
-  type AggregateFunction,
   type AnyResource,
-  type ComputedDefinition,
   type RelationDefinition,
   type RelationKeys,
   type RelationLoad,
@@ -56,26 +52,6 @@ export interface ResourceNode {
   /** The column a field is read from. */
   column(field: string): string
 }
-
-/**
- * A field whose value the database derives rather than stores: an
- * aggregate over a to-many relation, read by a grouped statement of its own,
- * or a computed expression, read with its row.
- */
-export type DerivedField =
-  | {
-    readonly kind: 'aggregate'
-    readonly name: string
-    readonly function: AggregateFunction
-    readonly relation: RelationEdge
-    /** The related resource's field it reads (not `count`), and that field's column. */
-    readonly field: string | undefined
-    readonly column: string | undefined
-    readonly where: AggregateCondition | undefined
-  }
-  | { readonly kind: 'computed'; readonly name: string; readonly sql: ComputedDefinition['sql'] }
-
-export type DerivedKind = DerivedField['kind']
 
 export interface RelationEdge {
   readonly field: string
@@ -354,64 +330,6 @@ function createNode (resource: AnyResource): MutableNode {
 }
 
 /**
- * The aggregates and computed fields of a node, each checked against the
- * relation and field it reads, and their schemas: `count` an integer, `avg`
- * a number, `min`/`max`/`sum` the related field's type; all but `count` may
- * be null (no related rows). Written read-only: no client sends them.
- */
-function resolveDerived (node: MutableNode): void {
-  const { aggregates = {}, computed = {} } = node.resource as { aggregates?: Record<string, unknown>; computed?: Record<string, unknown> }
-  const context = (name: string) => `Resource '${node.qualifiedName}', aggregates.${name}`
-  for (const [name, definition] of Object.entries(aggregates as Record<string, Parameters<typeof aggregateRelation>[0]>)) {
-    const fn = aggregateFunctionOf(definition)
-    const relation = node.relations.get(aggregateRelation(definition))!
-    const { link, target } = relation
-    const keyed = link.kind === 'many-to-many' || (link.kind === 'to-many' && link.foreignKey !== undefined)
-    const readable = target.table !== undefined && keyed
-    if (!readable) throw new InvalidDefinitionError(messages.aggregateNotLoadable(context(name), relation.field))
-    const field = aggregateField(definition)
-    let schema: JsonSchema
-    if (field === undefined) {
-      schema = { type: 'integer' }
-    } else {
-      const fieldSchema = target.fieldSchemas.get(field)
-      if (fieldSchema === undefined || target.relations.has(field)) {
-        throw new InvalidDefinitionError(messages.aggregateFieldNotColumn(context(name), field, target.qualifiedName))
-      }
-      const types = (Array.isArray(fieldSchema.type) ? fieldSchema.type : [fieldSchema.type]).filter((type) => type !== 'null')
-      const numeric = types.length === 1 && (types[0] === 'integer' || types[0] === 'number')
-      if ((fn === 'sum' || fn === 'avg') && !numeric) {
-        throw new InvalidDefinitionError(messages.aggregateNotNumeric(context(name), fn, field))
-      }
-      schema = fn === 'avg' ? { type: ['number', 'null'] } : withNull(fieldSchema)
-    }
-    node.derived.set(name, Object.freeze({
-      kind: 'aggregate' as const,
-      name,
-      function: fn,
-      relation,
-      field,
-      column: field === undefined ? undefined : target.column(field),
-      where: definition.where,
-    }))
-    node.fieldSchemas.set(name, { ...schema, readOnly: true })
-    node.sourceSchemas.set(name, schema)
-  }
-  for (const [name, definition] of Object.entries(computed as Record<string, ComputedDefinition>)) {
-    node.derived.set(name, Object.freeze({ kind: 'computed' as const, name, sql: definition.sql }))
-    node.fieldSchemas.set(name, { ...toOutputSchema(definition.schema), readOnly: true })
-    node.sourceSchemas.set(name, definition.schema)
-  }
-}
-
-/** A field's schema that also takes null. */
-function withNull (schema: JsonSchema): JsonSchema {
-  const types = Array.isArray(schema.type) ? schema.type as unknown[] : [schema.type]
-  if (types.includes('null')) return schema
-  return { ...schema, type: [...types, 'null'] }
-}
-
-/**
  * A scope guards a table's rows, not one view of them: a second resource on
  * the table (a lighter card) must not read what the first one hides. So a
  * resource without a scope takes every scope declared on its table, the
@@ -508,38 +426,4 @@ function checkLoadable (edge: RelationEdge, context: string, loadsFromDatabase: 
   if (!owner.fieldSchemas.has(owner.primaryKey)) {
     throw new InvalidDefinitionError(messages.primaryKeyNotInSchema(context, owner.qualifiedName, owner.primaryKey))
   }
-}
-
-const annotationKeys = new Set(['type', 'format', 'description', 'title', 'examples', 'default'])
-
-/**
- * The JSON schema a field is written with. TypeBox's symbols are dropped and
- * unions of plain types become a type list, so fast-json-stringify never
- * falls back to its slow anyOf path (fast-json-stringify validates anyOf with Ajv at runtime).
- */
-export function toOutputSchema (schema: SourceSchema): JsonSchema {
-  return simplify(JSON.parse(JSON.stringify(schema)) as JsonSchema)
-}
-
-function simplify (schema: JsonSchema): JsonSchema {
-  if (schema.type === 'Date') return { type: 'string', format: 'date-time' }
-  const union = (schema.anyOf ?? schema.oneOf) as JsonSchema[] | undefined
-  const bareType = (member: { type?: unknown }) =>
-    typeof member.type === 'string' && Object.keys(member).every((key) => annotationKeys.has(key))
-  if (Array.isArray(union) && union.every(bareType)) {
-    const types = [...new Set(union.map((member) => (member.type === 'Date' ? 'string' : member.type) as string))]
-    const formats = [...new Set(union.map((member) => (member.type === 'Date' ? 'date-time' : member.format)).filter(Boolean))]
-    const simple: JsonSchema = { type: types.length === 1 ? types[0] : types }
-    if (formats.length === 1) simple.format = formats[0]
-    return simple
-  }
-  if (schema.type === 'object' && typeof schema.properties === 'object' && schema.properties !== null) {
-    const properties: JsonSchema = {}
-    for (const [key, value] of Object.entries(schema.properties as Record<string, JsonSchema>)) properties[key] = simplify(value)
-    return { ...schema, properties }
-  }
-  if (schema.type === 'array' && typeof schema.items === 'object' && schema.items !== null) {
-    return { ...schema, items: simplify(schema.items as JsonSchema) }
-  }
-  return schema
 }

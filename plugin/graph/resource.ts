@@ -3,6 +3,9 @@ import type { Expression, ExpressionBuilder, SqlBool } from 'kysely'
 import { columnNameRule, isIdentifier, isPositiveInteger, isTableName, tableNameRule, unknownKey } from './checks.js'
 import { InvalidDefinitionError, messages } from '../errors.js'
 import type { ObjectSchema } from './expanded.js'
+import {
+  aggregateRelation, checkAggregates, checkComputed, type AggregateDefinition, type ComputedDefinition,
+} from './derived-definitions.js'
 
 /** The keys of a relation, for loading it from the database. */
 export interface RelationKeys {
@@ -61,38 +64,6 @@ export type RelationLoad = (
 
 /** A resource, a lazy name resolved through the plugin's registry, or a thunk. */
 export type ResourceReference = AnyResource | string | (() => AnyResource)
-
-/**
- * A count or aggregate over a to-many or many-to-many relation of the
- * resource: `{ count: 'pets' }`, `{ max: ['pets', 'born'] }` (a field of the
- * related resource). `where` narrows the related rows it reads, its columns
- * written `table.column` of the related table, as `scope` writes them.
- */
-export type AggregateDefinition<Relation extends string = string> =
-  | { readonly count: Relation; readonly where?: AggregateCondition }
-  | { readonly min: readonly [Relation, string]; readonly where?: AggregateCondition }
-  | { readonly max: readonly [Relation, string]; readonly where?: AggregateCondition }
-  | { readonly sum: readonly [Relation, string]; readonly where?: AggregateCondition }
-  | { readonly avg: readonly [Relation, string]; readonly where?: AggregateCondition }
-
-/** The aggregate functions, as `AggregateDefinition` names them. */
-export const aggregateFunctions = ['count', 'min', 'max', 'sum', 'avg'] as const
-export type AggregateFunction = typeof aggregateFunctions[number]
-
-/** An aggregate's `where`: a boolean expression over the related table (a definition's, the same for every request). */
-// The tables are the application's: the builder is typed loosely, as the plugin's own statements are.
-export type AggregateCondition = (eb: ExpressionBuilder<any, any>) => Expression<SqlBool>
-
-/**
- * A field computed by the database in the statement that reads the row: an
- * expression over the resource's table (columns written `table.column`),
- * and the schema of its value.
- */
-export interface ComputedDefinition<Schema extends object = object> {
-  readonly schema: Schema
-  // The tables are the application's: the builder is typed loosely, as the plugin's own statements are.
-  readonly sql: (eb: ExpressionBuilder<any, any>) => Expression<unknown>
-}
 
 /**
  * The four forms of a relation, as in drf-flex-fields: a resource, `[resource, options]`, a lazy reference,
@@ -331,72 +302,6 @@ export function defineResource<
     primaryKey: primaryKey as FieldName<S>,
     kind: 'fastify-expand/resource' as const,
   }) as unknown as Resource<S, F, E, N, A, C>
-}
-
-/** The function an aggregate applies, and the relation it reads. */
-export function aggregateFunctionOf (aggregate: AggregateDefinition): AggregateFunction {
-  return aggregateFunctions.find((name) => Object.hasOwn(aggregate, name))!
-}
-
-export function aggregateRelation (aggregate: AggregateDefinition): string {
-  const argument = (aggregate as Record<string, unknown>)[aggregateFunctionOf(aggregate)]
-  return typeof argument === 'string' ? argument : (argument as readonly [string, string])[0]
-}
-
-/** The related resource's field an aggregate other than `count` reads; undefined for `count`. */
-export function aggregateField (aggregate: AggregateDefinition): string | undefined {
-  const argument = (aggregate as Record<string, unknown>)[aggregateFunctionOf(aggregate)]
-  return typeof argument === 'string' ? undefined : (argument as readonly [string, string])[1]
-}
-
-/** A derived field's name: a column name's form, and no field of the schema (its value is not stored). */
-function checkDerivedName (name: string, where: string, properties: Record<string, unknown>, fail: (message: string) => never): void {
-  if (!isIdentifier(name)) fail(messages.notAColumnName(`${where}.${name}`, name, columnNameRule))
-  if (Object.hasOwn(properties, name)) fail(messages.derivedInSchema(where, name))
-}
-
-function checkAggregates (
-  map: unknown, properties: Record<string, unknown>, fail: (message: string) => never
-): Record<string, AggregateDefinition> {
-  if (map === undefined) return {}
-  if (typeof map !== 'object' || map === null || Array.isArray(map)) fail(messages.badDerivedMap('aggregates'))
-  const checked: Record<string, AggregateDefinition> = {}
-  for (const [name, aggregate] of Object.entries(map as Record<string, unknown>)) {
-    checkDerivedName(name, 'aggregates', properties, fail)
-    const failHere = (message: string): never => fail(`aggregates.${name}: ${message}`)
-    if (typeof aggregate !== 'object' || aggregate === null || Array.isArray(aggregate)) failHere(messages.badAggregate(aggregateFunctions))
-    const keys = Object.keys(aggregate as object)
-    const functions = keys.filter((key) => (aggregateFunctions as readonly string[]).includes(key))
-    if (functions.length !== 1) failHere(messages.badAggregate(aggregateFunctions))
-    const unknown = keys.find((key) => key !== functions[0] && key !== 'where')
-    if (unknown !== undefined) failHere(messages.unknownDefinitionOption(unknown, [...aggregateFunctions, 'where']))
-    const argument = (aggregate as Record<string, unknown>)[functions[0]!]
-    const fits = functions[0] === 'count'
-      ? isIdentifier(argument)
-      : Array.isArray(argument) && argument.length === 2 && argument.every(isIdentifier)
-    if (!fits) failHere(messages.badAggregateArgument(functions[0]!))
-    const { where } = aggregate as { where?: unknown }
-    if (where !== undefined && typeof where !== 'function') failHere(messages.aggregateWhereNotFunction)
-    checked[name] = aggregate as AggregateDefinition
-  }
-  return checked
-}
-
-function checkComputed (
-  map: unknown, properties: Record<string, unknown>, fail: (message: string) => never
-): Record<string, ComputedDefinition> {
-  if (map === undefined) return {}
-  if (typeof map !== 'object' || map === null || Array.isArray(map)) fail(messages.badDerivedMap('computed'))
-  const checked: Record<string, ComputedDefinition> = {}
-  for (const [name, computed] of Object.entries(map as Record<string, unknown>)) {
-    checkDerivedName(name, 'computed', properties, fail)
-    const { schema, sql, ...rest } = (typeof computed === 'object' && computed !== null ? computed : {}) as Record<string, unknown>
-    if (typeof schema !== 'object' || schema === null || typeof sql !== 'function') fail(messages.badComputed(name))
-    const unknown = Object.keys(rest)[0]
-    if (unknown !== undefined) fail(`computed.${name}: ${messages.unknownDefinitionOption(unknown, ['schema', 'sql'])}`)
-    checked[name] = computed as ComputedDefinition
-  }
-  return checked
 }
 
 function checkRelationMap (

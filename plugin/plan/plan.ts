@@ -1,5 +1,6 @@
 import type { Expansion } from '../request-helpers.js'
-import type { DerivedField, RelationEdge, ResourceNode } from '../graph/resource-graph.js'
+import type { DerivedField } from '../graph/derived-fields.js'
+import type { RelationEdge, ResourceNode } from '../graph/resource-graph.js'
 
 /** One field of the response, decided for one combination of expand/fields/omit. */
 export type PlannedField =

@@ -1,5 +1,6 @@
 import { messages } from '../errors.js'
-import { ownerColumn, type DerivedField, type JsonSchema, type RelationEdge, type ResourceNode } from '../graph/resource-graph.js'
+import type { DerivedField } from '../graph/derived-fields.js'
+import { ownerColumn, type JsonSchema, type RelationEdge, type ResourceNode } from '../graph/resource-graph.js'
 import { maxValueLength } from '../parse/list-query.js'
 import type { CursorCodec } from '../plan/cursors.js'
 import { tableOf } from '../sql/selection.js'

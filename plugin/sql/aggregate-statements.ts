@@ -1,5 +1,6 @@
 import { sql, type AliasableExpression, type Expression, type ExpressionBuilder } from 'kysely'
-import type { DerivedField, RelationEdge, ResourceNode } from '../graph/resource-graph.js'
+import type { DerivedField } from '../graph/derived-fields.js'
+import type { RelationEdge, ResourceNode } from '../graph/resource-graph.js'
 import { derivedColumn } from '../routes/list-declarations.js'
 import type { LoadContext } from '../load/load-context.js'
 import type { AggregateField } from '../plan/plan.js'
