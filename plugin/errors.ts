@@ -383,6 +383,10 @@ export const messages = {
   twoColumns: (field: string, column: string, relationColumn: string) =>
     `field '${field}' is given two columns, columns.${field} '${column}' and the relation's column '${relationColumn}': keep one`,
   primaryKeyNotIdentifier: (primaryKey: string, rule: string) => `primaryKey '${primaryKey}' must be a field whose name is an identifier (${rule})`,
+  badCasing: (casing: string, casings: readonly string[]) =>
+    `casing '${casing}' is not one of ${casings.join(', ')}, nor a function from a field to its column`,
+  casedNotAColumnName: (field: string, column: unknown, rule: string) =>
+    `field '${field}' is read from the column casing gives it, '${String(column)}', which is not a column name (${rule}): map it in columns`,
   fieldNotAColumnName: (field: string, rule: string) =>
     `field '${field}' is read from the column of the same name, which is not a column name (${rule}): map it in columns`,
   notARequestFunction: (option: string) => `${option} must be a function of the request`,

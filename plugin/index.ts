@@ -284,6 +284,7 @@ export { expandPlugin }
 
 export { defineResource, isResource } from './graph/resource.js'
 export type { AggregateCondition, AggregateDefinition, AggregateFunction, ComputedDefinition } from './graph/derived-definitions.js'
+export type { ColumnCasing } from './graph/casing.js'
 export type {
   AggregateMap,
   AnyResource,

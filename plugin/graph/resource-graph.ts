@@ -1,4 +1,5 @@
 import { InvalidDefinitionError, messages } from '../errors.js'
+import { casedColumn } from './casing.js'
 import { resolveDerived, type DerivedField } from './derived-fields.js'
 import { toOutputSchema } from './output-schemas.js'
 import {
@@ -306,6 +307,13 @@ function createNode (resource: AnyResource): MutableNode {
   }
   const required = new Set(Array.isArray(resource.schema.required) ? resource.schema.required as string[] : [])
   const columns: Readonly<Record<string, string | undefined>> = resource.columns ?? {}
+  // Fields are named by the plan at each request: each field's column is worked out once.
+  const casedColumns = new Map<string, string>()
+  const casedColumnOf = (field: string): string => {
+    let column = casedColumns.get(field)
+    if (column === undefined) casedColumns.set(field, column = casedColumn(resource.casing, field) as string)
+    return column
+  }
   return {
     resource,
     name: resource.name,
@@ -325,7 +333,7 @@ function createNode (resource: AnyResource): MutableNode {
     table: resource.table,
     scopedBy: [],
     derived: new Map(),
-    column: (field) => columns[field] ?? field,
+    column: resource.casing === undefined ? (field) => columns[field] ?? field : (field) => columns[field] ?? casedColumnOf(field),
   }
 }
 

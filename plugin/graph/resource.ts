@@ -3,6 +3,7 @@ import type { Expression, ExpressionBuilder, SqlBool } from 'kysely'
 import { columnNameRule, isIdentifier, isPositiveInteger, isTableName, tableNameRule, unknownKey } from './checks.js'
 import { InvalidDefinitionError, messages } from '../errors.js'
 import type { ObjectSchema } from './expanded.js'
+import { casedColumn, isColumnCasing, namedCasings, type ColumnCasing } from './casing.js'
 import {
   aggregateRelation, checkAggregates, checkComputed, type AggregateDefinition, type ComputedDefinition,
 } from './derived-definitions.js'
@@ -130,6 +131,13 @@ export interface ResourceDefinition<
   /** Database binding: field -> column, for fields whose column has another name. */
   columns?: { readonly [K in FieldName<S>]?: string }
   /**
+   * Database binding: the column of a field `columns` does not map, in the
+   * database's case (`'snake_case'`: `albumId` reads `album_id`;
+   * `'camelCase'`; `'PascalCase'`: `AlbumId`), or a function of the field.
+   * Without it, a field reads the column of its own name.
+   */
+  casing?: ColumnCasing
+  /**
    * The rows this request may see: a boolean expression over the resource's
    * table (columns written `table.column`), or undefined for every row.
    * Applied to every statement that reads the table for a request, at any depth.
@@ -172,7 +180,7 @@ export interface Resource<
 export type AnyResource = Resource<any, any, any, any, any, any>
 
 const definitionKeys = new Set([
-  'name', 'namespace', 'schema', 'fields', 'expandable', 'nested', 'aggregates', 'computed', 'maxDepth', 'table', 'primaryKey',
+  'name', 'namespace', 'schema', 'fields', 'expandable', 'nested', 'aggregates', 'computed', 'maxDepth', 'table', 'primaryKey', 'casing',
   'columns', 'scope', 'fieldsFor',
 ])
 const relationOptionKeys = new Set(['many', 'fields', 'omit', 'expand', 'column', 'foreignKey', 'through', 'orderBy', 'limit', 'load'])
@@ -270,12 +278,23 @@ export function defineResource<
       fail(messages.twoColumns(field, String(column), relationColumn))
     }
   }
+  const { casing } = definition
+  if (casing !== undefined && !isColumnCasing(casing)) fail(messages.badCasing(String(casing), namedCasings))
   if (table !== undefined) {
-    if (!isIdentifier(primaryKey)) fail(messages.primaryKeyNotIdentifier(primaryKey, columnNameRule))
+    // The column each field reads (casing's form unless columns maps it) is written into SQL: it must be an identifier.
+    const columnOf = (field: string) => (Object.hasOwn(columns, field) ? columns[field] : casedColumn(casing, field))
+    if (!isIdentifier(columnOf(primaryKey))) {
+      fail(casing === undefined
+        ? messages.primaryKeyNotIdentifier(primaryKey, columnNameRule)
+        : messages.casedNotAColumnName(primaryKey, columnOf(primaryKey), columnNameRule))
+    }
     for (const field of Object.keys(properties)) {
-      if (!toMany.has(field) && !Object.hasOwn(columns, field) && !isIdentifier(field)) {
-        fail(messages.fieldNotAColumnName(field, columnNameRule))
-      }
+      if (toMany.has(field) || Object.hasOwn(columns, field)) continue
+      const column = columnOf(field)
+      if (isIdentifier(column)) continue
+      fail(casing === undefined
+        ? messages.fieldNotAColumnName(field, columnNameRule)
+        : messages.casedNotAColumnName(field, column, columnNameRule))
     }
   }
 
