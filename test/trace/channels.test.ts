@@ -1,0 +1,154 @@
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify'
+import t from 'tap'
+import expandPlugin from '../../plugin/index.js'
+import { asWrittenOn, dialects, type Dialect, type TestDatabase } from '../fixtures/dialects.js'
+import { Pet, openSeeded, resources } from '../fixtures/tables.js'
+import { recordEvents, type RecordedEvent } from './events.js'
+
+/*
+ * The tracing channels of docs/observability.md: for one request, the plan
+ * (its route, whether the plan cache held it), each statement (its relation
+ * path, SQL with placeholders, row count, keys and level) and the body's
+ * length, in the order the request goes through them, on every dialect.
+ */
+
+/** What each combination's bodies are written by on this runtime, asked of an app of its own (so the caches stay cold). */
+async function mechanismApp (database: TestDatabase): Promise<FastifyInstance> {
+  const app = Fastify()
+  await app.register(expandPlugin, { db: database.db, resources })
+  const answer = async (request: FastifyRequest, reply: FastifyReply) => {
+    reply.header('x-mechanism', app.expand.explain(request).mechanism)
+    return reply.code(204).send()
+  }
+  app.get('/pets', { expandable: { resource: Pet, list: true } }, answer)
+  app.get('/pets/:id', { expandable: { resource: Pet } }, answer)
+  return app
+}
+
+async function build (database: TestDatabase): Promise<FastifyInstance> {
+  const app = Fastify()
+  await app.register(expandPlugin, { db: database.db, resources })
+  app.expand.routes('/pets', Pet, { permitListExpands: ['owner.employer', 'toys'], filter: { species: ['eq'] } })
+  await app.ready()
+  return app
+}
+
+type Shown = Pick<RecordedEvent, 'channel' | 'event' | 'message'>
+
+/** The four events of a statement that returns `rowCount` rows. */
+function statement (label: Record<string, unknown>, sql: string, rowCount: number): Shown[] {
+  const before = { ...label, sql, rowCount: undefined }
+  const after = { ...label, sql, rowCount }
+  return [
+    { channel: 'load', event: 'start', message: before },
+    { channel: 'load', event: 'end', message: before },
+    { channel: 'load', event: 'asyncStart', message: after },
+    { channel: 'load', event: 'asyncEnd', message: after },
+  ]
+}
+
+function plan (route: string, cached: boolean): Shown[] {
+  return [
+    { channel: 'plan', event: 'start', message: { route, method: 'GET', cached: undefined } },
+    { channel: 'plan', event: 'end', message: { route, method: 'GET', cached } },
+  ]
+}
+
+function serialize (mechanism: string, cached: boolean, bytes: number): Shown[] {
+  return [
+    { channel: 'serialize', event: 'start', message: { mechanism, cached, bytes: undefined } },
+    { channel: 'serialize', event: 'end', message: { mechanism, cached, bytes } },
+  ]
+}
+
+/**
+ * Events as a test compares them: in the order they came where a load runs
+ * its statements one after another (SQLite); where the relations of a level
+ * run concurrently (PostgreSQL, MariaDB), stably sorted by stage, level and
+ * path, so each statement's own events keep their order.
+ */
+function comparable (dialect: Dialect, events: readonly Shown[]): Shown[] {
+  const shown = events.map(({ channel, event, message }) => ({ channel, event, message }))
+  if (dialect.name !== 'postgres' && dialect.name !== 'mariadb') return shown
+  const rank = (event: Shown) => [
+    ['plan', 'load', 'serialize'].indexOf(event.channel), (event.message.wave as number | undefined) ?? 0, String(event.message.path ?? ''),
+  ] as const
+  return shown.sort((a, b) => {
+    const [x, y] = [rank(a), rank(b)]
+    return x[0] - y[0] || x[1] - y[1] || (x[2] < y[2] ? -1 : x[2] > y[2] ? 1 : 0)
+  })
+}
+
+const petColumns = '"pets"."id" as "id", "pets"."name" as "name", "pets"."species" as "species", "pets"."owner_id" as "owner", "pets"."sold_from_id" as "sold_from"'
+const personColumns = '"people"."id" as "id", "people"."name" as "name", "people"."hobbies" as "hobbies", "people"."employer_id" as "employer"'
+
+for (const dialect of dialects()) {
+  t.test(`tracing channels on ${dialect.name}`, async (t) => {
+    const database = await openSeeded(t, dialect)
+    const app = await build(database)
+    t.teardown(() => app.close())
+    const recorder = recordEvents()
+    t.teardown(recorder.stop)
+    const p = (index: number) => (dialect.name === 'postgres' ? `$${index}` : '?')
+    const written = (sql: string) => asWrittenOn(dialect, sql)
+    const name = dialect.name === 'mariadb' ? 'mysql' : dialect.name === 'postgres' ? 'postgres' : 'sqlite'
+    const explaining = await mechanismApp(database)
+    t.teardown(() => explaining.close())
+    const mechanismOf = async (url: string) => String((await explaining.inject(url)).headers['x-mechanism'])
+    const root = (kind: string) => ({ kind, path: '', dialect: name, wave: 0, keyCount: undefined })
+    const relation = (path: string, wave: number, keyCount: number) => ({ kind: 'rows', path, dialect: name, wave, keyCount })
+    const toys = `select "toys"."id" as "id", "toys"."name" as "name", "pet_toys"."pet_id" as "__expand_parent" from "toys" inner join "pet_toys" on "pet_toys"."toy_id" = "toys"."id" where "pet_toys"."pet_id" in (${p(1)}) order by "pet_toys"."pet_id", "pet_toys"."toy_id" limit 16384`
+
+    t.test('a detail with a nested to-one and a many-to-many relation, then the same again from the caches', async (t) => {
+      const url = '/pets/1?expand=owner.employer,toys'
+      const mechanism = await mechanismOf(url)
+      for (const cached of [false, true]) {
+        recorder.events.length = 0
+        const response = await app.inject(url)
+        t.equal(response.statusCode, 200)
+        t.strictSame(comparable(dialect, recorder.events), comparable(dialect, [
+          ...plan('/pets/:id', cached),
+          ...statement(root('one'), written(`select ${petColumns} from "pets" where "pets"."id" = ${p(1)}`), 1),
+          ...statement(relation('owner', 1, 1), written(`select ${personColumns} from "people" where "people"."id" in (${p(1)})`), 1),
+          ...statement(relation('owner.employer', 2, 1),
+            written(`select "companies"."id" as "id", "companies"."name" as "name", "companies"."public" as "public" from "companies" where "companies"."id" in (${p(1)})`), 1),
+          ...statement(relation('toys', 1, 1), written(toys), 2),
+          ...serialize(mechanism, cached, Buffer.byteLength(response.body)),
+        ]), cached ? 'the plan and the serializer came from their caches' : 'planned and compiled for this request')
+        // Each stage's events carry one message object, completed as the stage goes.
+        const load = recorder.events.filter((event) => event.channel === 'load' && event.message.path === 'toys')
+        t.equal(new Set(load.map((event) => event.original)).size, 1)
+      }
+    })
+
+    t.test('a filtered list page with its count, then the same again', async (t) => {
+      const url = '/pets?expand=owner,toys&filter[species]=dog&limit=1'
+      const mechanism = await mechanismOf(url)
+      for (const cached of [false, true]) {
+        recorder.events.length = 0
+        const response = await app.inject(url)
+        t.equal(response.statusCode, 200)
+        t.strictSame(response.json().data.map((pet: { name: string }) => pet.name), ['Odie'])
+        t.strictSame(comparable(dialect, recorder.events), comparable(dialect, [
+          ...plan('/pets', cached),
+          ...statement(root('page'), written(`select ${petColumns} from "pets" where "pets"."species" = ${p(1)} order by "pets"."id" asc limit ${p(2)} offset ${p(3)}`), 1),
+          ...statement(root('count'), written(`select count(*) as "total" from "pets" where "pets"."species" = ${p(1)}`), 1),
+          ...statement(relation('owner', 1, 1), written(`select ${personColumns} from "people" where "people"."id" in (${p(1)})`), 1),
+          ...statement(relation('toys', 1, 1), written(toys), 1),
+          ...serialize(mechanism, cached, Buffer.byteLength(response.body)),
+        ]))
+      }
+    })
+
+    t.test('a plan refused: start, error and end, the error its code alone', async (t) => {
+      recorder.events.length = 0
+      const response = await app.inject('/pets?expand=nothing')
+      t.equal(response.statusCode, 400)
+      t.strictSame(recorder.events.map(({ channel, event }) => `${channel} ${event}`), ['plan start', 'plan error', 'plan end'])
+      const error = recorder.events[1]!.message.error as Error & { code: string }
+      t.equal(error.code, 'FST_EXPAND_UNKNOWN_FIELD')
+      t.equal(error.message, 'FST_EXPAND_UNKNOWN_FIELD', 'not the message, which quotes the request')
+      t.equal(recorder.events[2]!.message.cached, undefined)
+    })
+  })
+}
