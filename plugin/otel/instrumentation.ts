@@ -1,4 +1,5 @@
 import { tracingChannel, type TracingChannelSubscribers } from 'node:diagnostics_channel'
+import { readFileSync } from 'node:fs'
 import {
   context, metrics, SpanKind, SpanStatusCode, trace,
   type Attributes, type Counter, type Histogram, type MeterProvider, type Span, type Tracer, type TracerProvider,
@@ -13,6 +14,23 @@ import type { LoadMessage, PlanMessage, SerializeMessage, StatementLabel } from 
  */
 
 export const instrumentationName = 'fastify-expand'
+
+/**
+ * The package's version, for the tracer and meter: read from its
+ * package.json, two folders up from the sources and three from the built
+ * files (dist/plugin/otel).
+ */
+function packageVersion (): string {
+  for (const path of ['../../package.json', '../../../package.json']) {
+    try {
+      const found = JSON.parse(readFileSync(new URL(path, import.meta.url), 'utf8')) as { name?: unknown; version?: unknown }
+      if (found.name === instrumentationName && typeof found.version === 'string') return found.version
+    } catch {}
+  }
+  return 'unknown'
+}
+
+const version = packageVersion()
 
 export interface ExpandInstrumentationConfig {
   /** Subscribe at once (default true), as OpenTelemetry's instrumentations do; false: at `enable()`. */
@@ -68,7 +86,7 @@ const countedRequests = 10_000
  */
 export class ExpandInstrumentation {
   readonly instrumentationName = instrumentationName
-  readonly instrumentationVersion = '1'
+  readonly instrumentationVersion: string = version
   private config: ExpandInstrumentationConfig
   private tracer: Tracer
   private instruments: Instruments
