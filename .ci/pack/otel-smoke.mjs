@@ -26,11 +26,14 @@ await db.schema.createTable('people').addColumn('id', 'integer', (column) => col
   .addColumn('name', 'text').addColumn('employer_id', 'integer').execute()
 await db.insertInto('companies').values([{ id: 1, name: 'Acme' }]).execute()
 await db.insertInto('people').values([{ id: 1, name: 'Jon', employer_id: 1 }]).execute()
-const Company = defineResource({ name: 'Company', table: 'companies', schema: Type.Object({ id: Type.Integer(), name: Type.String() }) })
+const Company = defineResource({
+  name: 'Company', table: 'companies', schema: Type.Object({ id: Type.Integer(), name: Type.String() }), fields: ['id', 'name'],
+})
 const Person = defineResource({
   name: 'Person',
   table: 'people',
   schema: Type.Object({ id: Type.Integer(), name: Type.String(), employer: Type.Union([Type.Integer(), Type.Null()]) }),
+  fields: ['id', 'name', 'employer'],
   columns: { employer: 'employer_id' },
   expandable: { employer: 'Company' },
 })
