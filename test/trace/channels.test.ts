@@ -1,8 +1,9 @@
+import { Type } from '@sinclair/typebox'
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify'
 import t from 'tap'
-import expandPlugin from '../../plugin/index.js'
+import expandPlugin, { defineResource } from '../../plugin/index.js'
 import { asWrittenOn, dialects, type Dialect, type TestDatabase } from '../fixtures/dialects.js'
-import { Pet, openSeeded, resources } from '../fixtures/tables.js'
+import { Person, Pet, Toy, openSeeded, resources } from '../fixtures/tables.js'
 import { recordEvents, type RecordedEvent } from './events.js'
 
 /*
@@ -15,19 +16,45 @@ import { recordEvents, type RecordedEvent } from './events.js'
 /** What each combination's bodies are written by on this runtime, asked of an app of its own (so the caches stay cold). */
 async function mechanismApp (database: TestDatabase): Promise<FastifyInstance> {
   const app = Fastify()
-  await app.register(expandPlugin, { db: database.db, resources })
+  await app.register(expandPlugin, { db: database.db, resources: [...resources, Visit, PetRecord] })
   const answer = async (request: FastifyRequest, reply: FastifyReply) => {
     reply.header('x-mechanism', app.expand.explain(request).mechanism)
     return reply.code(204).send()
   }
   app.get('/pets', { expandable: { resource: Pet, list: true } }, answer)
   app.get('/pets/:id', { expandable: { resource: Pet } }, answer)
+  app.get('/records/:id', { expandable: { resource: PetRecord } }, async (request, reply) => {
+    reply.header('x-statements', JSON.stringify(app.expand.explain(request).statements))
+    return reply.code(204).send()
+  })
   return app
 }
 
+/** Visits from another service (a relation resolved by a function), each with its vet, a person of the database. */
+const Visit = defineResource({
+  name: 'Visit',
+  schema: Type.Object({ id: Type.Integer(), vet: Type.Integer() }),
+  fields: ['id', 'vet'],
+  expandable: { vet: Person },
+})
+
+/** Pets with a count of their toys (an aggregate statement) and their visits. */
+const PetRecord = defineResource({
+  name: 'PetRecord',
+  table: 'pets',
+  schema: Type.Object({ id: Type.Integer(), name: Type.String(), toys: Type.Array(Type.Integer()), visits: Type.Array(Type.Integer()) }),
+  fields: ['id', 'name', 'visits'],
+  expandable: {
+    toys: [Toy, { many: true, through: { table: 'pet_toys', from: 'pet_id', to: 'toy_id' } }],
+    visits: [Visit, { many: true, load: async (petIds) => new Map(petIds.map((id) => [id, [{ id: 10, vet: 2 }, { id: 11, vet: 3 }]])) }],
+  },
+  aggregates: { toy_count: { count: 'toys' } },
+})
+
 async function build (database: TestDatabase): Promise<FastifyInstance> {
   const app = Fastify()
-  await app.register(expandPlugin, { db: database.db, resources })
+  await app.register(expandPlugin, { db: database.db, resources: [...resources, Visit, PetRecord] })
+  app.expand.routes('/records', PetRecord)
   app.expand.routes('/pets', Pet, { permitListExpands: ['owner.employer', 'toys'], filter: { species: ['eq'] } })
   await app.ready()
   return app
@@ -138,6 +165,25 @@ for (const dialect of dialects()) {
           ...serialize(mechanism, cached, Buffer.byteLength(response.body)),
         ]))
       }
+    })
+
+    t.test("an aggregate's statement, and a relation resolved by a function: no event of its own, the statements below it with their paths", async (t) => {
+      const url = '/records/1?expand=visits.vet&fields=id,toy_count,visits'
+      const explained = (await explaining.inject(url)).headers['x-statements']
+      const sql = new Map((JSON.parse(String(explained)) as Array<{ path: string; sql: string }>).map(({ path, sql }) => [path, sql]))
+      t.strictSame([...sql.keys()], ['', 'visits.vet', 'toys'], 'explain lists the same statements')
+      recorder.events.length = 0
+      const response = await app.inject(url)
+      t.equal(response.statusCode, 200)
+      t.strictSame(response.json(), { id: 1, toy_count: 2, visits: [{ id: 10, vet: { id: 2, name: 'Sally', hobbies: 'hiking', employer: 2 } }, { id: 11, vet: { id: 3, name: 'Ann', hobbies: 'chess', employer: null } }] })
+      const loads = recorder.events.filter((event) => event.channel === 'load' && event.event === 'asyncEnd').map(({ message }) => message)
+      const asEvents = (messages: Array<Record<string, unknown>>) => messages.map((message) => ({ channel: 'load' as const, event: 'asyncEnd' as const, message }))
+      // The function's call has no event; the vets' statement binds the two vets its answer names.
+      t.strictSame(comparable(dialect, asEvents(loads)), comparable(dialect, asEvents([
+        { ...root('one'), sql: sql.get('')! + written(` where "pets"."id" = ${p(1)}`), rowCount: 1 },
+        { kind: 'rows', path: 'visits.vet', dialect: name, wave: 2, keyCount: 2, sql: sql.get('visits.vet')!.replace(`in (${p(1)})`, `in (${p(1)}, ${p(2)})`), rowCount: 2 },
+        { kind: 'aggregates', path: 'toys', dialect: name, wave: 1, keyCount: 1, sql: sql.get('toys')!, rowCount: 1 },
+      ])))
     })
 
     t.test('a plan refused: start, error and end, the error its code alone', async (t) => {
