@@ -66,23 +66,24 @@ export const loadChannel: TracingChannel<unknown, LoadMessage> = tracingChannel(
 export const serializeChannel: TracingChannel<unknown, SerializeMessage> = tracingChannel('fastify-expand:serialize')
 
 /**
- * What an error event carries: the code of the plugin's error (`FST_EXPAND_*`),
- * or 'ERROR' for another, as its message too. Never the error itself: a
- * driver's message (the cause of `FST_EXPAND_DATABASE_ERROR`) may quote a
- * value, and a request error's message names what the request asked.
+ * What an error event carries as `error`: the code of the plugin's error
+ * (`FST_EXPAND_*`), or 'ERROR' for another, as its message too. Never the
+ * error itself: a driver's message (the cause of `FST_EXPAND_DATABASE_ERROR`)
+ * may quote a value, and a request error's message names what the request
+ * asked. A plain object (the thrown error goes on to Fastify's error
+ * handler, as without a subscriber), with the `name`, `message` and `code`
+ * an exception recorder reads.
  */
-export class PublishedFailure extends Error {
+export interface PublishedFailure {
+  readonly name: 'FastifyExpandFailure'
   readonly code: string
-  constructor (code: string) {
-    super(code)
-    this.name = 'FastifyExpandFailure'
-    this.code = code
-  }
+  readonly message: string
 }
 
 export function publishedFailure (error: unknown): PublishedFailure {
   const code = (error as { code?: unknown } | null)?.code
-  return new PublishedFailure(typeof code === 'string' && /^FST_EXPAND_[A-Z_]+$/.test(code) ? code : 'ERROR')
+  const published = typeof code === 'string' && /^FST_EXPAND_[A-Z_]+$/.test(code) ? code : 'ERROR'
+  return Object.freeze({ name: 'FastifyExpandFailure', code: published, message: published })
 }
 
 /**

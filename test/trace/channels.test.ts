@@ -4,6 +4,7 @@ import t from 'tap'
 import expandPlugin, { defineResource } from '../../plugin/index.js'
 import { asWrittenOn, dialects, type Dialect, type TestDatabase } from '../fixtures/dialects.js'
 import { Person, Pet, Toy, openSeeded, resources } from '../fixtures/tables.js'
+import { publishedFailure } from '../../plugin/trace/channels.js'
 import { recordEvents, type RecordedEvent } from './events.js'
 
 /*
@@ -191,10 +192,20 @@ for (const dialect of dialects()) {
       const response = await app.inject('/pets?expand=nothing')
       t.equal(response.statusCode, 400)
       t.strictSame(recorder.events.map(({ channel, event }) => `${channel} ${event}`), ['plan start', 'plan error', 'plan end'])
-      const error = recorder.events[1]!.message.error as Error & { code: string }
+      const error = recorder.events[1]!.message.error as { code: string; message: string }
       t.equal(error.code, 'FST_EXPAND_UNKNOWN_FIELD')
       t.equal(error.message, 'FST_EXPAND_UNKNOWN_FIELD', 'not the message, which quotes the request')
       t.equal(recorder.events[2]!.message.cached, undefined)
     })
   })
 }
+
+t.test("an error event's error: the plugin's code, or ERROR, never the error's words", async (t) => {
+  const published = (error: unknown) => ({ ...publishedFailure(error) })
+  t.strictSame(published(Object.assign(new Error('filter value 42 is out of range'), { code: 'FST_EXPAND_BAD_FILTER' })),
+    { name: 'FastifyExpandFailure', code: 'FST_EXPAND_BAD_FILTER', message: 'FST_EXPAND_BAD_FILTER' })
+  t.strictSame(published(Object.assign(new Error('duplicate key 42'), { code: '23505' })), { name: 'FastifyExpandFailure', code: 'ERROR', message: 'ERROR' })
+  t.strictSame(published(null), { name: 'FastifyExpandFailure', code: 'ERROR', message: 'ERROR' })
+  t.strictSame(published('a string'), { name: 'FastifyExpandFailure', code: 'ERROR', message: 'ERROR' })
+  t.ok(Object.isFrozen(publishedFailure(undefined)))
+})
