@@ -19,9 +19,9 @@ describe('expandInstrumentation', () => {
     expect(expandInstrumentation()).type.toBe<ExpandInstrumentation>()
     expect(expandInstrumentation({})).type.toBe<ExpandInstrumentation>()
     expect(expandInstrumentation).type.toBeCallableWith({
-      tracerProvider: {} as TracerProvider, meterProvider: {} as MeterProvider, enabled: false, mysqlSystemName: 'mariadb' as const,
+      tracerProvider: {} as TracerProvider, meterProvider: {} as MeterProvider, enabled: false, dbSystemName: 'mariadb',
     })
-    expect(expandInstrumentation).type.not.toBeCallableWith({ mysqlSystemName: 'oracle' })
+    expect(expandInstrumentation).type.not.toBeCallableWith({ dbSystemName: 1 })
     expect(expandInstrumentation).type.not.toBeCallableWith({ tracer: {} })
     expect(new ExpandInstrumentation()).type.toBe<ExpandInstrumentation>()
     expect(instrumentationName).type.toBe<'fastify-expand'>()
@@ -47,7 +47,7 @@ describe('channel messages', () => {
     expect<LoadMessage['rowCount']>().type.toBe<number | undefined>()
     expect<LoadMessage['keyCount']>().type.toBe<number | undefined>()
     expect<LoadMessage['wave']>().type.toBe<number>()
-    expect<LoadMessage['dialect']>().type.toBe<'sqlite' | 'postgres' | 'mysql'>()
+    expect<LoadMessage['system']>().type.toBe<'sqlite' | 'postgresql' | 'mysql'>()
     expect<StatementKind>().type.toBe<'page' | 'one' | 'count' | 'rows' | 'ids' | 'aggregates'>()
     expect<PlanMessage['route']>().type.toBe<string>()
     expect<PlanMessage['cached']>().type.toBe<boolean | undefined>()

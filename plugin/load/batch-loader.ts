@@ -329,7 +329,7 @@ async function rowsOf<F extends ExpandedField | IdField> (
 /** What the load channel publishes of a relation's statement: its path and level in the plan, and its keys. */
 function statementLabel (load: Load, field: PlannedField, kind: StatementKind, keyCount: number): StatementLabel {
   const { path, wave } = positionsOf(load.root).get(field)!
-  return { kind, path, dialect: load.context.dialect.name, wave, keyCount }
+  return { kind, path, system: load.context.dialect.systemName, wave, keyCount }
 }
 
 /**

@@ -4,7 +4,7 @@ import {
   context, metrics, SpanKind, SpanStatusCode, trace,
   type Attributes, type Counter, type Histogram, type MeterProvider, type Span, type Tracer, type TracerProvider,
 } from '@opentelemetry/api'
-import type { LoadMessage, PlanMessage, SerializeMessage, StatementLabel } from '../trace/channels.js'
+import type { LoadMessage, PlanMessage, SerializeMessage } from '../trace/channels.js'
 
 /*
  * The tracing channels (trace/channels.ts) as OpenTelemetry spans and
@@ -39,16 +39,12 @@ export interface ExpandInstrumentationConfig {
   tracerProvider?: TracerProvider
   /** Default: the global meter provider. */
   meterProvider?: MeterProvider
-  /** `db.system.name` of statements on the MySQL dialect, which serves MariaDB and MySQL alike: 'mysql' (default) or 'mariadb'. */
-  mysqlSystemName?: 'mysql' | 'mariadb'
+  /**
+   * `db.system.name` of every statement, instead of the one its dialect
+   * publishes: 'mariadb' for MariaDB, whose statements are written as MySQL's.
+   */
+  dbSystemName?: string
 }
-
-/** `db.system.name` of each dialect (OpenTelemetry's semantic conventions' values). */
-const systemNames = {
-  sqlite: 'sqlite',
-  postgres: 'postgresql',
-  mysql: 'mysql',
-} as const satisfies Record<StatementLabel['dialect'], string>
 
 /** What a span of a message needs when it ends. */
 interface Open {
@@ -230,7 +226,7 @@ export class ExpandInstrumentation {
   }
 
   private systemName (message: LoadMessage): string {
-    return message.dialect === 'mysql' ? (this.config.mysqlSystemName ?? 'mysql') : systemNames[message.dialect]
+    return this.config.dbSystemName ?? message.system
   }
 }
 

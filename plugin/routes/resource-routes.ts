@@ -473,5 +473,5 @@ function derivedOf (...lists: ReadonlyArray<ReadonlyArray<DerivedField | undefin
 /** What the load channel publishes of a generated route's own statement (its page, count or row), while it has subscribers. */
 function rootStatement (context: LoadContext, kind: 'page' | 'count' | 'one'): StatementLabel | undefined {
   if (!loadChannel.hasSubscribers) return undefined
-  return { kind, path: '', dialect: context.dialect.name, wave: 0, keyCount: undefined }
+  return { kind, path: '', system: context.dialect.systemName, wave: 0, keyCount: undefined }
 }

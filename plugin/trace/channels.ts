@@ -32,7 +32,8 @@ export interface StatementLabel {
   readonly kind: StatementKind
   /** The relation path it loads, dotted (`owner.employer`); '' for the root. */
   readonly path: string
-  readonly dialect: ExpandDialect['name']
+  /** The database, as OpenTelemetry's `db.system.name` says it: 'sqlite', 'postgresql', 'mysql' (MariaDB's too). */
+  readonly system: ExpandDialect['systemName']
   /** The loader's level: 0 for the root's statements, 1 for a relation of the root, and so on. */
   readonly wave: number
   /** The distinct keys the statement binds (before padding); undefined for the root's statements. */
@@ -94,7 +95,7 @@ export async function tracedStatement<R> (label: StatementLabel, sql: string, ex
   const message: LoadMessage = {
     kind: label.kind,
     path: label.path,
-    dialect: label.dialect,
+    system: label.system,
     wave: label.wave,
     keyCount: label.keyCount,
     sql,

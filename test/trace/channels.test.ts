@@ -107,6 +107,11 @@ function comparable (dialect: Dialect, events: readonly Shown[]): Shown[] {
   })
 }
 
+/** What the load channel publishes as each dialect's `system` (OpenTelemetry's `db.system.name`). */
+const systemNames = {
+  sqlite: 'sqlite', 'sqlite with cached statements': 'sqlite', postgres: 'postgresql', mariadb: 'mysql',
+} as const satisfies Record<Dialect['name'], string>
+
 const petColumns = '"pets"."id" as "id", "pets"."name" as "name", "pets"."species" as "species", "pets"."owner_id" as "owner", "pets"."sold_from_id" as "sold_from"'
 const personColumns = '"people"."id" as "id", "people"."name" as "name", "people"."hobbies" as "hobbies", "people"."employer_id" as "employer"'
 
@@ -119,12 +124,12 @@ for (const dialect of dialects()) {
     t.teardown(recorder.stop)
     const p = (index: number) => (dialect.name === 'postgres' ? `$${index}` : '?')
     const written = (sql: string) => asWrittenOn(dialect, sql)
-    const name = dialect.name === 'mariadb' ? 'mysql' : dialect.name === 'postgres' ? 'postgres' : 'sqlite'
+    const system = systemNames[dialect.name]
     const explaining = await mechanismApp(database)
     t.teardown(() => explaining.close())
     const mechanismOf = async (url: string) => String((await explaining.inject(url)).headers['x-mechanism'])
-    const root = (kind: string) => ({ kind, path: '', dialect: name, wave: 0, keyCount: undefined })
-    const relation = (path: string, wave: number, keyCount: number) => ({ kind: 'rows', path, dialect: name, wave, keyCount })
+    const root = (kind: string) => ({ kind, path: '', system, wave: 0, keyCount: undefined })
+    const relation = (path: string, wave: number, keyCount: number) => ({ kind: 'rows', path, system, wave, keyCount })
     const toys = `select "toys"."id" as "id", "toys"."name" as "name", "pet_toys"."pet_id" as "__expand_parent" from "toys" inner join "pet_toys" on "pet_toys"."toy_id" = "toys"."id" where "pet_toys"."pet_id" in (${p(1)}) order by "pet_toys"."pet_id", "pet_toys"."toy_id" limit 16384`
 
     t.test('a detail with a nested to-one and a many-to-many relation, then the same again from the caches', async (t) => {
@@ -182,8 +187,8 @@ for (const dialect of dialects()) {
       // The function's call has no event; the vets' statement binds the two vets its answer names.
       t.strictSame(comparable(dialect, asEvents(loads)), comparable(dialect, asEvents([
         { ...root('one'), sql: sql.get('')! + written(` where "pets"."id" = ${p(1)}`), rowCount: 1 },
-        { kind: 'rows', path: 'visits.vet', dialect: name, wave: 2, keyCount: 2, sql: sql.get('visits.vet')!.replace(`in (${p(1)})`, `in (${p(1)}, ${p(2)})`), rowCount: 2 },
-        { kind: 'aggregates', path: 'toys', dialect: name, wave: 1, keyCount: 1, sql: sql.get('toys')!, rowCount: 1 },
+        { kind: 'rows', path: 'visits.vet', system, wave: 2, keyCount: 2, sql: sql.get('visits.vet')!.replace(`in (${p(1)})`, `in (${p(1)}, ${p(2)})`), rowCount: 2 },
+        { kind: 'aggregates', path: 'toys', system, wave: 1, keyCount: 1, sql: sql.get('toys')!, rowCount: 1 },
       ])))
     })
 

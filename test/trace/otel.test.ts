@@ -72,7 +72,7 @@ for (const dialect of dialects()) {
     const reader = new CollectingReader()
     const meterProvider = new MeterProvider({ readers: [reader] })
     const instrumentation = expandInstrumentation({
-      tracerProvider, meterProvider, mysqlSystemName: dialect.name === 'mariadb' ? 'mariadb' : undefined,
+      tracerProvider, meterProvider, dbSystemName: dialect.name === 'mariadb' ? 'mariadb' : undefined,
     })
     t.teardown(() => instrumentation.disable())
     t.equal(instrumentation.isEnabled, true)
@@ -178,8 +178,8 @@ t.test('statements that fail, and a refused plan: their spans say so by code', a
   t.equal(instrumentation.isEnabled, false)
   instrumentation.setTracerProvider(tracerProvider)
   instrumentation.setMeterProvider(new MeterProvider())
-  instrumentation.setConfig({ mysqlSystemName: 'mysql' })
-  t.strictSame(instrumentation.getConfig(), { mysqlSystemName: 'mysql', enabled: false })
+  instrumentation.setConfig({ dbSystemName: 'sqlite' })
+  t.strictSame(instrumentation.getConfig(), { dbSystemName: 'sqlite', enabled: false })
   instrumentation.enable()
   t.teardown(() => instrumentation.disable())
   const app = await build(database, tracerProvider.getTracer('test'))
