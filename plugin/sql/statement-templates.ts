@@ -146,9 +146,9 @@ export function reusesStatements (db: AnyKysely): boolean {
  * Every statement the plugin runs passes here: the driver's words go to the log (as the cause), never into a body.
  * A labelled statement (given while the load channel has subscribers) is published there.
  */
-async function run (db: AnyKysely, compiled: CompiledQuery<unknown>, label: StatementLabel | undefined): Promise<Row[]> {
-  if (label !== undefined) return await tracedStatement(label, compiled.sql, () => execute(db, compiled))
-  return await execute(db, compiled)
+function run (db: AnyKysely, compiled: CompiledQuery<unknown>, label: StatementLabel | undefined): Promise<Row[]> {
+  // Not async itself: an untraced statement's promise is execute's own, with no frame around it.
+  return label === undefined ? execute(db, compiled) : tracedStatement(label, compiled.sql, () => execute(db, compiled))
 }
 
 async function execute (db: AnyKysely, compiled: CompiledQuery<unknown>): Promise<Row[]> {
