@@ -195,3 +195,33 @@ t.test('statements that fail, and a refused plan: their spans say so by code', a
     { name: 'fastify-expand rows toys', status: { code: 2, message: 'FST_EXPAND_DATABASE_ERROR' }, error: 'FST_EXPAND_DATABASE_ERROR' },
   ])
 })
+
+t.test('without a request span: each stage a root span of its own, no rows per request; a body that does not fit', async (t) => {
+  const database = await openSeeded(t, dialects()[0]!)
+  const exporter = new InMemorySpanExporter()
+  const tracerProvider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] })
+  const reader = new CollectingReader()
+  const instrumentation = expandInstrumentation({ tracerProvider, meterProvider: new MeterProvider({ readers: [reader] }) })
+  t.teardown(() => instrumentation.disable())
+  const app = Fastify()
+  await app.register(expandPlugin, { db: database.db, resources })
+  app.expand.routes('/pets', Pet)
+  app.get('/unfit', { expandable: { resource: Pet } }, async () => ({ id: 'not a number' }))
+  t.teardown(() => app.close())
+
+  t.equal((await app.inject('/pets/1?expand=owner')).statusCode, 200)
+  const spans = exporter.getFinishedSpans()
+  t.strictSame(spans.map((span) => span.name).sort(), ['fastify-expand ids toys', 'fastify-expand one', 'fastify-expand plan', 'fastify-expand rows owner', 'fastify-expand serialize'])
+  t.ok(spans.every((span) => span.parentSpanContext === undefined), 'root spans')
+  t.equal(new Set(spans.map((span) => span.spanContext().traceId)).size, spans.length, 'each its own trace')
+  const { resourceMetrics } = await reader.collect()
+  const metrics = resourceMetrics.scopeMetrics.flatMap((scope) => scope.metrics)
+  t.equal(metric(metrics, 'fastify_expand.request.rows'), undefined, 'rows are counted per request span')
+  t.equal(total(metrics, 'fastify_expand.serializer.cache.misses'), 1)
+
+  exporter.reset()
+  t.equal((await app.inject('/unfit')).statusCode, 500)
+  const serialize = exporter.getFinishedSpans().find((span) => span.name === 'fastify-expand serialize')!
+  t.strictSame({ status: serialize.status, error: serialize.attributes['error.type'], bytes: serialize.attributes['http.response.body.size'] },
+    { status: { code: 2, message: 'FST_EXPAND_INVALID_DATA' }, error: 'FST_EXPAND_INVALID_DATA', bytes: undefined })
+})
