@@ -1,4 +1,4 @@
-import { context, trace, type Span, type Tracer } from '@opentelemetry/api'
+import { context, SpanKind, trace, type Span, type Tracer } from '@opentelemetry/api'
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks'
 import { BasicTracerProvider, ConsoleSpanExporter, SimpleSpanProcessor, type SpanExporter } from '@opentelemetry/sdk-trace-base'
 import type { FastifyInstance } from 'fastify'
@@ -30,7 +30,7 @@ export function demoTracing (exporter: SpanExporter = new ConsoleSpanExporter())
       const spans = new WeakMap<object, Span>()
       app.addHook('onRequest', (request, _reply, done) => {
         const span = tracer.startSpan(`${request.method} ${request.routeOptions.url ?? 'unknown route'}`, {
-          kind: 1,
+          kind: SpanKind.SERVER,
           attributes: { 'http.request.method': request.method, 'http.route': request.routeOptions.url ?? '' },
         })
         spans.set(request, span)
