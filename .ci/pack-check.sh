@@ -2,8 +2,9 @@
 # Packs the repository (prepack builds dist/), installs the tarball in a
 # scratch project under /tmp with only the peers a user installs, then runs an
 # ESM smoke test and a strict TypeScript consumer check against the shipped
-# files; a second project has TypeBox 1.x (`typebox`) instead of
-# @sinclair/typebox and checks its own consumer.
+# files, and the `./otel` entry's smoke test with @opentelemetry/api; a
+# second project has TypeBox 1.x (`typebox`) instead of @sinclair/typebox and
+# no @opentelemetry/api, where the main entry must load, and checks its own consumer.
 #
 # The peers are the newest release of each line package.json supports, as a
 # user installing today gets them: fastify 5, @sinclair/typebox 0.34,
@@ -64,14 +65,20 @@ cd "$repo"
 tarball=$(npm pack --silent --pack-destination "$scratch" | tail -n 1)
 echo "packed $tarball"
 tar -tzf "$scratch/$tarball" | sed 's|^package/||' > "$scratch/contents.txt"
-for required in package.json README.md CHANGELOG.md docs/README.md docs/errors.md dist/plugin/index.js dist/plugin/index.d.ts dist/plugin/index.js.map; do
+for required in package.json README.md CHANGELOG.md docs/README.md docs/errors.md dist/plugin/index.js dist/plugin/index.d.ts dist/plugin/index.js.map \
+  dist/plugin/otel/index.js dist/plugin/otel/index.d.ts; do
   grep -qx "$required" "$scratch/contents.txt" || { echo "the package lacks $required"; exit 1; }
 done
 if grep -E '^(plugin|test|demo|benchmarks|schemas)/|\.test\.' "$scratch/contents.txt"; then echo "the package ships files a user does not need"; exit 1; fi
+# @opentelemetry/api is an optional peer: only the `./otel` entry's files may import it.
+mkdir "$scratch/unpacked" && tar -xzf "$scratch/$tarball" -C "$scratch/unpacked"
+if (cd "$scratch/unpacked/package" && grep -rl --include='*.js' '@opentelemetry' dist/plugin | grep -v '^dist/plugin/otel/'); then
+  echo "a file outside dist/plugin/otel imports @opentelemetry"; exit 1
+fi
 
 app="$scratch/app"
 mkdir -p "$app"
-cp "$repo/.ci/pack/smoke.mjs" "$repo/.ci/pack/consumer.ts" "$app/"
+cp "$repo/.ci/pack/smoke.mjs" "$repo/.ci/pack/otel-smoke.mjs" "$repo/.ci/pack/consumer.ts" "$app/"
 cat > "$app/package.json" <<JSON
 { "name": "fastify-expand-consumer", "private": true, "type": "module" }
 JSON
@@ -89,7 +96,9 @@ npm install --no-audit --no-fund --ignore-scripts --loglevel=error \
   "$scratch/$tarball" \
   "fastify@$fastify" "@sinclair/typebox@$sinclair" "kysely@$kysely" \
   "better-sqlite3@$(node -p "require('$repo/node_modules/better-sqlite3/package.json').version")" \
-  "@types/better-sqlite3@$(locked @types/better-sqlite3)" "@types/node@$(locked @types/node)"
+  "@types/better-sqlite3@$(locked @types/better-sqlite3)" "@types/node@$(locked @types/node)" \
+  "@opentelemetry/api@$(locked @opentelemetry/api)" "@opentelemetry/sdk-trace-base@$(locked @opentelemetry/sdk-trace-base)" \
+  "@opentelemetry/context-async-hooks@$(locked @opentelemetry/context-async-hooks)"
 # better-sqlite3 13 ships prebuilt modules for every platform; 12 has the one built here.
 native="$repo/node_modules/better-sqlite3/build/Release/better_sqlite3.node"
 if [ -f "$native" ]; then
@@ -99,6 +108,7 @@ fi
 installed "fastify@$fastify" "@sinclair/typebox@$sinclair" "kysely@$kysely"
 
 node smoke.mjs
+node otel-smoke.mjs
 "$repo/node_modules/.bin/tsc" -p tsconfig.json
 echo "pack consumer type check (kysely $kysely): ok"
 
@@ -116,6 +126,14 @@ npm install --no-audit --no-fund --ignore-scripts --loglevel=error \
   "fastify@$fastify" "typebox@$typebox" "kysely@$kysely" "@types/node@$(locked @types/node)"
 installed "fastify@$fastify" "typebox@$typebox" "kysely@$kysely"
 [ ! -e node_modules/@sinclair/typebox ] || { echo "@sinclair/typebox is installed in the TypeBox 1.x project"; exit 1; }
+# Without the optional @opentelemetry/api: the main entry loads, the `./otel` entry says what it lacks.
+[ ! -e node_modules/@opentelemetry/api ] || { echo "@opentelemetry/api is installed in the TypeBox 1.x project"; exit 1; }
+node --input-type=module -e "
+  const plugin = await import('fastify-expand')
+  if (typeof plugin.default !== 'function') throw new Error('the main entry has no plugin')
+  await import('fastify-expand/otel').then(() => { throw new Error('fastify-expand/otel loaded without @opentelemetry/api') },
+    (error) => { if (error.code !== 'ERR_MODULE_NOT_FOUND' || !error.message.includes('@opentelemetry/api')) throw error })"
+echo "main entry without @opentelemetry/api: ok"
 "$repo/node_modules/.bin/tsc" -p tsconfig.json
 echo "pack consumer type check with TypeBox 1.x (kysely $kysely): ok"
 echo "pack check took $(( $(date +%s) - start )) s"

@@ -29,6 +29,8 @@ export interface DemoAppSettings {
    * `/health` asks `db` alone.
    */
   replica?: DemoDatabase
+  /** Called on the new app before any route: hooks of the caller's, such as the request spans of demo/tracing.ts. */
+  beforeRoutes?: (app: FastifyInstance) => void
 }
 
 /** The cursor key of the walkthrough (docs/walkthrough.md) and the tests when none is given: published, so never served. */
@@ -46,9 +48,10 @@ export const docsPath = '/docs'
  * the request names its own `expand`.
  */
 export async function buildApp (
-  { db, logger = false, draining = () => false, cursorSecret = demoCursorSecret, replica }: DemoAppSettings
+  { db, logger = false, draining = () => false, cursorSecret = demoCursorSecret, replica, beforeRoutes }: DemoAppSettings
 ): Promise<FastifyInstance> {
   const app = Fastify({ logger })
+  beforeRoutes?.(app)
   const readsFrom = replica === undefined ? db : routeReads(app, { primary: db, replica })
   const expandOptions: ExpandPluginOptions = { db: readsFrom, resources, maxDepth: 3 }
   // The list routes of app.expand.routes document their own envelope (limit, offset, total).

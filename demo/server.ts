@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto'
 import { buildApp, docsPath } from './app.js'
 import { connect, databaseOf } from './database.js'
 import { countRows, seedIfEmpty } from './seed.js'
+import { demoTracing } from './tracing.js'
 
 /*
  * `npm start`: the demo API. Environment:
@@ -17,6 +18,7 @@ import { countRows, seedIfEmpty } from './seed.js'
  *   SHUTDOWN_TIMEOUT_MS  how long in-flight requests may take after that, default 10000
  *   CURSOR_SECRET the key of /visits' cursors (16 characters at least), shared by every
  *                 instance; unset: a random key per process (logged as a warning)
+ *   OTEL_CONSOLE  1: each request's spans printed to the console (demo/tracing.ts)
  */
 const port = Number(process.env.PORT ?? 3000)
 const host = process.env.HOST ?? '127.0.0.1'
@@ -49,12 +51,14 @@ if (replicaUrl !== '' && databaseOf(process.env.DATABASE_URL) !== 'PostgreSQL') 
 }
 const replica = replicaUrl === '' ? undefined : connect({ databaseUrl: replicaUrl, statementTimeoutMs })
 let draining = false
+const tracing = process.env.OTEL_CONSOLE === '1' ? demoTracing() : undefined
 const app = await buildApp({
   db,
   logger: { level: process.env.LOG_LEVEL ?? 'info' },
   draining: () => draining,
   cursorSecret,
   replica,
+  beforeRoutes: tracing?.requestSpans,
 })
 if (cursorSecret !== givenCursorSecret) {
   app.log.warn('CURSOR_SECRET is not set: cursors are encrypted with a random key made at startup, so they will not survive a restart ' +
@@ -121,6 +125,7 @@ async function shutdown (signal: string): Promise<void> {
     await app.close()
     await db.destroy()
     await replica?.destroy()
+    await tracing?.shutdown()
     app.log.info('closed')
     process.exit(0)
   } catch (error) {

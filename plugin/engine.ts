@@ -56,6 +56,8 @@ export class ExpandEngine {
   /** Request plans without a list part, by raw parameters and visibility: the expansion part is planned once per key. */
   private readonly plans: LruMap<RequestPlan>
   private nextTargetId = 0
+  /** Expansion parts planned because the cache held none: what tells a traced request whether its plan was cached. */
+  planMisses = 0
   /** Resources with a `fieldsFor`: asked once per request. */
   private readonly fieldRules: readonly ResourceNode[]
 
@@ -169,6 +171,7 @@ export class ExpandEngine {
     const key = `${target.id}\u0000${usesDefaults ? '' : `=${raw.expand}`}\u0000${raw.fields}\u0000${raw.omit}\u0000${visibility.key}`
     let plan = this.plans.get(key)
     if (plan === undefined) {
+      this.planMisses++
       plan = Object.freeze({ expansion: planExpansion(target, raw, this.options, visibility), list: undefined, expandedLists: undefined })
       this.plans.set(key, plan)
     }

@@ -311,6 +311,9 @@ export type { ExpandedListOptions, ExpandedListsOption } from './routes/expanded
 export type { SerializerMechanism } from './compile/serializer-cache.js'
 export type { CacheStats } from './compile/serializer-cache.js'
 export type { PlannedCall } from './load/function-relations.js'
+export type {
+  LoadMessage, PlanMessage, PublishedFailure, SerializeMessage, StatementKind, StatementLabel, WriterKind,
+} from './trace/channels.js'
 export type { ResourceRoutesOptions, ResourceRouteOptions, ListPage, CursorPage } from './routes/resource-routes.js'
 export { filterOperators, type FilterDeclaration, type FilterOperator } from './routes/list-declarations.js'
 export type { Row } from './sql/selection.js'

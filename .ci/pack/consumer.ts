@@ -13,7 +13,9 @@ import expandPlugin, {
   type Expanded,
   type Expansion,
 } from 'fastify-expand'
+import { expandInstrumentation, type ExpandInstrumentation, type LoadMessage } from 'fastify-expand/otel'
 import { Kysely, SqliteDialect } from 'kysely'
+import { trace } from '@opentelemetry/api'
 
 interface Database {
   companies: { id: number; name: string }
@@ -73,3 +75,11 @@ defineResource({ name: 'Bad', schema: Type.Object({ id: Type.Integer() }), field
 app.get('/wrong', { expandable: { resource: 42 } }, async () => [])
 // @ts-expect-error: Company has no field 'motto'
 export type Wrong = Expanded<typeof Company>['motto']
+
+// The `./otel` entry's declarations, with @opentelemetry/api's types.
+const instrumentation: ExpandInstrumentation = expandInstrumentation({ tracerProvider: trace.getTracerProvider(), enabled: false })
+instrumentation.enable()
+const statementPath: LoadMessage['path'] = ''
+void statementPath
+// @ts-expect-error: no such option
+expandInstrumentation({ tracer: null })

@@ -15,6 +15,7 @@ import { createPetsDatabase, kyselyOver, petResources } from '../domain/pets-db.
 import { copyPetsToMariadb, mariadbUrl } from '../domain/pets-mysql.js'
 import { copyPetsToPostgres, poolSize, postgresUrl } from '../domain/pets-pg.js'
 import { assertSameText, type BenchCase, type Suite } from '../runner.js'
+import { tracingCostCase } from './tracing-cost.js'
 
 export const routesName = 'app.expand.routes'
 export const routesScopedName = 'app.expand.routes, a scope on every resource'
@@ -35,6 +36,7 @@ export const mariadbCaseName = `${pageRows} rows, expand=${expandOfDepth[2]}, Ma
 export const mariadbRoutesName = 'app.expand.routes on MariaDB'
 export const mariadbPreparedName = 'app.expand.routes on MariaDB (prepareMysqlStatements)'
 export const mariadbHandName = 'hand-written single statement on MariaDB'
+export const tracingCaseName = `${pageRows} rows, expand=${expandOfDepth[2]}, tracing channels`
 const expand = expandOfDepth[2]
 
 const routesApp = (db: Kysely<any>, resources: readonly AnyResource[] = petResources) =>
@@ -221,6 +223,9 @@ export const endToEndSuite: Suite = {
     'Drizzle\'s relational query is not run there: in both its MySQL modes the statement refers to the outer row from inside',
     'a derived table (or a LATERAL join), which MariaDB 10.11 refuses (`Unknown column \'pets.owner_id\' in \'WHERE\'`).',
     'The JSON of the records is checked byte-identical across all of them before timing.',
+    `The case "${tracingCaseName}" times ${routesName}'s page on SQLite with nothing subscribed to the tracing channels (the baseline),`,
+    'with a subscriber that does nothing on every event of the three channels, and with fastify-expand/otel enabled',
+    '(spans to an in-memory exporter, metrics to a reader never read, no request span): what observability costs per request.',
   ].join(' '),
   async setup () {
     const database = createPetsDatabase()
@@ -274,6 +279,8 @@ export const endToEndSuite: Suite = {
     }
     const expected = async () => envelopeRecords((await handApp.inject(handRequest)).body, handName)
     const cases = [pageCase(`${pageRows} rows, expand=${expand}`, handName, contenders, expected)]
+    const tracing = tracingCostCase(tracingCaseName, await track(routesApp(db)), pageRequest, envelopeRecords)
+    cases.push(tracing.benchCase)
 
     const postgres = postgresUrl === undefined ? undefined : await copyPetsToPostgres(database, postgresUrl)
     if (postgres !== undefined) {
@@ -323,6 +330,7 @@ export const endToEndSuite: Suite = {
     return {
       cases,
       async teardown () {
+        await tracing.teardown()
         for (const app of apps) await app.close()
         await postgres?.close()
         await mariadb?.close()

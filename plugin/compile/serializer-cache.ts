@@ -8,10 +8,18 @@ import {
   chooseMechanism, compileOptions, compileWriter, projectedWriter, type CompiledWriter, type SerializerMechanism, type Stringify,
 } from './mechanisms.js'
 import { responseSchema } from './response-schema.js'
+import type { WriterKind } from '../trace/channels.js'
 
 export type { SerializerMechanism, Stringify } from './mechanisms.js'
 
 export type CompiledSerializer = CompiledWriter
+
+/** A serializer as the cache answered it: what writes its bodies, and whether the cache held it. */
+export interface SerializerLookup {
+  readonly stringify: Stringify
+  readonly mechanism: WriterKind
+  readonly cached: boolean
+}
 
 /**
  * One combination's serializer: the data check, then the writer of the
@@ -89,12 +97,28 @@ export class SerializerCache {
       this.hits++
       return cached.stringify
     }
+    return this.missed(plan).stringify
+  }
+
+  /** `get`, telling what writes the bodies and whether the cache held it: for the serialize channel (trace/channels.ts). */
+  lookup (plan: ExpansionPlan): SerializerLookup {
+    const cached = this.entries.get(plan.key)
+    if (cached !== undefined) {
+      this.hits++
+      return { stringify: cached.stringify, mechanism: cached.mechanism, cached: true }
+    }
+    const { stringify, mechanism } = this.missed(plan)
+    return { stringify, mechanism, cached: false }
+  }
+
+  /** A combination the cache does not hold: compiled, or past the compile rate written by the generic writer. */
+  private missed (plan: ExpansionPlan): { stringify: Stringify; mechanism: WriterKind } {
     this.misses++
     if (!this.mayCompile()) {
       const generic = genericWriter(plan, () => this.compile(plan).stringify)
-      if (generic !== undefined) return generic
+      if (generic !== undefined) return { stringify: generic, mechanism: 'generic' }
     }
-    return this.compile(plan).stringify
+    return this.compile(plan)
   }
 
   /** The combination's serializer with the mechanism that writes its bodies (for `explain`). */

@@ -6,6 +6,8 @@ import { rowsFromFunction } from './function-relations.js'
 import type { LoadContext } from './load-context.js'
 import { bindsKeysFirst, parentKey, relationIdsQuery, relationRowsQuery, rowBoundOf } from '../sql/relation-statements.js'
 import { selectedRow, type Row } from '../sql/selection.js'
+import { loadChannel, type StatementKind, type StatementLabel } from '../trace/channels.js'
+import { positionsOf } from '../trace/positions.js'
 
 /**
  * Keys per statement: a power of two, under SQLite's 32,766 and PostgreSQL's
@@ -30,12 +32,13 @@ type IdField = Extract<PlannedField, { kind: 'id' }>
  * statement after its parent's.
  */
 export async function loadRows (context: LoadContext, level: LevelPlan, rows: Row[]): Promise<void> {
-  await loadLevel({ context, concurrent: runsConcurrently(context), stopped: false }, level, rows, rows.map(() => 1))
+  await loadLevel({ context, root: level, concurrent: runsConcurrently(context), stopped: false }, level, rows, rows.map(() => 1))
 }
 
-/** One load: its context, whether its statements may overlap, and whether one of them has failed. */
+/** One load: its context, its plan's root level, whether its statements may overlap, and whether one of them has failed. */
 interface Load {
   readonly context: LoadContext
+  readonly root: LevelPlan
   readonly concurrent: boolean
   /** Set when a relation failed: the others start no further statement. */
   stopped: boolean
@@ -257,7 +260,10 @@ async function loadAggregates (load: Load, owner: ResourceNode, planned: readonl
     // The group's first planned field names the statement: it lives as long as the plan, which decides its columns.
     const site = planned[0]!
     const build = (keys: readonly unknown[]) => aggregateStatement(context, relation, aggregates, keys)
-    const read = await context.templates.rowsByKeys(context.db, site, chunk, undefined, build, context.scopeParts(relation.target))
+    const label = loadChannel.hasSubscribers ? statementLabel(load, site, 'aggregates', chunk.length) : undefined
+    const read = await context.templates.rowsByKeys(
+      context.db, site, chunk, undefined, build, context.scopeParts(relation.target), false, '', label
+    )
     for (const row of read) found.set(keyOf(row[parentKey]), row)
   }
   for (let index = 0; index < rows.length; index++) {
@@ -314,9 +320,16 @@ async function rowsOf<F extends ExpandedField | IdField> (
   const listed = context.listed(field)
   const scope = listed === undefined ? context.scopeParts(field.relation.target) : listed.parts
   const keysFirst = bindsKeysFirst(context, field)
-  const rows = await context.templates.rowsByKeys(context.db, field, keys, bound, build, scope, keysFirst, listed?.variant)
+  const label = loadChannel.hasSubscribers ? statementLabel(load, field, field.kind === 'id' ? 'ids' : 'rows', keys.length) : undefined
+  const rows = await context.templates.rowsByKeys(context.db, field, keys, bound, build, scope, keysFirst, listed?.variant, label)
   context.budget.charge(rows.length)
   return rows
+}
+
+/** What the load channel publishes of a relation's statement: its path and level in the plan, and its keys. */
+function statementLabel (load: Load, field: PlannedField, kind: StatementKind, keyCount: number): StatementLabel {
+  const { path, wave } = positionsOf(load.root).get(field)!
+  return { kind, path, system: load.context.dialect.systemName, wave, keyCount }
 }
 
 /**

@@ -13,6 +13,7 @@ import { listTargetOf, planRequest, routePlanner, type RoutePlanner } from '../p
 import type { ResolvedOptions } from '../options.js'
 import { isResource, type AnyResource } from '../graph/resource.js'
 import { expandableSetting, markPrepared } from './route-declarations.js'
+import { planChannel, serializeChannel, tracedPlan, tracedWriter } from '../trace/channels.js'
 import type { ExpandedListsOption } from './expanded-list-declarations.js'
 
 /** The `expandable` route option (also accepted as `config.expandable`). */
@@ -83,7 +84,11 @@ export function prepareRoute (engine: ExpandEngine, routeOptions: RouteOptions):
   if (routeOptions.schema !== undefined) routeOptions.schema = withExpansionParameters(routeOptions.schema, engine.options, context)
   // A generated list route's requests are planned with their list part (routes/resource-routes.ts).
   const list = listTargetOf(routeOptions.config)
-  const planner: RoutePlanner = (request) => engine.planRequest(target, request, list)
+  const planner: RoutePlanner = (request) => {
+    if (!planChannel.hasSubscribers) return engine.planRequest(target, request, list)
+    const misses = engine.planMisses
+    return tracedPlan(routeOptions.url, request.method, () => engine.planRequest(target, request, list), () => engine.planMisses === misses)
+  }
   routeOptions.config = { ...routeOptions.config, expandable: setting, [routePlanner]: planner } as typeof routeOptions.config
   routeOptions.handler = planBeforeHandler(routeOptions.handler, planner)
   routeOptions.preSerialization = [...asArray(routeOptions.preSerialization), useCompiledSerializer(engine, planner)]
@@ -164,7 +169,12 @@ function useCompiledSerializer (engine: ExpandEngine, planner: RoutePlanner): pr
         done(error as Error)
         return
       }
-      reply.serializer(engine.serializerFor(plan.expansion))
+      if (serializeChannel.hasSubscribers) {
+        const { stringify, mechanism, cached } = engine.serializers.lookup(plan.expansion)
+        reply.serializer(tracedWriter(stringify, mechanism, cached))
+      } else {
+        reply.serializer(engine.serializerFor(plan.expansion))
+      }
       ;(request as Marked)[compiledBody] = true
       if (!reply.hasHeader('content-type')) reply.header('content-type', jsonContentType)
     }

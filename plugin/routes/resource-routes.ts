@@ -21,6 +21,7 @@ import { parameterReader } from '../parse/route-parameters.js'
 import { databaseFailureKind } from '../sql/dialects/index.js'
 import { keyColumn, selectedRow, selectLevel, tableOf, type AnySelect, type Row } from '../sql/selection.js'
 import { derivedSource } from '../sql/aggregate-statements.js'
+import { loadChannel, type StatementLabel } from '../trace/channels.js'
 
 export interface ResourceRoutesOptions {
   /** Paths a list request may expand (prefixes included); absent: every path. */
@@ -250,7 +251,8 @@ export function registerResourceRoutes (
     // A page in primary key order, unfiltered: the statements of a plain list.
     if (list.kind === 'offset' && list.filters.length === 0 && list.sort.length === 0) {
       const rows = await templates.rows(db, plan.root, 'page', [limit, offset], ([limit, offset]) =>
-        selectLevel(db, plan.root, scope).orderBy(primaryKeyColumn).limit(limit as number).offset(offset as number), false, parts)
+        selectLevel(db, plan.root, scope).orderBy(primaryKeyColumn).limit(limit as number).offset(offset as number), false, parts,
+      rootStatement(loadContext, 'page'))
       const total = withTotal ? await totalOf(rows, () => countRows([], [], '')) : undefined
       await loadRows(loadContext, plan.root, rows)
       return pageOf(rows, total)
@@ -285,7 +287,7 @@ export function registerResourceRoutes (
     if (list.kind === 'cursor') {
       const purpose = `cursor${shape ?? ''}|${sortShape}|${joined.shape ?? ''}|${keyset?.shape ?? ''}`
       const selected = await filtered(templates.rows(db, plan.root, purpose, [...values, limit + 1], () =>
-        page().limit(limit + 1), false, statementScope))
+        page().limit(limit + 1), false, statementScope, rootStatement(loadContext, 'page')))
       const more = selected.length > limit
       if (more) selected.length = limit
       if (backwards) selected.reverse()
@@ -306,7 +308,7 @@ export function registerResourceRoutes (
       return { data: rows, limit, next, prev } satisfies CursorPage
     }
     const rows = await filtered(templates.rows(db, plan.root, `page${shape ?? ''}|${sortShape}|${joined.shape ?? ''}`, [...values, limit, offset], () =>
-      page().limit(limit).offset(offset), false, statementScope))
+      page().limit(limit).offset(offset), false, statementScope, rootStatement(loadContext, 'page')))
     const total = withTotal ? await filtered(totalOf(rows, () => countRows(conditions, filterValues, shape, filterSource()))) : undefined
     await loadRows(loadContext, plan.root, rows)
     return pageOf(rows, total)
@@ -358,7 +360,7 @@ export function registerResourceRoutes (
         const count = (db.selectFrom(from ?? table) as AnySelect).select((eb) => eb.fn.countAll().as('total'))
         const scoped = scope === undefined ? count : count.where(scope)
         return conditions.reduce((current, condition) => current.where(condition), scoped)
-      }, false, shape === null ? { key: null, values: [] } : parts)
+      }, false, shape === null ? { key: null, values: [] } : parts, rootStatement(loadContext, 'count'))
       return Number(count!.total)
     }
   })
@@ -384,7 +386,8 @@ export function registerResourceRoutes (
     let row: Row | undefined
     try {
       [row] = await templates.rows(db, plan.root, 'one', [request.params.id], ([id]) =>
-        selectLevel(db, plan.root, scope).where(primaryKeyColumn, '=', id), false, loadContext.scopeParts(node))
+        selectLevel(db, plan.root, scope).where(primaryKeyColumn, '=', id), false, loadContext.scopeParts(node),
+      rootStatement(loadContext, 'one'))
     } catch (error) {
       if (isUnstorableValue(error)) throw notFound()
       throw error
@@ -467,4 +470,10 @@ function derivedOf (...lists: ReadonlyArray<ReadonlyArray<DerivedField | undefin
   const found = new Set<DerivedField>()
   for (const list of lists) for (const field of list) if (field !== undefined) found.add(field)
   return [...found]
+}
+
+/** What the load channel publishes of a generated route's own statement (its page, count or row), while it has subscribers. */
+function rootStatement (context: LoadContext, kind: 'page' | 'count' | 'one'): StatementLabel | undefined {
+  if (!loadChannel.hasSubscribers) return undefined
+  return { kind, path: '', system: context.dialect.systemName, wave: 0, keyCount: undefined }
 }

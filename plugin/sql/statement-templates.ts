@@ -1,6 +1,7 @@
 import { createQueryId, type Compilable, type CompiledQuery, type Expression, type SqlBool } from 'kysely'
 import { LruMap } from 'toad-cache'
 import { DatabaseError, UnavailableError } from '../errors.js'
+import { tracedStatement, type StatementLabel } from '../trace/channels.js'
 import { databaseFailureKind } from './dialects/index.js'
 import { executorOf } from './executor.js'
 import type { AnyKysely, Row } from './selection.js'
@@ -39,7 +40,8 @@ export class StatementTemplates {
    * condition that the statement carries, if any (see `scopeParts`), whose
    * values come first, or after the keys with `keysBeforeScope`. `variant`:
    * what else tells apart statements of one site (an expanded list's sort,
-   * limit and conditions' shape).
+   * limit and conditions' shape). `label`: where the statement sits, given
+   * when the load channel has subscribers (trace/channels.ts).
    */
   async rowsByKeys (
     db: AnyKysely,
@@ -49,14 +51,15 @@ export class StatementTemplates {
     build: (keys: readonly unknown[]) => Compilable<unknown>,
     scope?: ScopeParts,
     keysBeforeScope = false,
-    variant = ''
+    variant = '',
+    label?: StatementLabel
   ): Promise<Row[]> {
-    if (keys.length > largestTemplateKeys) return await run(db, build(keys).compile())
+    if (keys.length > largestTemplateKeys) return await run(db, build(keys).compile(), label)
     const padded = padKeys(keys)
     const keyCount = keysBeforeScope ? -padded.length : padded.length
     // The bound is a literal of the statement's text: one template per bound.
     const purpose = `${keysBeforeScope ? 'keys first' : 'keys'}${bound === undefined ? '' : `/limit ${bound}`}${variant}`
-    return await this.compiledRows(db, site, purpose, padded, keyCount, () => build(padded), scope)
+    return await this.compiledRows(db, site, purpose, padded, keyCount, () => build(padded), scope, label)
   }
 
   /**
@@ -64,7 +67,8 @@ export class StatementTemplates {
    * lives as long as the plan, such as a planned field) and `purpose` name the
    * statement; the number of values tells its variants apart. A statement
    * with a scope has the scope's values first (the scope is its first
-   * condition) and one template per shape of the scope's condition.
+   * condition) and one template per shape of the scope's condition. `label`:
+   * as for `rowsByKeys`.
    */
   async rows (
     db: AnyKysely,
@@ -73,9 +77,10 @@ export class StatementTemplates {
     values: readonly unknown[],
     build: (values: readonly unknown[]) => Compilable<unknown>,
     valuesAreKeys = false,
-    scope?: ScopeParts
+    scope?: ScopeParts,
+    label?: StatementLabel
   ): Promise<Row[]> {
-    return await this.compiledRows(db, site, purpose, values, valuesAreKeys ? values.length : 0, () => build(values), scope)
+    return await this.compiledRows(db, site, purpose, values, valuesAreKeys ? values.length : 0, () => build(values), scope, label)
   }
 
   /**
@@ -90,15 +95,16 @@ export class StatementTemplates {
     values: readonly unknown[],
     keyCount: number,
     build: () => Compilable<unknown>,
-    scope: ScopeParts | undefined
+    scope: ScopeParts | undefined,
+    label: StatementLabel | undefined
   ): Promise<Row[]> {
-    if (!reusesStatements(db) || scope?.key === null) return await run(db, build().compile())
+    if (!reusesStatements(db) || scope?.key === null) return await run(db, build().compile(), label)
     const variant = `${this.siteId(site)}/${purpose}/${values.length}${scope === undefined ? '' : `/${scope.key}`}`
     const parameters = scope === undefined || scope.values.length === 0
       ? values
       : keyCount < 0 ? [...values.slice(0, -keyCount), ...scope.values, ...values.slice(-keyCount)] : [...scope.values, ...values]
     const template = this.templates.get(variant)
-    if (template) return await run(db, { ...template, queryId: createQueryId(), parameters })
+    if (template) return await run(db, { ...template, queryId: createQueryId(), parameters }, label)
     const compiled = build().compile()
     if (template === undefined) {
       if (!sameValues(compiled.parameters, parameters)) this.templates.set(variant, null)
@@ -106,7 +112,7 @@ export class StatementTemplates {
       // keep the template of a later run. Repeated keys of an IN list are interchangeable.
       else if (distinctPositions(values, Math.abs(keyCount), scope?.values ?? [])) this.templates.set(variant, compiled)
     }
-    return await run(db, compiled)
+    return await run(db, compiled, label)
   }
 
   private siteId (site: object): number {
@@ -136,8 +142,16 @@ export function reusesStatements (db: AnyKysely): boolean {
   return plugins !== undefined && plugins.length === 0
 }
 
-/** Every statement the plugin runs passes here: the driver's words go to the log (as the cause), never into a body. */
-async function run (db: AnyKysely, compiled: CompiledQuery<unknown>): Promise<Row[]> {
+/**
+ * Every statement the plugin runs passes here: the driver's words go to the log (as the cause), never into a body.
+ * A labelled statement (given while the load channel has subscribers) is published there.
+ */
+function run (db: AnyKysely, compiled: CompiledQuery<unknown>, label: StatementLabel | undefined): Promise<Row[]> {
+  // Not async itself: an untraced statement's promise is execute's own, with no frame around it.
+  return label === undefined ? execute(db, compiled) : tracedStatement(label, compiled.sql, () => execute(db, compiled))
+}
+
+async function execute (db: AnyKysely, compiled: CompiledQuery<unknown>): Promise<Row[]> {
   try {
     return (await db.executeQuery(compiled)).rows as Row[]
   } catch (error) {

@@ -247,7 +247,7 @@ async function typeErrors (t: Test, blocks: string[]): Promise<string[]> {
   const program = ts.createProgram([file], {
     ...configured.options,
     noEmit: true,
-    paths: { 'fastify-expand': [pluginEntry] },
+    paths: { 'fastify-expand': [pluginEntry], 'fastify-expand/otel': [join(root, 'plugin', 'otel', 'index.ts')] },
   })
   return ts.getPreEmitDiagnostics(program).map((diagnostic) => ts.formatDiagnostic(diagnostic, {
     getCanonicalFileName: (name) => name,

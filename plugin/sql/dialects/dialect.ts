@@ -13,6 +13,12 @@ import type { AnyKysely, AnySelect } from '../selection.js'
 export interface ExpandDialect {
   readonly name: 'sqlite' | 'postgres' | 'mysql'
   /**
+   * The database as OpenTelemetry's semantic conventions name it
+   * (`db.system.name`), which the load channel publishes with each statement
+   * (trace/channels.ts); MariaDB's statements are MySQL's dialect's.
+   */
+  readonly systemName: 'sqlite' | 'postgresql' | 'mysql'
+  /**
    * Whether the relations of one level may load at the same time (outside a
    * transaction, which has one connection): on a pool of connections, yes; on
    * a single connection that runs statements one after another, overlapping

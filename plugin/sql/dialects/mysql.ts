@@ -33,6 +33,7 @@ import { rowNumberedFirstRows } from './postgres.js'
  */
 export const mysqlDialect: ExpandDialect = {
   name: 'mysql',
+  systemName: 'mysql',
   // On a pool, statements beyond its free connections wait for one, as any other query does.
   loadsConcurrently: true,
 

@@ -18,6 +18,7 @@ import {
  */
 export const postgresDialect: ExpandDialect = {
   name: 'postgres',
+  systemName: 'postgresql',
   // On a pool, statements beyond its free connections wait for one, as any other query does.
   loadsConcurrently: true,
 

@@ -18,6 +18,7 @@ import {
  */
 export const sqliteDialect: ExpandDialect = {
   name: 'sqlite',
+  systemName: 'sqlite',
   // Kysely's SQLite driver has one connection and runs its statements one after another.
   loadsConcurrently: false,
 
