@@ -111,16 +111,16 @@ for (const dialect of dialects()) {
         'db.response.returned_rows': rows,
       },
     })
-    const petColumns = '"pets"."id" as "id", "pets"."name" as "name", "pets"."species" as "species", "pets"."owner_id" as "owner", "pets"."sold_from_id" as "sold_from"'
-    const people = (keys: string) => `select "people"."id" as "id", "people"."name" as "name", "people"."hobbies" as "hobbies", "people"."employer_id" as "employer" from "people" where "people"."id" in (${keys})`
+    const petColumns = '"pets"."id" as "id", cast("pets"."name" as text) as "name", cast("pets"."species" as text) as "species", "pets"."owner_id" as "owner", "pets"."sold_from_id" as "sold_from"'
+    const people = (keys: string) => `select "people"."id" as "id", cast("people"."name" as text) as "name", cast("people"."hobbies" as text) as "hobbies", "people"."employer_id" as "employer" from "people" where "people"."id" in (${keys})`
     const detail = (cached: boolean, mechanism: unknown) => [
       statement('one', '', 0, `select ${petColumns} from "pets" where "pets"."id" = ${p(1)}`, 1),
       { name: 'fastify-expand plan', kind: 0, attributes: { 'http.route': '/pets/:id', 'http.request.method': 'GET', 'fastify_expand.plan.cached': cached } },
       statement('rows', 'owner', 1, people(p(1)), 1, 1),
       statement('rows', 'owner.employer', 2,
-        `select "companies"."id" as "id", "companies"."name" as "name", "companies"."public" as "public" from "companies" where "companies"."id" in (${p(1)})`, 1, 1),
+        `select "companies"."id" as "id", cast("companies"."name" as text) as "name", "companies"."public" as "public" from "companies" where "companies"."id" in (${p(1)})`, 1, 1),
       statement('rows', 'toys', 1,
-        `select "toys"."id" as "id", "toys"."name" as "name", "pet_toys"."pet_id" as "__expand_parent" from "toys" inner join "pet_toys" on "pet_toys"."toy_id" = "toys"."id" where "pet_toys"."pet_id" in (${p(1)}) order by "pet_toys"."pet_id", "pet_toys"."toy_id" limit 16384`, 2, 1),
+        `select "toys"."id" as "id", cast("toys"."name" as text) as "name", "pet_toys"."pet_id" as "__expand_parent" from "toys" inner join "pet_toys" on "pet_toys"."toy_id" = "toys"."id" where "pet_toys"."pet_id" in (${p(1)}) order by "pet_toys"."pet_id", "pet_toys"."toy_id" limit 16384`, 2, 1),
       {
         name: 'fastify-expand serialize',
         kind: 0,
