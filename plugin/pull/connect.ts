@@ -42,7 +42,8 @@ export function redacted (text: string): string {
 
 const drivers = { sqlite: 'better-sqlite3', postgres: 'pg', mysql: 'mysql2' } satisfies Record<DatabaseLocation['dialect'], string>
 
-async function driver<T> (dialect: DatabaseLocation['dialect'], load: () => Promise<T>): Promise<T> {
+/** The dialect's driver, imported by `load`; a missing one is a PullError naming the package to install. */
+export async function importDriver<T> (dialect: DatabaseLocation['dialect'], load: () => Promise<T>): Promise<T> {
   try {
     return await load()
   } catch (error) {
@@ -57,7 +58,7 @@ async function driver<T> (dialect: DatabaseLocation['dialect'], load: () => Prom
 async function open (location: DatabaseLocation): Promise<Kysely<any>> {
   switch (location.dialect) {
     case 'sqlite': {
-      const { default: SQLite } = await driver('sqlite', () => import('better-sqlite3'))
+      const { default: SQLite } = await importDriver('sqlite', () => import('better-sqlite3'))
       try {
         // Read only, and never created: a mistyped path is an error, not a new empty database.
         return new Kysely({ dialect: new SqliteDialect({ database: new SQLite(location.path, { readonly: true, fileMustExist: true }) }) })
@@ -66,11 +67,11 @@ async function open (location: DatabaseLocation): Promise<Kysely<any>> {
       }
     }
     case 'postgres': {
-      const { default: pg } = await driver('postgres', () => import('pg'))
+      const { default: pg } = await importDriver('postgres', () => import('pg'))
       return new Kysely({ dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: location.url, max: 1 }) }) })
     }
     case 'mysql': {
-      const { createPool } = await driver('mysql', () => import('mysql2'))
+      const { createPool } = await importDriver('mysql', () => import('mysql2'))
       return new Kysely({ dialect: new MysqlDialect({ pool: createPool({ uri: location.url, connectionLimit: 1 }) }) })
     }
   }
