@@ -37,6 +37,9 @@ const databaseNames = {
   mysql: 'MariaDB/MySQL',
 } satisfies Record<DatabaseModel['dialect'], string>
 
+/** Why a table or column is left out when its name cannot be written into SQL as it is (plugin/graph/checks.ts). */
+const notAName = 'its name is not letters, digits and underscores, not starting with a digit'
+
 /** A column's TypeBox schema, not nullable; undefined for a type the generator leaves out. */
 const schemaOf = {
   integer: () => 'Type.Integer()',
@@ -100,7 +103,7 @@ export function generateModule (model: DatabaseModel, options: GenerateOptions):
   const taken = new Map<string, string>()
   const candidates: TableModel[] = []
   for (const table of model.tables) {
-    if (!isTableName(table.name)) { skip(table.name, 'its name is not letters, digits and underscores'); continue }
+    if (!isTableName(table.name)) { skip(table.name, notAName); continue }
     candidates.push(table)
   }
   const throughTables: ThroughTable[] = []
@@ -146,7 +149,7 @@ export function generateModule (model: DatabaseModel, options: GenerateOptions):
     }
     for (const column of table.columns) {
       const schema = columnSchema(column)
-      if (!isIdentifier(column.name)) { skip(table.name, 'its name is not letters, digits and underscores', column.name); continue }
+      if (!isIdentifier(column.name)) { skip(table.name, notAName, column.name); continue }
       if (schema === undefined) { skip(table.name, `unsupported type ${typeName(column.type)}`, column.name); continue }
       const target = toOne.get(column.name)
       const plain = fieldName(column.name, options.naming)
