@@ -9,8 +9,23 @@ import { introspectMysql } from './mysql.js'
 import { introspectPostgres } from './postgres.js'
 import { introspectSqlite } from './sqlite.js'
 
-/** A mistake of the command line or its environment: printed as one line, never with a stack. */
-export class PullError extends Error {}
+/**
+ * A mistake of the command line or its environment (a URL it does not read,
+ * a driver not installed, a database it cannot open or reach): a value, not
+ * an exception, printed as one line by cli.ts, never with a stack.
+ */
+export interface Mistake {
+  readonly kind: 'mistake'
+  readonly message: string
+}
+
+export function mistake (message: string): Mistake {
+  return { kind: 'mistake', message }
+}
+
+export function isMistake (value: unknown): value is Mistake {
+  return typeof value === 'object' && value !== null && (value as { kind?: unknown }).kind === 'mistake'
+}
 
 /** Where to read: a SQLite file, or a server's URL. */
 export type DatabaseLocation =
@@ -19,20 +34,20 @@ export type DatabaseLocation =
   | { readonly dialect: 'mysql'; readonly url: string }
 
 /** `file:path.db`, `file:///abs/path.db`, a bare path, `postgres://`, `postgresql://`, `mysql://` or `mariadb://`. */
-export function databaseLocation (text: string): DatabaseLocation {
+export function databaseLocation (text: string): DatabaseLocation | Mistake {
   const scheme = /^([A-Za-z][A-Za-z0-9+.-]*):/.exec(text)?.[1]?.toLowerCase()
   if (scheme === undefined || /^[A-Za-z]:[\\/]/.test(text)) return { dialect: 'sqlite', path: text }
   if (scheme === 'file') {
     try {
       return { dialect: 'sqlite', path: text.startsWith('file://') ? fileURLToPath(text) : decodeURIComponent(text.slice('file:'.length)) }
     } catch {
-      throw new PullError(`'${text}' is not a file URL`)
+      return mistake(`'${text}' is not a file URL`)
     }
   }
   const valid = URL.canParse(text)
   if (valid && (scheme === 'postgres' || scheme === 'postgresql')) return { dialect: 'postgres', url: text }
   if (valid && (scheme === 'mysql' || scheme === 'mariadb')) return { dialect: 'mysql', url: `mysql:${text.slice(scheme.length + 1)}` }
-  throw new PullError(`'${redacted(text)}' is not a database URL: give file:path.db (or a path), postgres://… or mysql://… (mariadb://…)`)
+  return mistake(`'${redacted(text)}' is not a database URL: give file:path.db (or a path), postgres://… or mysql://… (mariadb://…)`)
 }
 
 /** A URL as a message shows it: without its password. */
@@ -42,36 +57,42 @@ export function redacted (text: string): string {
 
 const drivers = { sqlite: 'better-sqlite3', postgres: 'pg', mysql: 'mysql2' } satisfies Record<DatabaseLocation['dialect'], string>
 
-/** The dialect's driver, imported by `load`; a missing one is a PullError naming the package to install. */
-export async function importDriver<T> (dialect: DatabaseLocation['dialect'], load: () => Promise<T>): Promise<T> {
+/** The dialect's driver, imported by `load`; a missing one is a mistake naming the package to install. */
+export async function importDriver<T> (dialect: DatabaseLocation['dialect'], load: () => Promise<T>): Promise<T | Mistake> {
   try {
     return await load()
   } catch (error) {
     const code = (error as { code?: unknown }).code
     if (code === 'ERR_MODULE_NOT_FOUND' || code === 'MODULE_NOT_FOUND') {
-      throw new PullError(`reading this database needs the driver ${drivers[dialect]}: install it beside fastify-expand`)
+      return mistake(`reading this database needs the driver ${drivers[dialect]}: install it beside fastify-expand`)
     }
     throw error
   }
 }
 
-async function open (location: DatabaseLocation): Promise<Kysely<any>> {
+async function open (location: DatabaseLocation): Promise<Kysely<any> | Mistake> {
   switch (location.dialect) {
     case 'sqlite': {
-      const { default: SQLite } = await importDriver('sqlite', () => import('better-sqlite3'))
+      const driver = await importDriver('sqlite', () => import('better-sqlite3'))
+      if (isMistake(driver)) return driver
+      const SQLite = driver.default
       try {
         // Read only, and never created: a mistyped path is an error, not a new empty database.
         return new Kysely({ dialect: new SqliteDialect({ database: new SQLite(location.path, { readonly: true, fileMustExist: true }) }) })
       } catch (error) {
-        throw new PullError(`cannot open the SQLite database ${location.path}: ${(error as Error).message}`)
+        return mistake(`cannot open the SQLite database ${location.path}: ${(error as Error).message}`)
       }
     }
     case 'postgres': {
-      const { default: pg } = await importDriver('postgres', () => import('pg'))
+      const driver = await importDriver('postgres', () => import('pg'))
+      if (isMistake(driver)) return driver
+      const pg = driver.default
       return new Kysely({ dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: location.url, max: 1 }) }) })
     }
     case 'mysql': {
-      const { createPool } = await importDriver('mysql', () => import('mysql2'))
+      const driver = await importDriver('mysql', () => import('mysql2'))
+      if (isMistake(driver)) return driver
+      const { createPool } = driver
       return new Kysely({ dialect: new MysqlDialect({ pool: createPool({ uri: location.url, connectionLimit: 1 }) }) })
     }
   }
@@ -83,13 +104,14 @@ const introspect = {
   mysql: introspectMysql,
 } satisfies Record<DatabaseLocation['dialect'], (db: Kysely<any>) => Promise<DatabaseModel>>
 
-/** The model of the database at `location`; a connection or catalog failure is a PullError with the driver's message. */
-export async function readDatabase (location: DatabaseLocation): Promise<DatabaseModel> {
+/** The model of the database at `location`; a connection or catalog failure is a mistake with the driver's message. */
+export async function readDatabase (location: DatabaseLocation): Promise<DatabaseModel | Mistake> {
   const db = await open(location)
+  if (isMistake(db)) return db
   try {
     return await introspect[location.dialect](db)
   } catch (error) {
-    throw new PullError(`cannot read the database: ${(error as Error).message.split('\n')[0]}`)
+    return mistake(`cannot read the database: ${(error as Error).message.split('\n')[0]}`)
   } finally {
     await db.destroy().catch(() => {})
   }

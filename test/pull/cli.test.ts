@@ -7,7 +7,7 @@ import SQLite from 'better-sqlite3'
 import { Kysely, SqliteDialect } from 'kysely'
 import t from 'tap'
 import { pull, usage } from '../../plugin/pull/cli.js'
-import { PullError, databaseLocation, importDriver, redacted } from '../../plugin/pull/connect.js'
+import { databaseLocation, importDriver, mistake, redacted } from '../../plugin/pull/connect.js'
 import { generateModule } from '../../plugin/pull/generate.js'
 import { introspectSqlite } from '../../plugin/pull/sqlite.js'
 import { createMusic } from '../fixtures/music.js'
@@ -80,6 +80,16 @@ t.test('writes the module to --out, prints what it skipped, and never overwrites
   t.match(cannotWrite.stderr, new RegExp(`^${skippedLines.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}fastify-expand pull: cannot write ${missing}: ENOENT[^\n]*\n$`))
 })
 
+t.test('docs/start-from-a-database.md shows the module and the lines pull writes for the fixture, exactly', async (t) => {
+  const page = await readFile(join(root, 'docs', 'start-from-a-database.md'), 'utf8')
+  const directory = t.testdir({})
+  const path = await musicFile(directory)
+  const shown = /```typescript\n(\/\/ Generated [\s\S]*?)```\n/.exec(page)?.[1]
+  t.equal(shown, await expectedText(path), 'the module')
+  const printed = skippedLines.split('\n').filter((line) => line !== '').map((line) => `# ${line}\n`).join('')
+  t.ok(page.includes(`${printed}# wrote resources.ts: 6 resources from file:music.db\n`), 'what it skipped, as printed')
+})
+
 t.test('each mistake is one line on standard error and exit code 1', async (t) => {
   const directory = t.testdir({})
   const one = (message: string) => ({ code: 1, stdout: '', stderr: `fastify-expand pull: ${message}\n` })
@@ -110,15 +120,15 @@ t.test('database URLs and paths', async (t) => {
   t.same(databaseLocation('postgresql://u@h/d'), { dialect: 'postgres', url: 'postgresql://u@h/d' })
   t.same(databaseLocation('mariadb://u:p@h:3307/d'), { dialect: 'mysql', url: 'mysql://u:p@h:3307/d' })
   t.same(databaseLocation('MySQL://u@h/d'), { dialect: 'mysql', url: 'mysql://u@h/d' })
-  t.throws(() => databaseLocation('file:%E0'), new PullError("'file:%E0' is not a file URL"))
+  t.same(databaseLocation('file:%E0'), mistake("'file:%E0' is not a file URL"))
   t.equal(redacted('mysql://user:p%40ss@host/db'), 'mysql://user:***@host/db')
   t.equal(redacted('postgres://user@host/db'), 'postgres://user@host/db')
 })
 
 t.test('a driver that is not installed is named', async (t) => {
   const missing = Object.assign(new Error("Cannot find package 'pg'"), { code: 'ERR_MODULE_NOT_FOUND' })
-  await t.rejects(importDriver('postgres', () => Promise.reject(missing)),
-    new PullError('reading this database needs the driver pg: install it beside fastify-expand'))
+  t.same(await importDriver('postgres', () => Promise.reject(missing)),
+    mistake('reading this database needs the driver pg: install it beside fastify-expand'))
   const other = new Error('broken')
   await t.rejects(importDriver('mysql', () => Promise.reject(other)), other, 'any other failure is its own')
   t.equal(await importDriver('sqlite', () => Promise.resolve('loaded')), 'loaded')

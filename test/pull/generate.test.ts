@@ -64,7 +64,7 @@ t.test('the module and what it leaves out, exactly', async (t) => {
 // - A field is named after its column; a foreign key's field drops the column's _id, Id or ID suffix
 //   (artist_id: artist) and holds the related key.
 // - A to-many field is named after the referencing table; where that table has two foreign keys or more to
-//   this one, the key's field comes first (flights.origin_id: Airport.origin_flights).
+//   this one, the key's field comes first (flights.origin_id: Airport.originFlights).
 // - A table of two foreign keys alone is a many-to-many link: its tables get a field named after the far
 //   table (named as to-many fields where it links a table to itself).
 // - To-many and many-to-many fields are not in \`fields\`: they are shown when expanded.
