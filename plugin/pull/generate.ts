@@ -92,20 +92,36 @@ interface ThroughTable {
   readonly to: ForeignKeyModel
 }
 
+/** What the phases of the generator share: the resources so far, where skipped things go, the naming. */
+interface Generation {
+  readonly options: GenerateOptions
+  readonly resources: Map<string, Generated>
+  readonly skip: (table: string, reason: string, column?: string) => void
+}
+
 export function generateModule (model: DatabaseModel, options: GenerateOptions): GeneratedModule {
   const skipped: Skipped[] = []
-  const skip = (table: string, reason: string, column?: string) => {
-    skipped.push(column === undefined ? { table, reason } : { table, column, reason })
+  const generation: Generation = {
+    options,
+    resources: new Map(),
+    skip: (table, reason, column) => { skipped.push(column === undefined ? { table, reason } : { table, column, reason }) },
   }
+  const throughTables = chooseResources(model, generation)
+  for (const resource of generation.resources.values()) addColumnFields(resource, generation)
+  // To-many relations, then many-to-many ones, in table order.
+  for (const resource of generation.resources.values()) addToManyFields(resource, generation)
+  for (const through of throughTables) addManyToManyFields(through, generation)
+  const generated = [...generation.resources.values()]
+  return { text: moduleText(model, generated, options), resources: generated.map((resource) => resource.name), skipped }
+}
 
-  // Resources: tables with a primary key of one column of a supported type.
-  const resources = new Map<string, Generated>()
+/** The resources (tables with a primary key of one column the generator reads) and the many-to-many link tables. */
+function chooseResources (model: DatabaseModel, { resources, skip }: Generation): ThroughTable[] {
   const taken = new Map<string, string>()
-  const candidates: TableModel[] = []
-  for (const table of model.tables) {
-    if (!isTableName(table.name)) { skip(table.name, notAName); continue }
-    candidates.push(table)
-  }
+  const candidates = model.tables.filter((table) => {
+    if (!isTableName(table.name)) skip(table.name, notAName)
+    return isTableName(table.name)
+  })
   const throughTables: ThroughTable[] = []
   for (const table of candidates) {
     const through = asThroughTable(table, candidates)
@@ -124,90 +140,104 @@ export function generateModule (model: DatabaseModel, options: GenerateOptions):
     taken.set(name, table.name)
     resources.set(table.name, { table, name, primaryKey, fields: [] })
   }
-  // Only keys to a generated resource's primary key become relations.
-  const relationTarget = (key: ForeignKeyModel): Generated | undefined => {
-    const target = resources.get(key.referencedTable)
-    return target !== undefined && key.columns.length === 1 && key.referencedColumns[0] === target.primaryKey.name ? target : undefined
-  }
-  const keyType = (target: Generated) => columnSchema({ ...target.primaryKey, nullable: false })!
+  return throughTables
+}
 
-  for (const resource of resources.values()) {
-    const { table } = resource
-    const columnFields = new Set(table.columns.map((column) => fieldName(column.name, options.naming)))
-    const toOne = new Map<string, Generated>()
-    for (const key of table.foreignKeys) {
-      const where = key.columns.join(', ')
-      if (key.columns.length > 1) { skip(table.name, `the composite foreign key (${where}) to ${key.referencedTable} is not supported yet`); continue }
-      const target = relationTarget(key)
-      if (target === undefined) {
-        skip(table.name, resources.has(key.referencedTable)
-          ? `its foreign key to ${key.referencedTable}.${key.referencedColumns[0]} is not to the primary key: no relation`
-          : `its foreign key to ${key.referencedTable} is not a relation: ${key.referencedTable} is not generated`, key.columns[0])
-        continue
-      }
-      toOne.set(key.columns[0]!, target)
-    }
-    for (const column of table.columns) {
-      const schema = columnSchema(column)
-      if (!isIdentifier(column.name)) { skip(table.name, notAName, column.name); continue }
-      if (schema === undefined) { skip(table.name, `unsupported type ${typeName(column.type)}`, column.name); continue }
-      const target = toOne.get(column.name)
-      const plain = fieldName(column.name, options.naming)
-      if (target === undefined) { resource.fields.push({ name: plain, schema, column: column.name }); continue }
-      const stripped = withoutKeySuffix(column.name)
-      const named = stripped === undefined ? plain : fieldName(stripped, options.naming)
-      const name = named !== plain && columnFields.has(named) ? plain : named
-      resource.fields.push({ name, schema, column: column.name, relation: quoted(target.name) })
-    }
-  }
+/** The resource a foreign key relates to: only a key of one column to a generated resource's primary key is a relation. */
+function relationTarget (key: ForeignKeyModel, { resources }: Generation): Generated | undefined {
+  const target = resources.get(key.referencedTable)
+  return target !== undefined && key.columns.length === 1 && key.referencedColumns[0] === target.primaryKey.name ? target : undefined
+}
 
-  // To-many relations, then many-to-many ones, in table order.
-  const addRelation = (resource: Generated, name: string, field: Omit<Field, 'name'>, table: string, column: string) => {
-    if (resource.fields.some((existing) => existing.name === name)) {
-      skip(table, `its relation ${resource.name}.${name} is not generated: ${resource.name} has a field ${name}`, column)
-      return
-    }
-    resource.fields.push({ name, ...field })
-  }
-  for (const referencing of resources.values()) {
-    const keys = referencing.table.foreignKeys.filter((key) => relationTarget(key) !== undefined && key.columns.length === 1)
-    for (const key of keys) {
-      const target = relationTarget(key)!
-      const column = key.columns[0]!
-      const toSameTarget = keys.filter((other) => other.referencedTable === key.referencedTable).length
-      const name = fieldName(toSameTarget > 1 ? `${withoutKeySuffix(column) ?? column}_${referencing.table.name}` : referencing.table.name, options.naming)
-      addRelation(target, name, {
-        schema: `Type.Array(${keyType(referencing)})`,
-        relation: `[${quoted(referencing.name)}, { many: true, foreignKey: ${quoted(column)} }]`,
-      }, referencing.table.name, column)
-    }
-  }
-  for (const { table, from, to } of throughTables) {
-    const reason = 'a many-to-many through table'
-    if (relationTarget(from) === undefined || relationTarget(to) === undefined) {
-      skip(table.name, `${reason} between tables that are not both generated`)
+/** The schema of a resource's key, as the ids of a to-many field hold it. */
+function keyType (resource: Generated): string {
+  return columnSchema({ ...resource.primaryKey, nullable: false })!
+}
+
+/** A field per column the generator reads; a foreign key's is a to-one relation, named without the key suffix. */
+function addColumnFields (resource: Generated, generation: Generation): void {
+  const { skip, resources, options } = generation
+  const { table } = resource
+  const columnFields = new Set(table.columns.map((column) => fieldName(column.name, options.naming)))
+  const toOne = new Map<string, Generated>()
+  for (const key of table.foreignKeys) {
+    const where = key.columns.join(', ')
+    if (key.columns.length > 1) { skip(table.name, `the composite foreign key (${where}) to ${key.referencedTable} is not supported yet`); continue }
+    const target = relationTarget(key, generation)
+    if (target === undefined) {
+      skip(table.name, resources.has(key.referencedTable)
+        ? `its foreign key to ${key.referencedTable}.${key.referencedColumns[0]} is not to the primary key: no relation`
+        : `its foreign key to ${key.referencedTable} is not a relation: ${key.referencedTable} is not generated`, key.columns[0])
       continue
     }
-    const links: Array<[ForeignKeyModel, ForeignKeyModel]> = [[from, to], [to, from]]
-    const names = links.map(([, far]) => {
-      const farTable = far.referencedTable
-      return fieldName(from.referencedTable === to.referencedTable ? `${withoutKeySuffix(far.columns[0]!) ?? far.columns[0]!}_${farTable}` : farTable, options.naming)
-    })
-    links.forEach(([near, far], index) => {
-      const source = relationTarget(near)!
-      const target = relationTarget(far)!
-      const through = `{ table: ${quoted(table.name)}, from: ${quoted(near.columns[0]!)}, to: ${quoted(far.columns[0]!)} }`
-      addRelation(source, names[index]!, {
-        schema: `Type.Array(${keyType(target)})`,
-        relation: `[${quoted(target.name)}, { many: true, through: ${through} }]`,
-      }, table.name, near.columns[0]!)
-    })
-    const linked = links.map((_, index) => `${relationTarget(links[index]![0])!.name}.${names[index]}`).join(' and ')
-    skip(table.name, `${reason} (${linked}), not a resource itself: composite keys are not supported yet`)
+    toOne.set(key.columns[0]!, target)
   }
+  for (const column of table.columns) {
+    const schema = columnSchema(column)
+    if (!isIdentifier(column.name)) { skip(table.name, notAName, column.name); continue }
+    if (schema === undefined) { skip(table.name, `unsupported type ${typeName(column.type)}`, column.name); continue }
+    const target = toOne.get(column.name)
+    const plain = fieldName(column.name, options.naming)
+    if (target === undefined) { resource.fields.push({ name: plain, schema, column: column.name }); continue }
+    const stripped = withoutKeySuffix(column.name)
+    const named = stripped === undefined ? plain : fieldName(stripped, options.naming)
+    // The column's own name where the shorter one is another column's or another key's field.
+    const name = named !== plain && (columnFields.has(named) || resource.fields.some((field) => field.name === named)) ? plain : named
+    resource.fields.push({ name, schema, column: column.name, relation: quoted(target.name) })
+  }
+}
 
-  const generated = [...resources.values()]
-  return { text: moduleText(model, generated, options), resources: generated.map((resource) => resource.name), skipped }
+/** A relation field, unless the resource has a field of that name (then printed as skipped). */
+function addRelation (resource: Generated, field: Field & { relation: string }, table: string, column: string, { skip }: Generation): void {
+  if (resource.fields.some((existing) => existing.name === field.name)) {
+    skip(table, `its relation ${resource.name}.${field.name} is not generated: ${resource.name} has a field ${field.name}`, column)
+    return
+  }
+  resource.fields.push(field)
+}
+
+/** The to-many fields of the tables `referencing`'s foreign keys relate to, named after `referencing`'s table. */
+function addToManyFields (referencing: Generated, generation: Generation): void {
+  const keys = referencing.table.foreignKeys.filter((key) => relationTarget(key, generation) !== undefined)
+  for (const key of keys) {
+    const target = relationTarget(key, generation)!
+    const column = key.columns[0]!
+    const toSameTarget = keys.filter((other) => other.referencedTable === key.referencedTable).length
+    const table = referencing.table.name
+    const name = fieldName(toSameTarget > 1 ? `${withoutKeySuffix(column) ?? column}_${table}` : table, generation.options.naming)
+    addRelation(target, {
+      name,
+      schema: `Type.Array(${keyType(referencing)})`,
+      relation: `[${quoted(referencing.name)}, { many: true, foreignKey: ${quoted(column)} }]`,
+    }, table, column, generation)
+  }
+}
+
+/** The two many-to-many fields a link table makes, each named after the far table; the table itself is printed as skipped. */
+function addManyToManyFields ({ table, from, to }: ThroughTable, generation: Generation): void {
+  const reason = 'a many-to-many through table'
+  const source = relationTarget(from, generation)
+  const target = relationTarget(to, generation)
+  if (source === undefined || target === undefined) {
+    generation.skip(table.name, `${reason} between tables that are not both generated`)
+    return
+  }
+  const sides = [[from, to, source, target], [to, from, target, source]] as const
+  const names = sides.map(([, far]) => {
+    const farTable = far.referencedTable
+    const name = from.referencedTable === to.referencedTable ? `${withoutKeySuffix(far.columns[0]!) ?? far.columns[0]!}_${farTable}` : farTable
+    return fieldName(name, generation.options.naming)
+  })
+  sides.forEach(([near, far, nearResource, farResource], index) => {
+    const through = `{ table: ${quoted(table.name)}, from: ${quoted(near.columns[0]!)}, to: ${quoted(far.columns[0]!)} }`
+    addRelation(nearResource, {
+      name: names[index]!,
+      schema: `Type.Array(${keyType(farResource)})`,
+      relation: `[${quoted(farResource.name)}, { many: true, through: ${through} }]`,
+    }, table.name, near.columns[0]!, generation)
+  })
+  const linked = sides.map(([, , nearResource], index) => `${nearResource.name}.${names[index]}`).join(' and ')
+  generation.skip(table.name, `${reason} (${linked}), not a resource itself: composite keys are not supported yet`)
 }
 
 function typeName (type: ColumnType): string {
