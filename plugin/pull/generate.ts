@@ -177,12 +177,15 @@ function addColumnFields (resource: Generated, generation: Generation): void {
     if (!isIdentifier(column.name)) { skip(table.name, notAName, column.name); continue }
     if (schema === undefined) { skip(table.name, `unsupported type ${typeName(column.type)}`, column.name); continue }
     const target = toOne.get(column.name)
-    const plain = fieldName(column.name, options.naming)
+    const free = (name: string) => !resource.fields.some((field) => field.name === name)
+    // Two columns named alike (user_name and userName, both userName in camelCase): the second keeps its own name.
+    const plain = [fieldName(column.name, options.naming), column.name].find(free)
+    if (plain === undefined) { skip(table.name, `its field name ${column.name} is taken`, column.name); continue }
     if (target === undefined) { resource.fields.push({ name: plain, schema, column: column.name }); continue }
     const stripped = withoutKeySuffix(column.name)
     const named = stripped === undefined ? plain : fieldName(stripped, options.naming)
     // The column's own name where the shorter one is another column's or another key's field.
-    const name = named !== plain && (columnFields.has(named) || resource.fields.some((field) => field.name === named)) ? plain : named
+    const name = named !== plain && (columnFields.has(named) || !free(named)) ? plain : named
     resource.fields.push({ name, schema, column: column.name, relation: quoted(target.name) })
   }
 }

@@ -174,6 +174,31 @@ t.test('snake and kept names', async (t) => {
   t.match(kept, "  columns: { origin: 'origin_id', destination: 'destination_id' },\n  fields: ['id', 'origin', 'destination', 'airport_flights'],\n")
 })
 
+t.test('columns whose fields would be named alike', async (t) => {
+  const alike = databaseModel('sqlite', [
+    table('people', [integer('id'), text('user_name'), text('userName'), text('UserName'), integer('team_id'), integer('teamId')], ['id'],
+      [key('team_id', 'teams'), key('teamId', 'teams')]),
+    table('teams', [integer('id')]),
+  ])
+  const generated = generateModule(alike, { naming: 'camel' })
+  t.match(generated.text, [
+    '    userName: Type.String(),',
+    '    UserName: Type.String(),',
+    '    team: Type.Integer(),',
+    '    teamId: Type.Integer(),',
+    '  }),',
+    "  columns: { userName: 'user_name', team: 'team_id' },",
+    "  fields: ['id', 'userName', 'UserName', 'team', 'teamId'],",
+    '  expandable: {',
+    "    team: 'Team',",
+    "    teamId: 'Team',",
+  ].join('\n'))
+  t.same(generated.skipped.map(describeSkipped), [
+    'people.userName: its field name userName is taken',
+    'people.team_id: its relation Team.teamPeople is not generated: Team has a field teamPeople',
+  ], 'the second to-many field named alike is left out, as printed')
+})
+
 t.test('a database without tables', async (t) => {
   const generated = generateModule(databaseModel('sqlite', []), { naming: 'camel', importFrom: './plugin.js' })
   t.match(generated.text, "import { defineResource } from './plugin.js'\n\nexport const resources = []\n")
