@@ -111,6 +111,9 @@ t.test('each mistake is one line on standard error and exit code 1', async (t) =
   t.same(await run('pull', '--database-url', 'postgres://user:secret@127.0.0.1:1/db'), one('cannot read the database: connect ECONNREFUSED 127.0.0.1:1'))
   t.same(await run('pull', '--database-url', 'mariadb://user:secret@127.0.0.1:1/db'), one('cannot read the database: connect ECONNREFUSED 127.0.0.1:1'))
   t.same(await run('--help'), { code: 0, stdout: usage, stderr: '' })
+  let stderr = ''
+  const closed = await pull(['--help'], { stdout: () => { throw new Error('standard output is closed') }, stderr: (text) => { stderr += text } })
+  t.same({ closed, stderr }, { closed: 1, stderr: 'fastify-expand pull: unexpected error: standard output is closed\n' }, 'any other failure is one line too')
 })
 
 t.test('database URLs and paths', async (t) => {
