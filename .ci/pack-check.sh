@@ -101,7 +101,8 @@ installed "fastify@$fastify" "@sinclair/typebox@$sinclair" "kysely@$kysely"
 
 node smoke.mjs
 # The bin `npx fastify-expand pull` runs: installed as the package's bin, its usage printed.
-./node_modules/.bin/fastify-expand --help | grep -q '^Usage: fastify-expand pull' || { echo "the bin fastify-expand does not run"; exit 1; }
+usage=$(./node_modules/.bin/fastify-expand --help)
+[[ $usage == "Usage: fastify-expand pull"* ]] || { echo "the bin fastify-expand does not run"; exit 1; }
 "$repo/node_modules/.bin/tsc" -p tsconfig.json
 echo "pack consumer type check (kysely $kysely): ok"
 
