@@ -66,7 +66,7 @@ tarball=$(npm pack --silent --pack-destination "$scratch" | tail -n 1)
 echo "packed $tarball"
 tar -tzf "$scratch/$tarball" | sed 's|^package/||' > "$scratch/contents.txt"
 for required in package.json README.md CHANGELOG.md docs/README.md docs/errors.md dist/plugin/index.js dist/plugin/index.d.ts dist/plugin/index.js.map \
-  dist/plugin/otel/index.js dist/plugin/otel/index.d.ts; do
+  dist/plugin/otel/index.js dist/plugin/otel/index.d.ts dist/plugin/pull/bin.js; do
   grep -qx "$required" "$scratch/contents.txt" || { echo "the package lacks $required"; exit 1; }
 done
 if grep -E '^(plugin|test|demo|benchmarks|schemas)/|\.test\.' "$scratch/contents.txt"; then echo "the package ships files a user does not need"; exit 1; fi
@@ -109,6 +109,9 @@ installed "fastify@$fastify" "@sinclair/typebox@$sinclair" "kysely@$kysely"
 
 node smoke.mjs
 node otel-smoke.mjs
+# The bin `npx fastify-expand pull` runs: installed as the package's bin, its usage printed.
+usage=$(./node_modules/.bin/fastify-expand --help)
+[[ $usage == "Usage: fastify-expand pull"* ]] || { echo "the bin fastify-expand does not run"; exit 1; }
 "$repo/node_modules/.bin/tsc" -p tsconfig.json
 echo "pack consumer type check (kysely $kysely): ok"
 

@@ -6,8 +6,11 @@ import { readdirSync, readFileSync } from 'node:fs'
 import t from 'tap'
 
 const root = new URL('../../plugin/', import.meta.url)
-/** Where databases may be named: the dialects, and the wrappers of one driver each. */
-const allowed = ['sql/dialects/', 'drivers/']
+/**
+ * Where databases may be named: the dialects, the wrappers of one driver each, and `fastify-expand pull`
+ * (plugin/pull/), a command apart from the plugin that reads each database's catalog with its own driver.
+ */
+const allowed = ['sql/dialects/', 'drivers/', 'pull/']
 
 /** The code of a source, without its comments (the prose may say which database a rule is for). */
 function withoutComments (source: string): string {
