@@ -283,11 +283,7 @@ export function defineResource<
   if (table !== undefined) {
     // The column each field reads (casing's form unless columns maps it) is written into SQL: it must be an identifier.
     const columnOf = (field: string) => (Object.hasOwn(columns, field) ? columns[field] : casedColumn(casing, field))
-    if (!isIdentifier(columnOf(primaryKey))) {
-      fail(casing === undefined
-        ? messages.primaryKeyNotIdentifier(primaryKey, columnNameRule)
-        : messages.casedNotAColumnName(primaryKey, columnOf(primaryKey), columnNameRule))
-    }
+    if (!isIdentifier(primaryKey)) fail(messages.primaryKeyNotIdentifier(primaryKey, columnNameRule))
     for (const field of Object.keys(properties)) {
       if (toMany.has(field) || Object.hasOwn(columns, field)) continue
       const column = columnOf(field)
