@@ -2,6 +2,7 @@
 // the text of a TypeScript module of `defineResource` calls, and what it
 // left out and why. Pure: no database, no file.
 
+import { casedColumn, namedCasings } from '../graph/casing.js'
 import { isIdentifier, isTableName } from '../graph/checks.js'
 import type { ColumnKind, ColumnModel, ColumnType, DatabaseModel, ForeignKeyModel, TableModel } from './model.js'
 import { fieldName, resourceName, withoutKeySuffix, type Naming } from './naming.js'
@@ -301,7 +302,8 @@ function resourceText ({ table, name, primaryKey, fields }: Generated): string[]
   lines.push('  }),')
   const keyField = fields.find((field) => field.column === primaryKey.name)!
   if (keyField.name !== 'id') lines.push(`  primaryKey: ${quoted(keyField.name)},`)
-  const renamed = fields.filter((field) => field.column !== undefined && field.column !== field.name)
+  const { casing, renamed } = columnNaming(fields)
+  if (casing !== undefined) lines.push(`  casing: ${quoted(casing)},`)
   if (renamed.length > 0) lines.push(`  columns: { ${renamed.map((field) => `${field.name}: ${quoted(field.column!)}`).join(', ')} },`)
   lines.push(`  fields: [${fields.filter((field) => field.column !== undefined).map((field) => quoted(field.name)).join(', ')}],`)
   const relations = fields.filter((field) => field.relation !== undefined)
@@ -313,3 +315,22 @@ function resourceText ({ table, name, primaryKey, fields }: Generated): string[]
   lines.push('})')
   return lines
 }
+
+/**
+ * How a resource names the columns of its fields: the `casing` that leaves
+ * the fewest fields to map in `columns` (each field whose column it does not
+ * give), where it leaves two fewer at least than mapping each renamed field
+ * (a column that is not its field's name) would: its own line must pay.
+ */
+function columnNaming (fields: readonly Field[]): { casing: Casing | undefined; renamed: Field[] } {
+  const columned = fields.filter((field) => field.column !== undefined)
+  const plain = columned.filter((field) => field.column !== field.name)
+  let best: { casing: Casing | undefined; renamed: Field[] } = { casing: undefined, renamed: plain }
+  for (const casing of namedCasings) {
+    const renamed = columned.filter((field) => casedColumn(casing, field.name) !== field.column)
+    if (renamed.length <= plain.length - 2 && renamed.length < best.renamed.length) best = { casing, renamed }
+  }
+  return best
+}
+
+type Casing = typeof namedCasings[number]

@@ -84,7 +84,8 @@ export const User = defineResource({
     followeeUsers: Type.Array(Type.Integer()),
   }),
   primaryKey: 'userId',
-  columns: { userId: 'UserID', name: 'Name', status: 'Status', wide: 'Wide' },
+  casing: 'PascalCase',
+  columns: { userId: 'UserID' },
   fields: ['userId', 'name', 'status', 'wide'],
   expandable: {
     followerUsers: ['User', { many: true, through: { table: 'follows', from: 'followee_id', to: 'follower_id' } }],
@@ -144,7 +145,7 @@ export const Odd = defineResource({
     extId: Type.Integer(),
     code: Type.Integer(),
   }),
-  columns: { codeId: 'code_id', extId: 'ext_id' },
+  casing: 'snake_case',
   fields: ['id', 'a', 'b', 'codeId', 'extId', 'code'],
 })
 
@@ -167,7 +168,7 @@ declare module 'fastify-expand' {
 
 t.test('snake and kept names', async (t) => {
   const snake = generateModule(model, { naming: 'snake' }).text
-  t.match(snake, "  primaryKey: 'user_id',\n  columns: { user_id: 'UserID', name: 'Name', status: 'Status', wide: 'Wide' },\n")
+  t.match(snake, "  primaryKey: 'user_id',\n  casing: 'PascalCase',\n  columns: { user_id: 'UserID' },\n")
   t.match(snake, "    follower_users: ['User', { many: true, through: { table: 'follows', from: 'followee_id', to: 'follower_id' } }],\n")
   const kept = generateModule(model, { naming: 'keep' }).text
   t.match(kept, "  primaryKey: 'UserID',\n  fields: ['UserID', 'Name', 'Status', 'Wide'],\n")

@@ -91,7 +91,8 @@ export const Employee = defineResource({
     mentorEmployees: Type.Array(Type.Integer()),
     reportsToEmployees: Type.Array(Type.Integer()),
   }),
-  columns: { firstName: 'first_name', reportsTo: 'reports_to', mentor: 'mentor_id', hiredAt: 'hired_at' },
+  casing: 'snake_case',
+  columns: { mentor: 'mentor_id' },
   fields: ['id', 'firstName', 'reportsTo', 'mentor', 'hiredAt', 'active', 'level'],
   expandable: {
     reportsTo: 'Employee',

@@ -36,7 +36,7 @@ t.test('PascalCase tables and key columns, pulled with --naming camel, serve', a
   const importFrom = relative(directory, join(root, 'plugin', 'index.js')).split('\\').join('/')
   const generated = generateModule(await introspectSqlite(db), { naming: 'camel', importFrom })
   t.match(generated.text, "export const Track = defineResource({\n  name: 'Track',\n  table: 'Track',\n  schema: Type.Object({\n    trackId: Type.Integer(),")
-  t.match(generated.text, "  primaryKey: 'trackId',\n  columns: { trackId: 'TrackId', name: 'Name', album: 'AlbumId' },\n  fields: ['trackId', 'name', 'album'],")
+  t.match(generated.text, "  primaryKey: 'trackId',\n  casing: 'PascalCase',\n  columns: { album: 'AlbumId' },\n  fields: ['trackId', 'name', 'album'],")
   const file = join(directory, 'resources.ts')
   await writeFile(file, generated.text)
   const module = await import(file) as Record<string, AnyResource> & { resources: AnyResource[] }
