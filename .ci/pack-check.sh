@@ -78,7 +78,7 @@ fi
 
 app="$scratch/app"
 mkdir -p "$app"
-cp "$repo/.ci/pack/smoke.mjs" "$repo/.ci/pack/otel-smoke.mjs" "$repo/.ci/pack/consumer.ts" "$app/"
+cp "$repo/.ci/pack/smoke.mjs" "$repo/.ci/pack/otel-smoke.mjs" "$repo/.ci/pack/people-app.mjs" "$repo/.ci/pack/consumer.ts" "$app/"
 cat > "$app/package.json" <<JSON
 { "name": "fastify-expand-consumer", "private": true, "type": "module" }
 JSON

@@ -6,12 +6,8 @@ import assert from 'node:assert/strict'
 import { context } from '@opentelemetry/api'
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks'
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base'
-import { Type } from '@sinclair/typebox'
-import SQLite from 'better-sqlite3'
-import Fastify from 'fastify'
-import expandPlugin, { defineResource } from 'fastify-expand'
 import { expandInstrumentation } from 'fastify-expand/otel'
-import { Kysely, SqliteDialect } from 'kysely'
+import { peopleApp } from './people-app.mjs'
 
 context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable())
 const exporter = new InMemorySpanExporter()
@@ -20,27 +16,7 @@ const instrumentation = expandInstrumentation({ tracerProvider })
 assert.equal(instrumentation.instrumentationVersion, JSON.parse(
   (await import('node:fs')).readFileSync(new URL('./node_modules/fastify-expand/package.json', import.meta.url), 'utf8')).version)
 
-const db = new Kysely({ dialect: new SqliteDialect({ database: new SQLite(':memory:') }) })
-await db.schema.createTable('companies').addColumn('id', 'integer', (column) => column.primaryKey()).addColumn('name', 'text').execute()
-await db.schema.createTable('people').addColumn('id', 'integer', (column) => column.primaryKey())
-  .addColumn('name', 'text').addColumn('employer_id', 'integer').execute()
-await db.insertInto('companies').values([{ id: 1, name: 'Acme' }]).execute()
-await db.insertInto('people').values([{ id: 1, name: 'Jon', employer_id: 1 }]).execute()
-const Company = defineResource({
-  name: 'Company', table: 'companies', schema: Type.Object({ id: Type.Integer(), name: Type.String() }), fields: ['id', 'name'],
-})
-const Person = defineResource({
-  name: 'Person',
-  table: 'people',
-  schema: Type.Object({ id: Type.Integer(), name: Type.String(), employer: Type.Union([Type.Integer(), Type.Null()]) }),
-  fields: ['id', 'name', 'employer'],
-  columns: { employer: 'employer_id' },
-  expandable: { employer: 'Company' },
-})
-const app = Fastify()
-await app.register(expandPlugin, { db, resources: [Company, Person] })
-app.expand.routes('/people', Person)
-await app.ready()
+const { app, db } = await peopleApp()
 
 const tracer = tracerProvider.getTracer('smoke')
 await tracer.startActiveSpan('request', async (span) => {
