@@ -4,6 +4,7 @@ import { aggregatesByRelation, aggregateStatement } from '../sql/aggregate-state
 import { ownerColumn, type FunctionLink, type RelationEdge, type ResourceNode } from '../graph/resource-graph.js'
 import { rowsFromFunction } from './function-relations.js'
 import type { LoadContext } from './load-context.js'
+import type { OneWave } from './one-wave.js'
 import { bindsKeysFirst, parentKey, relationIdsQuery, relationRowsQuery, rowBoundOf } from '../sql/relation-statements.js'
 import { selectedRow, type Row } from '../sql/selection.js'
 import { loadChannel, type StatementKind, type StatementLabel } from '../trace/channels.js'
@@ -29,10 +30,17 @@ type IdField = Extract<PlannedField, { kind: 'id' }>
  * before any statement of the next level runs. The relations of a level do not depend on
  * each other: where the database can run several statements at once (see
  * `runsConcurrently`) they are loaded concurrently, each path still one
- * statement after its parent's.
+ * statement after its parent's, unless `wave` holds the statements already
+ * sent with the rows' own (load/one-wave.ts).
  */
-export async function loadRows (context: LoadContext, level: LevelPlan, rows: Row[]): Promise<void> {
-  await loadLevel({ context, root: level, concurrent: runsConcurrently(context), stopped: false }, level, rows, rows.map(() => 1))
+export async function loadRows (context: LoadContext, level: LevelPlan, rows: Row[], wave?: OneWave): Promise<void> {
+  const load: Load = { context, root: level, concurrent: runsConcurrently(context), stopped: false, wave }
+  if (wave === undefined) return await loadLevel(load, level, rows, rows.map(() => 1))
+  try {
+    await loadLevel(load, level, rows, rows.map(() => 1))
+  } finally {
+    await wave.settled()
+  }
 }
 
 /** One load: its context, its plan's root level, whether its statements may overlap, and whether one of them has failed. */
@@ -42,6 +50,8 @@ interface Load {
   readonly concurrent: boolean
   /** Set when a relation failed: the others start no further statement. */
   stopped: boolean
+  /** The relations' statements sent with the root's, if they were. */
+  readonly wave: OneWave | undefined
 }
 
 /** Thrown to a relation whose load stops because another relation of the same load failed; never answered. */
@@ -320,8 +330,9 @@ async function rowsOf<F extends ExpandedField | IdField> (
   const listed = context.listed(field)
   const scope = listed === undefined ? context.scopeParts(field.relation.target) : listed.parts
   const keysFirst = bindsKeysFirst(context, field)
-  const label = loadChannel.hasSubscribers ? statementLabel(load, field, field.kind === 'id' ? 'ids' : 'rows', keys.length) : undefined
-  const rows = await context.templates.rowsByKeys(context.db, field, keys, bound, build, scope, keysFirst, listed?.variant, label)
+  const sent = load.wave?.take(field)
+  const label = loadChannel.hasSubscribers && sent === undefined ? statementLabel(load, field, field.kind === 'id' ? 'ids' : 'rows', keys.length) : undefined
+  const rows = await (sent ?? context.templates.rowsByKeys(context.db, field, keys, bound, build, scope, keysFirst, listed?.variant, label))
   context.budget.charge(rows.length)
   return rows
 }

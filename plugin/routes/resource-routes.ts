@@ -7,6 +7,7 @@ import type { ExpandEngine } from '../engine.js'
 import { attachedPlan, routeListTarget } from '../plan/request-plan.js'
 import type { AnyResource } from '../graph/resource.js'
 import { loadRows } from '../load/batch-loader.js'
+import { beforeWave, sendOneWave } from '../load/one-wave.js'
 import { CursorCodec } from '../plan/cursors.js'
 import { listTarget } from '../plan/list-plan.js'
 import { keysetCondition, orderBy, selectKeys, sortJoins } from '../sql/list-order.js'
@@ -250,11 +251,14 @@ export function registerResourceRoutes (
     const parts = loadContext.scopeParts(node)
     // A page in primary key order, unfiltered: the statements of a plain list.
     if (list.kind === 'offset' && list.filters.length === 0 && list.sort.length === 0) {
-      const rows = await templates.rows(db, plan.root, 'page', [limit, offset], ([limit, offset]) =>
-        selectLevel(db, plan.root, scope).orderBy(primaryKeyColumn).limit(limit as number).offset(offset as number), false, parts,
-      rootStatement(loadContext, 'page'))
-      const total = withTotal ? await totalOf(rows, () => countRows([], [], '')) : undefined
-      await loadRows(loadContext, plan.root, rows)
+      const plainPage = ([limit, offset]: readonly unknown[]) =>
+        selectLevel(db, plan.root, scope).orderBy(primaryKeyColumn).limit(limit as number).offset(offset as number)
+      const wave = sendOneWave(loadContext, plan.root, { build: () => plainPage([limit, offset]), values: [limit, offset], purpose: 'page', scope: parts })
+      const { rows, total } = await beforeWave(wave, async () => {
+        const rows = await templates.rows(db, plan.root, 'page', [limit, offset], plainPage, false, parts, rootStatement(loadContext, 'page'))
+        return { rows, total: withTotal ? await totalOf(rows, () => countRows([], [], '')) : undefined }
+      })
+      await loadRows(loadContext, plan.root, rows, wave)
       return pageOf(rows, total)
     }
 
@@ -307,10 +311,15 @@ export function registerResourceRoutes (
       await loadRows(loadContext, plan.root, rows)
       return { data: rows, limit, next, prev } satisfies CursorPage
     }
-    const rows = await filtered(templates.rows(db, plan.root, `page${shape ?? ''}|${sortShape}|${joined.shape ?? ''}`, [...values, limit, offset], () =>
-      page().limit(limit).offset(offset), false, statementScope, rootStatement(loadContext, 'page')))
-    const total = withTotal ? await filtered(totalOf(rows, () => countRows(conditions, filterValues, shape, filterSource()))) : undefined
-    await loadRows(loadContext, plan.root, rows)
+    const purpose = `page${shape ?? ''}|${sortShape}|${joined.shape ?? ''}`
+    const offsetPage = () => page().limit(limit).offset(offset)
+    const pageValues = [...values, limit, offset]
+    const wave = sendOneWave(loadContext, plan.root, { build: offsetPage, values: pageValues, purpose, scope: statementScope })
+    const { rows, total } = await beforeWave(wave, async () => {
+      const rows = await filtered(templates.rows(db, plan.root, purpose, pageValues, offsetPage, false, statementScope, rootStatement(loadContext, 'page')))
+      return { rows, total: withTotal ? await filtered(totalOf(rows, () => countRows(conditions, filterValues, shape, filterSource()))) : undefined }
+    })
+    await loadRows(loadContext, plan.root, rows, wave)
     return pageOf(rows, total)
 
     /** What the count reads: the table, or through a subquery the derived fields its filters need. */
@@ -383,17 +392,22 @@ export function registerResourceRoutes (
     const { db, templates } = loadContext
     const scope = loadContext.scope(node)
     const notFound = () => new NotFoundError(messages.notFound(node.name, String(request.params.id)))
-    let row: Row | undefined
-    try {
-      [row] = await templates.rows(db, plan.root, 'one', [request.params.id], ([id]) =>
-        selectLevel(db, plan.root, scope).where(primaryKeyColumn, '=', id), false, loadContext.scopeParts(node),
-      rootStatement(loadContext, 'one'))
-    } catch (error) {
-      if (isUnstorableValue(error)) throw notFound()
-      throw error
-    }
-    if (row === undefined) throw notFound()
-    await loadRows(loadContext, plan.root, [row])
+    const one = ([id]: readonly unknown[]) => selectLevel(db, plan.root, scope).where(primaryKeyColumn, '=', id)
+    const values = [request.params.id]
+    const parts = loadContext.scopeParts(node)
+    const wave = sendOneWave(loadContext, plan.root, { build: () => one(values), values, purpose: 'one', scope: parts })
+    const row = await beforeWave(wave, async () => {
+      let row: Row | undefined
+      try {
+        [row] = await templates.rows(db, plan.root, 'one', values, one, false, parts, rootStatement(loadContext, 'one'))
+      } catch (error) {
+        if (isUnstorableValue(error)) throw notFound()
+        throw error
+      }
+      if (row === undefined) throw notFound()
+      return row
+    })
+    await loadRows(loadContext, plan.root, [row], wave)
     return row
   })
 }

@@ -12,6 +12,8 @@ export { parentKey } from './dialects/index.js'
 type ExpandedField = Extract<PlannedField, { kind: 'expanded' }>
 /** A planned relation field: expanded, or shown as ids. */
 type RelationField = Extract<PlannedField, { kind: 'id' | 'expanded' }>
+/** The keys a relation's statement reads rows for: a list of values, or a subquery selecting them (sql/key-subqueries.ts). */
+export type RelationKeys = readonly unknown[] | AnySelect
 
 /**
  * The statements of one relation kind, for all parents at once (`IN` over
@@ -25,14 +27,14 @@ interface KindStatements<K extends RelationKind> {
   readonly bounded: boolean
   /** The related rows of the level, each to-many row tagged with its parent key; undefined for a kind that reads no table. */
   readonly rows: ((
-    context: LoadContext, link: Extract<RelationLink, { kind: K }>, field: ExpandedField, keys: readonly unknown[], bound: number
+    context: LoadContext, link: Extract<RelationLink, { kind: K }>, field: ExpandedField, keys: RelationKeys, bound: number
   ) => AnySelect) | undefined
   /**
    * The related ids alone, tagged with their parent key (`id`, parent), in the
    * field's order; undefined for a kind whose ids its owner's row holds (no statement).
    */
   readonly ids: ((
-    context: LoadContext, link: Extract<RelationLink, { kind: K }>, field: RelationField, keys: readonly unknown[], bound: number
+    context: LoadContext, link: Extract<RelationLink, { kind: K }>, field: RelationField, keys: RelationKeys, bound: number
   ) => AnySelect) | undefined
 }
 
@@ -107,7 +109,7 @@ const statements = {
  * parent's first rows.
  */
 function toManyStatement (
-  context: LoadContext, field: RelationField, keys: readonly unknown[], bound: number, source: RelationSource
+  context: LoadContext, field: RelationField, keys: RelationKeys, bound: number, source: RelationSource
 ): AnySelect {
   const { db, dialect } = context
   const { relation } = field
@@ -127,7 +129,11 @@ function toManyStatement (
       .where(source.parentColumn, 'in', keys)
   }
   const limit = limitOf(context, field)
-  if (limit !== undefined) return dialect.firstRowsPerParent({ db, source, scope, keys, order, limit, bound, tagged })
+  if (limit !== undefined) {
+    // Its keys are bound twice on some dialects: a relation with `limit` is never loaded by a key subquery (load/one-wave.ts).
+    if (!Array.isArray(keys)) throw new TypeError('a relation with limit takes its keys as a list')
+    return dialect.firstRowsPerParent({ db, source, scope, keys, order, limit, bound, tagged })
+  }
   return dialect.limit(orderedBy(tagged().orderBy(source.parentColumn), order), bound)
 }
 
@@ -143,7 +149,7 @@ function noStatement (): never {
  * (to-many) or related (to-one) keys, `bound` rows at most.
  */
 export function relationRowsQuery (
-  context: LoadContext, field: Extract<PlannedField, { kind: 'expanded' }>, keys: readonly unknown[], bound: number
+  context: LoadContext, field: Extract<PlannedField, { kind: 'expanded' }>, keys: RelationKeys, bound: number
 ): AnySelect {
   const { link } = field.relation
   // Every case returns: a kind without one does not compile (the function would lack a return).
@@ -156,7 +162,7 @@ export function relationRowsQuery (
 }
 
 /** The statement loading a to-many relation's ids for these parent keys, `bound` rows at most. */
-export function relationIdsQuery (context: LoadContext, field: RelationField, keys: readonly unknown[], bound: number): AnySelect {
+export function relationIdsQuery (context: LoadContext, field: RelationField, keys: RelationKeys, bound: number): AnySelect {
   const { link } = field.relation
   switch (link.kind) {
     case 'to-one': throw new TypeError('a to-one relation shows the id its row holds: no statement')
@@ -190,7 +196,7 @@ export function bindsKeysFirst (context: LoadContext, field: RelationField): boo
 }
 
 /** A to-many field's rows per parent: the request's `limit[path]` if it asks one, else the relation's `limit`. */
-function limitOf (context: LoadContext, field: RelationField): number | undefined {
+export function limitOf (context: LoadContext, field: RelationField): number | undefined {
   return context.listed(field)?.limit ?? field.relation.keys.limit
 }
 

@@ -36,6 +36,8 @@ export const mysqlDialect: ExpandDialect = {
   systemName: 'mysql',
   // On a pool, statements beyond its free connections wait for one, as any other query does.
   loadsConcurrently: true,
+  // MEASURE.
+  loadsInOneWave: false,
 
   /**
    * `instr(cast(lower(column) as binary), cast(lower(?) as binary)) > 0`, the

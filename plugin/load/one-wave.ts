@@ -1,0 +1,148 @@
+import type { LevelPlan, PlannedField } from '../plan/plan.js'
+import { keyColumnOf, keySubquery, nestedScope } from '../sql/key-subqueries.js'
+import { hasStatement, limitOf, relationIdsQuery, relationRowsQuery, rowBoundOf } from '../sql/relation-statements.js'
+import type { AnySelect, Row } from '../sql/selection.js'
+import type { ScopeParts } from '../sql/statement-templates.js'
+import { loadChannel, type StatementLabel } from '../trace/channels.js'
+import { positionsOf } from '../trace/positions.js'
+import type { LoadContext } from './load-context.js'
+
+type RelationField = Extract<PlannedField, { kind: 'id' | 'expanded' }>
+
+/** A generated route's own statement (its page, its row), as the relation statements of one wave take their keys from it. */
+export interface RootStatement {
+  /** The statement, built for `values` (called only when its relations' statements are compiled). */
+  readonly build: () => AnySelect
+  /** What it binds after its scope's values (a page's limit and offset, a row's key): every statement of the wave binds them last. */
+  readonly values: readonly unknown[]
+  /** What tells it apart from the route's other statements of the same plan (`page`, `one`, a filtered page's shape). */
+  readonly purpose: string
+  /** Its scope's parts, the values it binds first (see `scopeParts`); a null key: built for this request alone. */
+  readonly scope: ScopeParts | undefined
+}
+
+/**
+ * The relation statements of a request sent together with its route's own
+ * statement (`sendOneWave`), each taking its keys from a subquery of its
+ * parent's statement (sql/key-subqueries.ts) rather than from the parent's
+ * rows: a plan of any depth costs one round trip. The loader takes each
+ * relation's rows from here (batch-loader's `rowsOf`) and places and charges
+ * them as it does a statement's it sent itself.
+ */
+export class OneWave {
+  private readonly sent = new Map<PlannedField, Promise<Row[]>>()
+  private readonly all: Array<Promise<Row[]>> = []
+
+  /** Holds the rows of a field's statement, sent. */
+  add (field: PlannedField, rows: Promise<Row[]>): void {
+    // Awaited by the loader when it takes them, by `settled` when it does not: never an unhandled rejection.
+    rows.catch(ignore)
+    this.sent.set(field, rows)
+    this.all.push(rows)
+  }
+
+  /** The rows of a field's statement the first time; none after (its chunks of keys past the first: the statement read them all). */
+  take (field: PlannedField): Promise<Row[]> | undefined {
+    const rows = this.sent.get(field)
+    if (rows !== undefined) this.sent.set(field, noRows)
+    return rows
+  }
+
+  /** Settles when every statement of the wave has answered, taken or not: a load answers with none left running. */
+  async settled (): Promise<void> {
+    await Promise.allSettled(this.all)
+  }
+}
+
+const noRows: Promise<Row[]> = Promise.resolve([])
+const ignore = (): void => {}
+
+/**
+ * Sends the statement of every relation of the plan below `root`, keyed by
+ * subqueries of `statement`, when the database loads in one wave
+ * (`loadsInOneWave`, outside a transaction) and the plan allows it; else
+ * undefined, and the loader sends each level's statements once its parents'
+ * rows are in. Every statement reads at most the budget's bound of rows
+ * (`ObjectBudget.rowBound`, nothing loaded yet): the budget is charged when
+ * the loader places them, as when they come one level at a time, so a
+ * request over it answers the same error.
+ */
+export function sendOneWave (context: LoadContext, root: LevelPlan, statement: RootStatement): OneWave | undefined {
+  const { db, dialect } = context
+  if (!dialect.loadsInOneWave || !dialect.loadsConcurrently || db.isTransaction || !inOneWave(context, root)) return undefined
+  context.ensureClientWaits()
+  const wave = new OneWave()
+  sendLevel(context, wave, root, root, memoized(statement.build), statement.scope, statement)
+  return wave
+}
+
+/**
+ * Whether every relation statement of the level and below can take its keys
+ * from a subquery: not a relation resolved by a function (it is called with
+ * its parents' rows), not an aggregate, and not a relation reading each
+ * parent's first rows (`limit`, or the request's list options on it).
+ */
+function inOneWave (context: LoadContext, level: LevelPlan): boolean {
+  for (const field of level.fields) {
+    switch (field.kind) {
+      case 'value': case 'computed': continue
+      case 'aggregate': return false
+      case 'id': case 'expanded': break
+      default: field satisfies never
+    }
+    if (field.relation.link.kind === 'function') return false
+    if (limitOf(context, field) !== undefined || context.listed(field) !== undefined) return false
+    if (field.kind === 'expanded' && !inOneWave(context, field.level)) return false
+  }
+  return true
+}
+
+function sendLevel (
+  context: LoadContext, wave: OneWave, root: LevelPlan, level: LevelPlan,
+  parent: () => AnySelect, parentScope: ScopeParts | undefined, rootStatement: RootStatement
+): void {
+  const { db, templates } = context
+  for (const field of level.fields) {
+    if (field.kind !== 'id' && field.kind !== 'expanded') continue
+    if (!hasStatement(field)) continue
+    const column = keyColumnOf(level.node, field)
+    const bound = rowBoundOf(context, field.relation)
+    const build = memoized(() => statementOf(context, field, keySubquery(db, parent(), column), bound ?? 0))
+    const scope = nestedScope(context.scopeParts(field.relation.target), parentScope)
+    // The bound is a literal of the statement's text, or of a subquery's: one template per bound.
+    const purpose = `wave ${rootStatement.purpose}/limit ${context.budget.rowBound}`
+    const label = loadChannel.hasSubscribers ? labelOf(context, root, field) : undefined
+    wave.add(field, templates.rows(db, field, purpose, rootStatement.values, build, false, scope, label))
+    if (field.kind === 'expanded') sendLevel(context, wave, root, field.level, build, scope, rootStatement)
+  }
+}
+
+function statementOf (context: LoadContext, field: RelationField, keys: AnySelect, bound: number): AnySelect {
+  return field.kind === 'expanded' ? relationRowsQuery(context, field, keys, bound) : relationIdsQuery(context, field, keys, bound)
+}
+
+/** A statement sent with the route's own: in its round trip (wave 0), binding no keys of its own. */
+function labelOf (context: LoadContext, root: LevelPlan, field: RelationField): StatementLabel {
+  const { path } = positionsOf(root).get(field)!
+  return { kind: field.kind === 'id' ? 'ids' : 'rows', path, system: context.dialect.systemName, wave: 0, keyCount: undefined }
+}
+
+/** Built once, when first asked: a statement template kept from an earlier request needs none. */
+function memoized (build: () => AnySelect): () => AnySelect {
+  let built: AnySelect | undefined
+  return () => (built ??= build())
+}
+
+/**
+ * What a route reads before its relations' rows (its own statement, its
+ * count): when it fails, the statements of the wave are awaited before the
+ * error is answered, so that none is left running.
+ */
+export async function beforeWave<T> (wave: OneWave | undefined, read: () => Promise<T>): Promise<T> {
+  try {
+    return await read()
+  } catch (error) {
+    await wave?.settled()
+    throw error
+  }
+}
