@@ -330,8 +330,11 @@ async function rowsOf<F extends ExpandedField | IdField> (
   const listed = context.listed(field)
   const scope = listed === undefined ? context.scopeParts(field.relation.target) : listed.parts
   const keysFirst = bindsKeysFirst(context, field)
+  // Sent with the root's statement (load/one-wave.ts), keyed by its parents' statement: their keys are not bound.
   const sent = load.wave?.take(field)
-  const label = loadChannel.hasSubscribers && sent === undefined ? statementLabel(load, field, field.kind === 'id' ? 'ids' : 'rows', keys.length) : undefined
+  const label = loadChannel.hasSubscribers && sent === undefined
+    ? statementLabel(load, field, field.kind === 'id' ? 'ids' : 'rows', keys.length)
+    : undefined
   const rows = await (sent ?? context.templates.rowsByKeys(context.db, field, keys, bound, build, scope, keysFirst, listed?.variant, label))
   context.budget.charge(rows.length)
   return rows

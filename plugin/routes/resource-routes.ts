@@ -253,9 +253,13 @@ export function registerResourceRoutes (
     if (list.kind === 'offset' && list.filters.length === 0 && list.sort.length === 0) {
       const plainPage = ([limit, offset]: readonly unknown[]) =>
         selectLevel(db, plan.root, scope).orderBy(primaryKeyColumn).limit(limit as number).offset(offset as number)
-      const wave = sendOneWave(loadContext, plan.root, { build: () => plainPage([limit, offset]), values: [limit, offset], purpose: 'page', scope: parts })
+      const pageValues = [limit, offset]
+      // The relations' statements go with the page's where the database loads in one wave (load/one-wave.ts).
+      const wave = sendOneWave(loadContext, plan.root, {
+        build: () => plainPage(pageValues), values: pageValues, purpose: 'page', scope: parts,
+      })
       const { rows, total } = await beforeWave(wave, async () => {
-        const rows = await templates.rows(db, plan.root, 'page', [limit, offset], plainPage, false, parts, rootStatement(loadContext, 'page'))
+        const rows = await templates.rows(db, plan.root, 'page', pageValues, plainPage, false, parts, rootStatement(loadContext, 'page'))
         return { rows, total: withTotal ? await totalOf(rows, () => countRows([], [], '')) : undefined }
       })
       await loadRows(loadContext, plan.root, rows, wave)
@@ -316,8 +320,10 @@ export function registerResourceRoutes (
     const pageValues = [...values, limit, offset]
     const wave = sendOneWave(loadContext, plan.root, { build: offsetPage, values: pageValues, purpose, scope: statementScope })
     const { rows, total } = await beforeWave(wave, async () => {
-      const rows = await filtered(templates.rows(db, plan.root, purpose, pageValues, offsetPage, false, statementScope, rootStatement(loadContext, 'page')))
-      return { rows, total: withTotal ? await filtered(totalOf(rows, () => countRows(conditions, filterValues, shape, filterSource()))) : undefined }
+      const label = rootStatement(loadContext, 'page')
+      const rows = await filtered(templates.rows(db, plan.root, purpose, pageValues, offsetPage, false, statementScope, label))
+      const total = withTotal ? await filtered(totalOf(rows, () => countRows(conditions, filterValues, shape, filterSource()))) : undefined
+      return { rows, total }
     })
     await loadRows(loadContext, plan.root, rows, wave)
     return pageOf(rows, total)

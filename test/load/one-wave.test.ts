@@ -54,7 +54,8 @@ const Pet = defineResource({
 
 async function build (database: TestDatabase, maxObjects?: number): Promise<FastifyInstance> {
   const app = Fastify()
-  await app.register(expandPlugin, { db: database.db, resources: [Company, Person, Pet, PetStore, Toy], ...(maxObjects === undefined ? {} : { maxObjects }) })
+  const resources = [Company, Person, Pet, PetStore, Toy]
+  await app.register(expandPlugin, { db: database.db, resources, ...(maxObjects === undefined ? {} : { maxObjects }) })
   app.expand.routes('/pets', Pet, { permitListExpands: ['owner.employer', 'toys', 'sold_from'] })
   app.expand.routes('/people', Person, { permitListExpands: ['pets.toys', 'employer'] })
   await app.ready()
