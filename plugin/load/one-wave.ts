@@ -134,13 +134,26 @@ function memoized (build: () => AnySelect): () => AnySelect {
 }
 
 /**
- * What a route reads before its relations' rows (its own statement, its
- * count): when it fails, the statements of the wave are awaited before the
- * error is answered, so that none is left running.
+ * What a route reads before its relations' rows (`read`: its own statement,
+ * then its count), with the relations' statements sent right after its own
+ * statement (`sendOneWave`): the route's statement first, so that it has the
+ * database's attention first, and its count follows it as soon as it has
+ * answered. When the route's read fails, the statements of the wave are
+ * awaited before the error is answered, so that none is left running.
  */
-export async function beforeWave<T> (wave: OneWave | undefined, read: () => Promise<T>): Promise<T> {
+export async function withOneWave<T> (
+  context: LoadContext, root: LevelPlan, statement: RootStatement, read: () => Promise<T>
+): Promise<[T, OneWave | undefined]> {
+  const reading = read()
+  let wave: OneWave | undefined
   try {
-    return await read()
+    wave = sendOneWave(context, root, statement)
+  } catch (error) {
+    await reading.catch(ignore)
+    throw error
+  }
+  try {
+    return [await reading, wave]
   } catch (error) {
     await wave?.settled()
     throw error

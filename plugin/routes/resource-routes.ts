@@ -7,7 +7,7 @@ import type { ExpandEngine } from '../engine.js'
 import { attachedPlan, routeListTarget } from '../plan/request-plan.js'
 import type { AnyResource } from '../graph/resource.js'
 import { loadRows } from '../load/batch-loader.js'
-import { beforeWave, sendOneWave } from '../load/one-wave.js'
+import { withOneWave } from '../load/one-wave.js'
 import { CursorCodec } from '../plan/cursors.js'
 import { listTarget } from '../plan/list-plan.js'
 import { keysetCondition, orderBy, selectKeys, sortJoins } from '../sql/list-order.js'
@@ -255,10 +255,8 @@ export function registerResourceRoutes (
         selectLevel(db, plan.root, scope).orderBy(primaryKeyColumn).limit(limit as number).offset(offset as number)
       const pageValues = [limit, offset]
       // The relations' statements go with the page's where the database loads in one wave (load/one-wave.ts).
-      const wave = sendOneWave(loadContext, plan.root, {
-        build: () => plainPage(pageValues), values: pageValues, purpose: 'page', scope: parts,
-      })
-      const { rows, total } = await beforeWave(wave, async () => {
+      const statement = { build: () => plainPage(pageValues), values: pageValues, purpose: 'page', scope: parts }
+      const [{ rows, total }, wave] = await withOneWave(loadContext, plan.root, statement, async () => {
         const rows = await templates.rows(db, plan.root, 'page', pageValues, plainPage, false, parts, rootStatement(loadContext, 'page'))
         return { rows, total: withTotal ? await totalOf(rows, () => countRows([], [], '')) : undefined }
       })
@@ -318,8 +316,8 @@ export function registerResourceRoutes (
     const purpose = `page${shape ?? ''}|${sortShape}|${joined.shape ?? ''}`
     const offsetPage = () => page().limit(limit).offset(offset)
     const pageValues = [...values, limit, offset]
-    const wave = sendOneWave(loadContext, plan.root, { build: offsetPage, values: pageValues, purpose, scope: statementScope })
-    const { rows, total } = await beforeWave(wave, async () => {
+    const statement = { build: offsetPage, values: pageValues, purpose, scope: statementScope }
+    const [{ rows, total }, wave] = await withOneWave(loadContext, plan.root, statement, async () => {
       const label = rootStatement(loadContext, 'page')
       const rows = await filtered(templates.rows(db, plan.root, purpose, pageValues, offsetPage, false, statementScope, label))
       const total = withTotal ? await filtered(totalOf(rows, () => countRows(conditions, filterValues, shape, filterSource()))) : undefined
@@ -401,8 +399,8 @@ export function registerResourceRoutes (
     const one = ([id]: readonly unknown[]) => selectLevel(db, plan.root, scope).where(primaryKeyColumn, '=', id)
     const values = [request.params.id]
     const parts = loadContext.scopeParts(node)
-    const wave = sendOneWave(loadContext, plan.root, { build: () => one(values), values, purpose: 'one', scope: parts })
-    const row = await beforeWave(wave, async () => {
+    const statement = { build: () => one(values), values, purpose: 'one', scope: parts }
+    const [row, wave] = await withOneWave(loadContext, plan.root, statement, async () => {
       let row: Row | undefined
       try {
         [row] = await templates.rows(db, plan.root, 'one', values, one, false, parts, rootStatement(loadContext, 'one'))
