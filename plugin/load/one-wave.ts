@@ -70,7 +70,7 @@ const ignore = (): void => {}
 export function sendOneWave (context: LoadContext, root: LevelPlan, statement: RootStatement): OneWave | undefined {
   const { db, dialect } = context
   if (!dialect.loadsInOneWave || !dialect.loadsConcurrently || db.isTransaction || !inOneWave(context, root)) return undefined
-  context.ensureClientWaits()
+  // A client gone by now is found before its rows are placed (batch-loader's `rowsOf`): the load stops there, the wave answered.
   const wave = new OneWave()
   sendLevel(context, wave, root, root, memoized(statement.build), statement.scope, statement)
   return wave
@@ -145,13 +145,8 @@ export async function withOneWave<T> (
   context: LoadContext, root: LevelPlan, statement: RootStatement, read: () => Promise<T>
 ): Promise<[T, OneWave | undefined]> {
   const reading = read()
-  let wave: OneWave | undefined
-  try {
-    wave = sendOneWave(context, root, statement)
-  } catch (error) {
-    await reading.catch(ignore)
-    throw error
-  }
+  // Never throws: each statement is built, compiled and run inside its own promise.
+  const wave = sendOneWave(context, root, statement)
   try {
     return [await reading, wave]
   } catch (error) {
