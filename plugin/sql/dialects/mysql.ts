@@ -36,8 +36,7 @@ export const mysqlDialect: ExpandDialect = {
   systemName: 'mysql',
   // On a pool, statements beyond its free connections wait for one, as any other query does.
   loadsConcurrently: true,
-  // A round trip to the server costs more than the parents' statements repeated as subqueries (derived tables here:
-  // MariaDB takes no `limit` in an `in` subquery itself).
+  // As on PostgreSQL (the key subqueries are derived tables: MariaDB takes no `limit` in an `in` subquery itself).
   loadsInOneWave: true,
 
   /**
