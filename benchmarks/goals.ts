@@ -123,47 +123,47 @@ goals.push({
 })
 
 goals.push({
-  goal: 'End-to-end expanded page >= 0.9x the hand-written JOIN route',
+  goal: 'End-to-end expanded page >= 1.0x the hand-written JOIN route',
   evaluate: (results) => {
     const row = find(results, 'end-to-end', routesName)[0]
     if (row === undefined) return undefined
-    return { met: row.speedup >= 0.9, figure: `${ratio(row.speedup)} (${Math.round(row.median)} vs ${Math.round(find(results, 'end-to-end', handName)[0]!.median)} req/s)` }
+    return { met: row.speedup >= 1, figure: `${ratio(row.speedup)} (${Math.round(row.median)} vs ${Math.round(find(results, 'end-to-end', handName)[0]!.median)} req/s)` }
   },
   whenMet: 'What closed the gap (0.57x before, see the profile notes): the Kysely instance runs over `cachePreparedStatements`, so each SQL text is prepared once and rows are built by a function compiled for their columns (better-sqlite3 reads them as arrays); the statements of a cached plan are compiled by Kysely once and run again with other keys (on a Kysely instance without plugins, as here), their key lists padded to a power of two; to-many rows are read in the order of the join table\'s index; a to-many child is copied without its parent key rather than having it deleted (V8 runs each `delete` in its runtime: 7% of the page on Node 24). The same route on Kysely\'s own SQLite driver is reported beside it. Loading now takes about as long as the hand-written route\'s statement and shaping; what is left is serializing: the projection\'s checked copy ahead of the same JSON.stringify.',
   whenMissed: 'Loading (5 statements, ~535 row objects) takes about as long as the hand-written route\'s one statement and its shaping (profile notes: the loader\'s work per row); what is behind is serializing, the projection\'s checked copy ahead of the same JSON.stringify (the page\'s payload alone on Node 24: 57 against 51 µs for JSON.stringify of it). The page\'s ratio moves between processes on this machine (on Node 26, 0.83x and 1.02x in two processes in a row), so the suite reports the median of three.',
 })
 
 goals.push({
-  goal: 'End-to-end expanded page >= 2x mercurius with graphql-jit',
+  goal: 'End-to-end expanded page >= 2.5x mercurius with graphql-jit',
   evaluate: (results) => {
     const ours = find(results, 'end-to-end', routesName)[0]
     const jit = find(results, 'end-to-end', mercuriusJitName)[0]
     if (ours === undefined || jit === undefined) return undefined
     const value = ours.median / jit.median
-    return { met: value >= 2, figure: `${ratio(value)} (${Math.round(ours.median)} vs ${Math.round(jit.median)} req/s)` }
+    return { met: value >= 2.5, figure: `${ratio(value)} (${Math.round(ours.median)} vs ${Math.round(jit.median)} req/s)` }
   },
   whenMet: 'Both run 4 statements prepared once. mercurius calls a resolver (or a loader) for each field of each object and assembles the response objects before JSON.stringify; graphql-jit compiles the query\'s execution into one function, but that work per value remains. The plugin hands the rows as read to a serializer compiled for the combination.',
   whenMissed: 'Both load the same 4 statements; what separates them is resolving each field (mercurius) against writing rows with a compiled serializer (the plugin). Check that the Kysely instance runs over `cachePreparedStatements`.',
 })
 
 goals.push({
-  goal: "End-to-end expanded page >= 1.5x Drizzle's relational query (findMany({ with }))",
+  goal: "End-to-end expanded page >= 2x Drizzle's prepared relational query",
   evaluate: (results) => {
     const ours = find(results, 'end-to-end', routesName)[0]
-    // The query as the issue measured it and Drizzle's first examples write it: `db.query.pets.findMany({ with })` per request.
-    const asWritten = find(results, 'end-to-end', drizzleUnpreparedName)[0]
     const prepared = [...find(results, 'end-to-end', drizzleSchemaName), ...find(results, 'end-to-end', drizzleStringifyName)]
-    if (ours === undefined || asWritten === undefined || prepared.length === 0) return undefined
+    // The query as Drizzle's first examples write it: `db.query.pets.findMany({ with })` built per request, reported beside it.
+    const asWritten = find(results, 'end-to-end', drizzleUnpreparedName)[0]
+    if (ours === undefined || prepared.length === 0) return undefined
     const fastest = prepared.reduce((best, row) => (row.median > best.median ? row : best))
-    const value = ours.median / asWritten.median
+    const value = ours.median / fastest.median
     return {
-      met: value >= 1.5,
-      figure: `${ratio(value)} findMany({ with }) built per request (${Math.round(ours.median)} vs ${Math.round(asWritten.median)} req/s); ` +
-        `${ratio(ours.median / fastest.median)} its prepared form (${Math.round(fastest.median)} req/s, ${fastest.contender})`,
+      met: value >= 2,
+      figure: `${ratio(value)} its prepared form (${Math.round(ours.median)} vs ${Math.round(fastest.median)} req/s, ${fastest.contender})` +
+        (asWritten === undefined ? '' : `; ${ratio(ours.median / asWritten.median)} findMany({ with }) built per request (${Math.round(asWritten.median)} req/s)`),
     }
   },
-  whenMet: "Built per request, Drizzle's relational query builds and compiles its statement on each request before SQLite runs it: one statement with each relation a correlated subquery building JSON (json_array per row, json_group_array per to-many), which Drizzle parses and maps back to objects. Prepared once, the same statement runs at about 0.7x the hand-written JOIN route, so 1.5x it would mean running at 1.05x that route: the plugin's page is within 0.8-0.9x of it (see the goal above).",
-  whenMissed: "Drizzle's relational query is one statement with the relations as correlated JSON subqueries; check that the plugin's Kysely instance runs over `cachePreparedStatements`, and that the join table is indexed for both (it is: primary key (pet_id, toy_id), index (toy_id, pet_id)).",
+  whenMet: "Drizzle's relational query is one statement with each relation a correlated subquery building JSON (json_array per row, json_group_array per to-many), which Drizzle parses and maps back to objects; the plugin reads plain rows with statements prepared once and writes them with a serializer compiled for the combination.",
+  whenMissed: "Prepared once (limit and offset placeholders), Drizzle's relational query runs at about 0.7x the hand-written JOIN route (its JSON built in SQLite, parsed and mapped again in JavaScript), so twice it means running about 1.4x that route, which reads the same rows in one statement and writes them with JSON.stringify: the plugin's page is at about 1.0x of it (see the goal above), its loading as fast as the hand-written statement and its serializing at JSON.stringify's floor plus the checked copy. Built per request (figure beside it), Drizzle also builds and compiles its statement on each request.",
 })
 
 goals.push({
