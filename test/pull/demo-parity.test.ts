@@ -23,7 +23,7 @@ import { applyHunks, hunksOf } from '../helpers/unified-diff.js'
 // The demo's database pulled as docs/start-from-a-database.md's section "From pulled definitions to the demo" says
 // (its command line, run through the bin), edited by the diffs that section shows, type-checked, and served with the
 // demo's routes and options (buildApp of demo/app.ts): every request of the walkthrough (demo/readme-examples.ts, the
-// source of docs/walkthrough.md), each request demo/server.ts prints, and an unknown expansion on each route are
+// source of docs/walkthrough.md), each request demo/server.ts prints, and a few of each route besides are
 // answered with the hand-written demo's status, content type and bytes. On SQLite, PostgreSQL and MariaDB, each
 // database seeded once by the demo's own code and served by both apps.
 
@@ -48,8 +48,10 @@ async function printedRequests (): Promise<string[]> {
   return [...server.matchAll(/^ {2}curl '\$\{base\}([^']+)'$/gm)].map((match) => match[1]!)
 }
 
-/** Route prefixes of demo/app.ts: an unknown expansion on each answers with its relations, listed in order. */
+/** Route prefixes of demo/app.ts: each route's first row, and an unknown expansion, whose message lists the relations in order. */
 const routePrefixes = ['/companies', '/people', '/pets', '/pet-stores', '/toys', '/vets', '/visits']
+/** The relation no request above expands. */
+const companyEmployees = '/companies/1?expand=employees'
 
 const introspect = {
   sqlite: introspectSqlite,
@@ -92,7 +94,7 @@ async function answer (app: FastifyInstance, url: string): Promise<Answer> {
   return { status: response.statusCode, contentType: response.headers['content-type'], body: response.body }
 }
 
-/** Every request asked of both apps: the walkthrough's (following its cursor), the printed ones, and an unknown expansion per route. */
+/** Every request asked of both apps: the walkthrough's (following its cursor), the printed ones, and a few of each route. */
 async function compare (t: Test, demo: FastifyInstance, pulled: FastifyInstance): Promise<void> {
   let previous: unknown
   let asked = 0
@@ -109,9 +111,11 @@ async function compare (t: Test, demo: FastifyInstance, pulled: FastifyInstance)
   }
   for (const url of await printedRequests()) await ask(url)
   for (const prefix of routePrefixes) {
+    t.match(await ask(`${prefix}/1`), { status: 200 }, `${prefix}: a row`)
     t.match(await ask(`${prefix}/1?expand=nothing`), { status: 400, body: /"FST_EXPAND_UNKNOWN_FIELD"/ }, `${prefix}: its relations listed`)
   }
-  t.equal(asked, 20 + 5 + routePrefixes.length, 'every request was asked')
+  t.match(await ask(companyEmployees), { status: 200, body: /"employees":\[\{"id":\d+,"name":"[^"]+"\},/ }, 'two fields of each employee')
+  t.equal(asked, 20 + 5 + 2 * routePrefixes.length + 1, 'every request was asked')
 }
 
 /** The hand-written demo and the same routes over `definitions`, on one database. */
