@@ -8,7 +8,7 @@ import type { FastifyInstance } from 'fastify'
 import { Kysely, SqliteDialect } from 'kysely'
 import t, { type Test } from 'tap'
 import ts from 'typescript'
-import { buildApp, type DemoResources } from '../../demo/app.js'
+import { buildApp, docsPath, type DemoResources } from '../../demo/app.js'
 import { connect, type DemoDatabase } from '../../demo/database.js'
 import { walkthroughSteps } from '../../demo/readme-examples.js'
 import { seedIfEmpty } from '../../demo/seed.js'
@@ -24,8 +24,9 @@ import { applyHunks, hunksOf } from '../helpers/unified-diff.js'
 // (its command line, run through the bin), edited by the diffs that section shows, type-checked, and served with the
 // demo's routes and options (buildApp of demo/app.ts): every request of the walkthrough (demo/readme-examples.ts, the
 // source of docs/walkthrough.md), each request demo/server.ts prints, and a few of each route besides are
-// answered with the hand-written demo's status, content type and bytes. On SQLite, PostgreSQL and MariaDB, each
-// database seeded once by the demo's own code and served by both apps.
+// answered with the hand-written demo's status, content type and bytes, and the OpenAPI document is the demo's but
+// for descriptions. On SQLite, PostgreSQL and MariaDB, each database seeded once by the demo's own code and served
+// by both apps.
 
 const root = fileURLToPath(new URL('../../', import.meta.url))
 const pluginEntry = join(root, 'plugin', 'index.ts')
@@ -116,6 +117,18 @@ async function compare (t: Test, demo: FastifyInstance, pulled: FastifyInstance)
   }
   t.match(await ask(companyEmployees), { status: 200, body: /"employees":\[\{"id":\d+,"name":"[^"]+"\},/ }, 'two fields of each employee')
   t.equal(asked, 20 + 5 + 2 * routePrefixes.length + 1, 'every request was asked')
+  const documentOf = async (app: FastifyInstance) => withoutDescriptions((await app.inject({ method: 'GET', url: `${docsPath}/json` })).json())
+  const document = await documentOf(demo)
+  t.match(document, { paths: { '/pets/{id}': {} } }, 'the demo\'s document')
+  t.same(await documentOf(pulled), document, 'the OpenAPI document, but for the descriptions of the demo\'s schemas')
+}
+
+/** A JSON value without the descriptions its objects hold (a text under the key `description`). */
+function withoutDescriptions (value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(withoutDescriptions)
+  if (value === null || typeof value !== 'object') return value
+  const kept = Object.entries(value).filter(([key, entry]) => key !== 'description' || typeof entry !== 'string')
+  return Object.fromEntries(kept.map(([key, entry]) => [key, withoutDescriptions(entry)]))
 }
 
 /** The hand-written demo and the same routes over `definitions`, on one database. */
