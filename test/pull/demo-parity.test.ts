@@ -17,6 +17,7 @@ import type { DatabaseModel } from '../../plugin/pull/model.js'
 import { introspectMysql } from '../../plugin/pull/mysql.js'
 import { introspectPostgres } from '../../plugin/pull/postgres.js'
 import { introspectSqlite } from '../../plugin/pull/sqlite.js'
+import { databaseOf, onDatabase, type Database } from '../fixtures/databases.js'
 import { dialects } from '../fixtures/dialects.js'
 import { applyHunks, hunksOf } from '../helpers/unified-diff.js'
 
@@ -32,6 +33,7 @@ const root = fileURLToPath(new URL('../../', import.meta.url))
 const pluginEntry = join(root, 'plugin', 'index.ts')
 const page = await readFile(join(root, 'docs', 'start-from-a-database.md'), 'utf8')
 const sectionTitle = '## From pulled definitions to the demo\n'
+if (!page.includes(sectionTitle)) throw new Error(`docs/start-from-a-database.md has no section ${sectionTitle}`)
 const section = page.slice(page.indexOf(sectionTitle))
 const blocks = (language: string) => [...section.matchAll(new RegExp(`\`\`\`${language}\\n([\\s\\S]*?)\`\`\`\\n`, 'g'))].map((match) => match[1]!)
 const hunks = blocks('diff').flatMap(hunksOf)
@@ -58,7 +60,7 @@ const introspect = {
   sqlite: introspectSqlite,
   postgres: introspectPostgres,
   mariadb: introspectMysql,
-} satisfies Record<'sqlite' | 'postgres' | 'mariadb', (db: Kysely<any>) => Promise<DatabaseModel>>
+} satisfies Record<Database, (db: Kysely<any>) => Promise<DatabaseModel>>
 
 const naming = (): 'snake' => {
   const argument = pullArguments()
@@ -208,9 +210,9 @@ for (const dialect of dialects().filter((candidate) => candidate.name === 'postg
     t.teardown(() => database.close())
     const db = database.db as DemoDatabase
     await seedIfEmpty(db)
-    const pulled = generateModule(await introspect[dialect.name as 'postgres' | 'mariadb'](database.db), { naming: naming() }).text
-    const named = dialect.name === 'postgres' ? 'PostgreSQL' : 'MariaDB/MySQL'
-    if (sqliteModule !== undefined) t.equal(pulled, sqliteModule.replace('a SQLite database', `a ${named} database`), 'the module SQLite gives, but its header')
+    const pulled = generateModule(await introspect[databaseOf(dialect)](database.db), { naming: naming() }).text
+    const named = onDatabase(dialect, { sqlite: 'SQLite', postgres: 'PostgreSQL', mariadb: 'MariaDB/MySQL' })
+    t.equal(pulled, sqliteModule?.replace('a SQLite database', `a ${named} database`), 'the module SQLite gives, but its header')
     const { pulled: served, demo } = await servePair(t, db, await servedModule(t.testdir({}), applyHunks(pulled, hunks)))
     await compare(t, demo, served)
   })
