@@ -224,4 +224,7 @@ t.test('names', async (t) => {
     ['artist', 'Artist', 'Artist', 'artist', undefined, undefined, undefined, undefined, undefined])
   t.same(['genres', 'categories', 'addresses', 'boxes', 'churches', 'status', 'analysis', 'class', 'playlist_track', 'PlaylistTrack', 'media_types', '2024_sales']
     .map(resourceName), ['Genre', 'Category', 'Address', 'Box', 'Church', 'Status', 'Analysis', 'Class', 'PlaylistTrack', 'PlaylistTrack', 'MediaType', '2024Sale'])
+  t.same(['people', 'sales_people', 'SalesPeople', 'PEOPLE', 'children', 'men', 'women', 'mice', 'species', 'tv_series', 'specimens', 'constructor']
+    .map(resourceName), ['Person', 'SalesPerson', 'SalesPerson', 'Person', 'Child', 'Man', 'Woman', 'Mouse', 'Species', 'TvSeries', 'Specimen', 'Constructor'],
+  'irregular plurals of the last word, and words alike in both numbers')
 })
