@@ -7,6 +7,7 @@ import type { Kysely } from 'kysely'
 import type { Pool } from 'pg'
 import { buildApp } from '../../test/helpers/app.js'
 import { graphqlApp, petsPageQuery } from '../baselines/graphql-app.js'
+import { postgresWrittenBody } from '../baselines/postgres-body.js'
 import {
   expandOfDepth, handWrittenMariadbPage, handWrittenPageLoader, handWrittenPostgresPage, pageRows,
 } from '../baselines/hand-written.js'
@@ -30,6 +31,8 @@ export const postgresCaseName = `${pageRows} rows, expand=${expandOfDepth[2]}, P
 export const postgresRoutesName = 'app.expand.routes on PostgreSQL'
 export const postgresNamedName = 'app.expand.routes on PostgreSQL (namePreparedStatements)'
 export const postgresHandName = 'hand-written single statement on PostgreSQL'
+export const postgresWrittenName = 'PostgreSQL writes the body (one named statement, the limit)'
+export const postgraphileName = 'PostGraphile 5 (Amber preset, grafserv on Fastify 5)'
 const postgresDrizzleSchemaName = "Drizzle's relational query on PostgreSQL (response schema)"
 const postgresDrizzleStringifyName = "Drizzle's relational query on PostgreSQL (JSON.stringify)"
 export const mariadbCaseName = `${pageRows} rows, expand=${expandOfDepth[2]}, MariaDB`
@@ -66,6 +69,14 @@ function withScopes (resources: readonly AnyResource[]): AnyResource[] {
       scope: (eb) => eb(`${resource.table!}.${resource.primaryKey}`, '>', -1),
     })
   })
+}
+
+const pageQuerystring = {
+  type: 'object',
+  properties: {
+    limit: { type: 'integer', minimum: 1, maximum: 100, default: 20 },
+    offset: { type: 'integer', minimum: 0, default: 0 },
+  },
 }
 
 /** A page route written by hand: the best single statement, shaped by hand, Fastify's default JSON.stringify. */
@@ -136,6 +147,46 @@ async function drizzleModule (): Promise<DrizzleModule | undefined> {
   return await import(specifier) as DrizzleModule
 }
 
+/** The PostGraphile contender's module (benchmarks/contenders), on Node 22+ once `npm run bench` has installed it. */
+interface PostgraphileModule {
+  postgraphilePageQuery: string
+  postgraphileRecords(body: string): { records: string; total: number }
+  postgraphileApp(url: string, schema: string, poolSize: number): Promise<{ app: FastifyInstance; close(): Promise<void> }>
+}
+
+async function postgraphileModule (): Promise<PostgraphileModule | undefined> {
+  const major = Number(process.versions.node.split('.')[0])
+  if (major < 22) {
+    console.log(`# PostGraphile left out: it needs Node 22 or later (this is ${process.version})`)
+    return undefined
+  }
+  if (!existsSync(`${contendersDir}node_modules/postgraphile/package.json`)) {
+    console.log('# PostGraphile not installed: its contender is left out ' +
+      '(`npm run bench` installs it; or `node benchmarks/contenders/install.mjs`)')
+    return undefined
+  }
+  // Grafast runs in production mode unless told otherwise; said here, it does not print that it does.
+  process.env.GRAPHILE_ENV ??= 'production'
+  // Type-checked with benchmarks/contenders/tsconfig.json, as the Drizzle module is.
+  const specifier = '../contenders/postgraphile-app.js'
+  return await import(specifier) as PostgraphileModule
+}
+
+/**
+ * The page's route whose body PostgreSQL writes (postgresWrittenBody): Fastify sends a string it is given
+ * with a JSON content type as it is.
+ */
+async function writtenBodyApp (page: (limit: number, offset: number) => Promise<string>): Promise<FastifyInstance> {
+  const app = Fastify()
+  app.get('/pets', { schema: { querystring: pageQuerystring } }, async (request, reply) => {
+    const { limit, offset } = request.query as { limit: number; offset: number }
+    reply.type('application/json; charset=utf-8')
+    return await page(limit, offset)
+  })
+  await app.ready()
+  return app
+}
+
 function envelopeRecords (body: string, contender: string): string {
   const end = body.lastIndexOf('],"limit":')
   if (!body.startsWith('{"data":[') || end < 0) throw new Error(`${contender}: unexpected body ${body.slice(0, 120)}`)
@@ -152,6 +203,8 @@ interface PageContender {
   app: FastifyInstance
   request: InjectOptions
   records: (body: string, contender: string) => string
+  /** Another contender of the case whose whole body this one's must equal, byte for byte (envelope and headers' content type too). */
+  sameBodyAs?: string
 }
 
 const pageRequest: InjectOptions = { url: `/pets?limit=${pageRows}&offset=0&expand=${expand}` }
@@ -186,7 +239,14 @@ function pageCase (name: string, baseline: string, contenders: PageContender[], 
       // Twice: the second graphql-jit request runs the compiled query.
       for (let round = 0; round < 2; round++) {
         for (const contender of contenders) {
-          assertSameText('end-to-end records', records, contender.records(await body(contender), contender.name), handName, contender.name)
+          const text = await body(contender)
+          assertSameText('end-to-end records', records, contender.records(text, contender.name), handName, contender.name)
+          if (contender.sameBodyAs === undefined) continue
+          const other = contenders.find((candidate) => candidate.name === contender.sameBodyAs)!
+          const [own, theirs] = [await contender.app.inject(contender.request), await other.app.inject(other.request)]
+          assertSameText('end-to-end body', theirs.body, text, other.name, contender.name)
+          const contentType = (response: typeof own) => String(response.headers['content-type'])
+          assertSameText('end-to-end content type', contentType(theirs), contentType(own), other.name, contender.name)
         }
       }
     },
@@ -232,7 +292,9 @@ export const endToEndSuite: Suite = {
     const db = kyselyOver(database)
     const uncachedDb = kyselyOver(database, { uncached: true })
     const drizzle = await drizzleModule()
+    const postgraphile = postgresUrl === undefined ? undefined : await postgraphileModule()
     const apps: FastifyInstance[] = []
+    const closers: Array<() => Promise<void>> = []
     const track = async (app: Promise<FastifyInstance>) => {
       const ready = await app
       apps.push(ready)
@@ -293,7 +355,32 @@ export const endToEndSuite: Suite = {
           request: handRequest,
           records: envelopeRecords,
         },
+        {
+          name: postgresWrittenName,
+          app: await track(writtenBodyApp(postgresWrittenBody(postgres.pool))),
+          request: handRequest,
+          records: envelopeRecords,
+          sameBodyAs: postgresNamedName,
+        },
       ]
+      if (postgraphile !== undefined) {
+        const served = await postgraphile.postgraphileApp(postgresUrl!, postgres.schema, poolSize)
+        closers.push(served.close)
+        const total = database.prepare('SELECT count(*) FROM pets').pluck().get() as number
+        onPostgres.push({
+          name: postgraphileName,
+          app: served.app,
+          request: {
+            ...graphqlRequest,
+            payload: JSON.stringify({ query: postgraphile.postgraphilePageQuery, variables: { limit: pageRows, offset: 0 } }),
+          },
+          records: (body, contender) => {
+            const page = postgraphile.postgraphileRecords(body)
+            if (page.total !== total) throw new Error(`${contender}: totalCount ${page.total}, expected ${total}`)
+            return page.records
+          },
+        })
+      }
       if (drizzle !== undefined) {
         onPostgres.push(
           {
@@ -332,6 +419,7 @@ export const endToEndSuite: Suite = {
       async teardown () {
         await tracing.teardown()
         for (const app of apps) await app.close()
+        for (const close of closers) await close()
         await postgres?.close()
         await mariadb?.close()
         await uncachedDb.destroy()
