@@ -1,3 +1,4 @@
+import Fastify, { type FastifyInstance } from 'fastify'
 import type { Pool } from 'pg'
 
 // The page's whole response body written by PostgreSQL in one statement: the page first, the page's toys
@@ -43,4 +44,27 @@ export function postgresWrittenBody (pool: Pool): (limit: number, offset: number
     })
     return rows[0]![0]
   }
+}
+
+/**
+ * The page's route whose body PostgreSQL writes: `GET /pets?limit=&offset=` with the hand-written routes'
+ * parameters; Fastify sends a string it is given with a JSON content type as it is.
+ */
+export async function postgresWrittenBodyApp (pool: Pool): Promise<FastifyInstance> {
+  const page = postgresWrittenBody(pool)
+  const app = Fastify()
+  const querystring = {
+    type: 'object',
+    properties: {
+      limit: { type: 'integer', minimum: 1, maximum: 100, default: 20 },
+      offset: { type: 'integer', minimum: 0, default: 0 },
+    },
+  }
+  app.get('/pets', { schema: { querystring } }, async (request, reply) => {
+    const { limit, offset } = request.query as { limit: number; offset: number }
+    reply.type('application/json; charset=utf-8')
+    return await page(limit, offset)
+  })
+  await app.ready()
+  return app
 }

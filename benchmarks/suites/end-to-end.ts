@@ -7,7 +7,7 @@ import type { Kysely } from 'kysely'
 import type { Pool } from 'pg'
 import { buildApp } from '../../test/helpers/app.js'
 import { graphqlApp, petsPageQuery } from '../baselines/graphql-app.js'
-import { postgresWrittenBody } from '../baselines/postgres-body.js'
+import { postgresWrittenBodyApp } from '../baselines/postgres-body.js'
 import {
   expandOfDepth, handWrittenMariadbPage, handWrittenPageLoader, handWrittenPostgresPage, pageRows,
 } from '../baselines/hand-written.js'
@@ -69,14 +69,6 @@ function withScopes (resources: readonly AnyResource[]): AnyResource[] {
       scope: (eb) => eb(`${resource.table!}.${resource.primaryKey}`, '>', -1),
     })
   })
-}
-
-const pageQuerystring = {
-  type: 'object',
-  properties: {
-    limit: { type: 'integer', minimum: 1, maximum: 100, default: 20 },
-    offset: { type: 'integer', minimum: 0, default: 0 },
-  },
 }
 
 /** A page route written by hand: the best single statement, shaped by hand, Fastify's default JSON.stringify. */
@@ -172,21 +164,6 @@ async function postgraphileModule (): Promise<PostgraphileModule | undefined> {
   return await import(specifier) as PostgraphileModule
 }
 
-/**
- * The page's route whose body PostgreSQL writes (postgresWrittenBody): Fastify sends a string it is given
- * with a JSON content type as it is.
- */
-async function writtenBodyApp (page: (limit: number, offset: number) => Promise<string>): Promise<FastifyInstance> {
-  const app = Fastify()
-  app.get('/pets', { schema: { querystring: pageQuerystring } }, async (request, reply) => {
-    const { limit, offset } = request.query as { limit: number; offset: number }
-    reply.type('application/json; charset=utf-8')
-    return await page(limit, offset)
-  })
-  await app.ready()
-  return app
-}
-
 function envelopeRecords (body: string, contender: string): string {
   const end = body.lastIndexOf('],"limit":')
   if (!body.startsWith('{"data":[') || end < 0) throw new Error(`${contender}: unexpected body ${body.slice(0, 120)}`)
@@ -275,6 +252,12 @@ export const endToEndSuite: Suite = {
     `With DATABASE_URL set, the same page on PostgreSQL (the same rows copied into a schema of their own, a pool of ${poolSize}): the plugin's route on Kysely's PostgresDialect`,
     '(over the pool itself, and over `namePreparedStatements`, which makes the statements that run again named prepared statements)',
     'against one hand-written named statement holding the count (the baseline of that case), and Drizzle\'s relational query.',
+    `Two anchors of that case: ${postgresWrittenName}, a plain Fastify route returning the string that one named statement has`,
+    'PostgreSQL write (row_to_json and array_to_json write compact JSON), byte-identical to the plugin\'s body and content type,',
+    'the floor of the page;',
+    `and ${postgraphileName} (benchmarks/contenders, Node 22 or later, left out with the reason printed otherwise) answering`,
+    'the GraphQL query of the same page over the same tables (the relations declared as its smart tags, the toys through the join',
+    'table\'s connection, the count as totalCount), its records lifted into the API\'s shape and written by JSON.stringify for the check.',
     'With MARIADB_URL set, the same page on MariaDB (the same rows copied into a database of their own, collation utf8mb4_nopad_bin,',
     `a mysql2 pool of ${poolSize} set as the tests set theirs):`,
     "the plugin's route on Kysely's MysqlDialect (over the pool itself, and over `prepareMysqlStatements`,",
@@ -357,7 +340,7 @@ export const endToEndSuite: Suite = {
         },
         {
           name: postgresWrittenName,
-          app: await track(writtenBodyApp(postgresWrittenBody(postgres.pool))),
+          app: await track(postgresWrittenBodyApp(postgres.pool)),
           request: handRequest,
           records: envelopeRecords,
           sameBodyAs: postgresNamedName,
