@@ -191,10 +191,10 @@ const pageRequest: InjectOptions = { url: `/pets?limit=${pageRows}&offset=0&expa
  * are checked byte-identical to `expected` (the SQLite hand-written route's).
  */
 function pageCase (name: string, baseline: string, contenders: PageContender[], expected: () => Promise<string>): BenchCase {
-  const body = async (contender: PageContender) => {
+  const respond = async (contender: PageContender) => {
     const response = await contender.app.inject(contender.request)
     if (response.statusCode !== 200) throw new Error(`${contender.name}: status ${response.statusCode}: ${response.body.slice(0, 300)}`)
-    return response.body
+    return { body: response.body, contentType: String(response.headers['content-type']) }
   }
   return {
     name,
@@ -216,14 +216,12 @@ function pageCase (name: string, baseline: string, contenders: PageContender[], 
       // Twice: the second graphql-jit request runs the compiled query.
       for (let round = 0; round < 2; round++) {
         for (const contender of contenders) {
-          const text = await body(contender)
-          assertSameText('end-to-end records', records, contender.records(text, contender.name), handName, contender.name)
+          const own = await respond(contender)
+          assertSameText('end-to-end records', records, contender.records(own.body, contender.name), handName, contender.name)
           if (contender.sameBodyAs === undefined) continue
-          const other = contenders.find((candidate) => candidate.name === contender.sameBodyAs)!
-          const [own, theirs] = [await contender.app.inject(contender.request), await other.app.inject(other.request)]
-          assertSameText('end-to-end body', theirs.body, text, other.name, contender.name)
-          const contentType = (response: typeof own) => String(response.headers['content-type'])
-          assertSameText('end-to-end content type', contentType(theirs), contentType(own), other.name, contender.name)
+          const theirs = await respond(contenders.find((candidate) => candidate.name === contender.sameBodyAs)!)
+          assertSameText('end-to-end body', theirs.body, own.body, contender.sameBodyAs, contender.name)
+          assertSameText('end-to-end content type', theirs.contentType, own.contentType, contender.sameBodyAs, contender.name)
         }
       }
     },
