@@ -2,7 +2,8 @@ import { countedRows, loadName } from './suites/database.js'
 import {
   drizzleSchemaName, drizzleStringifyName, drizzleUnpreparedName, handName,
   mariadbCaseName, mariadbHandName, mariadbPreparedName, mariadbRoutesName,
-  mercuriusJitName, postgresCaseName, postgresHandName, postgresNamedName, postgresRoutesName, routesName, routesScopedName,
+  mercuriusJitName, postgraphileName, postgresCaseName, postgresHandName, postgresNamedName, postgresRoutesName, postgresWrittenName,
+  routesName, routesScopedName,
 } from './suites/end-to-end.js'
 import { expandRouteName } from './suites/http.js'
 import {
@@ -180,6 +181,47 @@ goals.push({
   },
   whenMet: 'The relations of a level run concurrently on the pool (owner and toys together, then owner.employer; page and count together), so a request waits for three round trips instead of five; with `namePreparedStatements` PostgreSQL parses and plans each statement once per connection, as it does the hand-written named statement.',
   whenMissed: 'The page is three round trips at best (page and count, then owner and toys, then owner.employer) against one; each is short on a local server, so the gap is the round trips and the driver\'s work per statement. Without `namePreparedStatements` each statement is also parsed and planned again. What would close it: a to-one level read in its parent\'s statement.',
+})
+
+goals.push({
+  goal: 'Expanded page on PostgreSQL >= 0.8x the one-statement limit (PostgreSQL writes the body)',
+  evaluate: (results) => {
+    const limit = find(results, 'end-to-end', postgresWrittenName, postgresCaseName)[0]
+    const named = find(results, 'end-to-end', postgresNamedName, postgresCaseName)[0]
+    const plain = find(results, 'end-to-end', postgresRoutesName, postgresCaseName)[0]
+    if (limit === undefined || named === undefined || plain === undefined) return undefined
+    const value = named.median / limit.median
+    return {
+      met: value >= 0.8,
+      figure: `${ratio(value)} over namePreparedStatements, ${ratio(plain.median / limit.median)} over the pool itself ` +
+        `(${Math.round(named.median)} and ${Math.round(plain.median)} vs ${Math.round(limit.median)} req/s)`,
+    }
+  },
+  whenMet: 'The limit is one round trip in which PostgreSQL builds the JSON text itself (row_to_json, array_to_json) and Node only ' +
+    'hands the string on: no row objects, no serializing. The plugin reads rows and writes them with a serializer compiled for the ' +
+    'combination, its relations of a level concurrently on the pool (three round trips).',
+  whenMissed: 'The page is three round trips at best (page and count, then owner and toys, then owner.employer) against one, and ' +
+    'pg builds a row object for each of about 535 rows that the serializer then writes, where the limit receives one string. ' +
+    'What would close it: a to-one level read in its parent\'s statement (one round trip fewer).',
+})
+
+goals.push({
+  goal: 'Expanded page on PostgreSQL >= 2.5x PostGraphile 5',
+  evaluate: (results) => {
+    const postgraphile = find(results, 'end-to-end', postgraphileName, postgresCaseName)[0]
+    const named = find(results, 'end-to-end', postgresNamedName, postgresCaseName)[0]
+    if (postgraphile === undefined || named === undefined) return undefined
+    const value = named.median / postgraphile.median
+    return { met: value >= 2.5, figure: `${ratio(value)} (${Math.round(named.median)} vs ${Math.round(postgraphile.median)} req/s)` }
+  },
+  whenMet: 'PostGraphile answers with two statements, the count and the page with its relations in it (the to-one relations by ' +
+    'LEFT JOIN, each pet\'s toys an array subquery, every value cast to text), where the plugin makes three round trips. ' +
+    'What separates them is the work per value in Node: Grafast parses and validates the request (its operation plan is reused ' +
+    'for the same document) and then executes the plan over every field of every object, decoding each text value, before ' +
+    'the response is written.',
+  whenMissed: 'PostGraphile reads the page in two statements (the count, and the page with its relations as joins and an array ' +
+    'subquery), where the plugin makes three round trips: on a local server those are cheap, and what separates them is the ' +
+    'work per field. Check that the plugin\'s Kysely instance runs over namePreparedStatements.',
 })
 
 goals.push({
