@@ -122,8 +122,11 @@ t.test('a preSerialization hook may replace the payload: the replacement is writ
   t.equal(byApplication.body, '{"id":3}', "an application hook's replacement too")
 })
 
-t.test('an onSend hook sees the compiled body and may replace it, as on any route', async (t) => {
+t.test("an onSend hook sees the compiled body and may replace it, as on any route; a hook's own error goes to the error handler", async (t) => {
   const app = await buildApp({ resources }, (app) => {
+    app.setErrorHandler((error: Error & { statusCode?: number }, _request, reply) => {
+      reply.code(error.statusCode ?? 500).send({ handled: (error as { code?: string }).code ?? error.message })
+    })
     app.get('/pets/1', {
       expandable: { resource: 'Pet' },
       onSend: async (_request, reply, payload) => {
@@ -131,11 +134,19 @@ t.test('an onSend hook sees the compiled body and may replace it, as on any rout
         return (payload as string).toUpperCase()
       },
     }, async () => garfield())
+    app.get('/pets/2', {
+      expandable: { resource: 'Pet' },
+      // Fails once: the error handler's reply passes it.
+      onSend: (_request, reply, payload, done) => reply.statusCode === 200 ? done(new Error('onSend failed')) : done(null, payload),
+    }, async () => garfield())
   })
   t.teardown(() => app.close())
   const response = await app.inject('/pets/1?fields=id')
   t.equal(response.body, '{"ID":1}')
   t.equal(response.headers['x-length'], String('{"id":1}'.length))
+  const failed = await app.inject('/pets/2')
+  t.equal(failed.statusCode, 500)
+  t.same(failed.json(), { handled: 'onSend failed' })
 })
 
 t.test("errors of the plan go through the application's error handler; an error handler's 2xx reply is written by the plan", async (t) => {
