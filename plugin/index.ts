@@ -246,7 +246,7 @@ const expandPluginCallback: FastifyPluginCallback<ExpandPluginOptions> = (app, p
   app.decorateRequest(plannedRequest, null)
   app.decorateRequest(functionCalls, null)
   app.decorateRequest(armedReply, null)
-  app.decorateRequest(replyWriter, null)
+  app.decorateRequest(replyWriter, false)
   app.decorate('expand', {
     getter (this: FastifyInstance) {
       let decorator = decorators.get(this)

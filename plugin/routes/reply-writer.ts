@@ -27,10 +27,10 @@ export interface RouteWriting {
  * armed, null before. Only `armReply` sets it, once per request.
  */
 export const armedReply = Symbol('fastify-expand armed reply')
-/** A request decoration: the body writer the reply's serializer is set to, while it is. */
+/** A request decoration: whether the reply's serializer is the plan's writer (set by `checkedSend`). */
 export const replyWriter = Symbol('fastify-expand reply writer')
 
-type Armed = FastifyRequest & { [armedReply]: RouteWriting | null; [replyWriter]: ((payload: unknown) => unknown) | null }
+type Armed = FastifyRequest & { [armedReply]: RouteWriting | null; [replyWriter]: boolean }
 type Send = FastifyReply['send']
 
 const jsonContentType = 'application/json; charset=utf-8'
@@ -60,17 +60,17 @@ function checkedSend (this: FastifyReply, payload?: unknown): FastifyReply {
   const request = this.request as Armed
   const status = this.statusCode
   if (status < 200 || status >= 300 || payload instanceof Error) {
-    if (request[replyWriter] !== null) {
-      request[replyWriter] = null
+    if (request[replyWriter]) {
+      request[replyWriter] = false
       this.serializer(null as never)
     }
     return send.call(this, payload)
   }
   if (!isRawBody(payload)) {
-    if (request[replyWriter] === null) {
-      const writer = (data: unknown): string => writeBody(this, request[armedReply]!, data)
-      request[replyWriter] = writer
-      this.serializer(writer)
+    if (!request[replyWriter]) {
+      request[replyWriter] = true
+      // An unnamed function: one per reply, and naming it (as a transpiler may do for a named one) costs more than it does.
+      this.serializer((data: unknown): string => writeBody(this, request[armedReply]!, data))
     }
     return send.call(this, payload)
   }
@@ -116,7 +116,7 @@ function writeBody (reply: FastifyReply, writing: RouteWriting, data: unknown): 
 
 /** A non-2xx body, as Fastify writes it where the reply has no serializer of its own. */
 function fastifyBody (reply: FastifyReply, data: unknown): string {
-  ;(reply.request as Armed)[replyWriter] = null
+  ;(reply.request as Armed)[replyWriter] = false
   reply.serializer(null as never)
   if (!reply.hasHeader('content-type')) reply.type(jsonContentType)
   // Fastify's serializers write strings (its types also allow what a custom one may return).
