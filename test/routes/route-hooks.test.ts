@@ -246,3 +246,41 @@ t.test('a route of a child context keeps its context: its hooks, not a sibling\'
   t.equal(response.body, '{"id":1}')
   t.same(seen, ['child'])
 })
+
+t.test("a body a preSerialization hook turns into a non-2xx reply is Fastify's to write", async (t) => {
+  const app = await buildApp({ resources }, (app) => {
+    app.get('/pets/1', {
+      expandable: { resource: 'Pet' },
+      preSerialization: async (_request, reply) => {
+        reply.code(404)
+        return { missing: 1, secret: 'kept' }
+      },
+    }, async () => garfield())
+  })
+  t.teardown(() => app.close())
+  const response = await app.inject('/pets/1?fields=id')
+  t.equal(response.statusCode, 404)
+  t.equal(response.body, '{"missing":1,"secret":"kept"}')
+  t.equal(response.headers['content-type'], json)
+})
+
+t.test('every body Fastify would send as it is is refused on a 2xx; one it serializes is written by the plan', async (t) => {
+  const app = await buildApp({ resources }, (app) => {
+    app.get('/bytes', { expandable: { resource: 'Pet' } }, async (_request, reply) => reply.send(new Uint8Array([123, 125])))
+    app.get('/web-stream', { expandable: { resource: 'Pet' } }, async (_request, reply) => reply.send(new ReadableStream({ start: (controller) => controller.close() })))
+    app.get('/response', { expandable: { resource: 'Pet' } }, async (_request, reply) => reply.send(new Response('{}')))
+    app.get('/number', { expandable: { resource: 'Pet' } }, async () => 42)
+    app.get('/null', { expandable: { resource: 'Pet' } }, async (_request, reply) => reply.send(null))
+  })
+  t.teardown(() => app.close())
+  for (const [url, sent] of [['/bytes', 'a Buffer'], ['/web-stream', 'a stream'], ['/response', 'a stream']]) {
+    const response = await app.inject(url)
+    t.equal(response.statusCode, 500, url)
+    t.equal(response.json().message, `Data for Pet does not fit the response: the handler sent ${sent}; return the data itself and fastify-expand writes it`, url)
+  }
+  for (const url of ['/number', '/null']) {
+    const response = await app.inject(url)
+    t.equal(response.statusCode, 500, url)
+    t.equal(response.json().code, 'FST_EXPAND_INVALID_DATA', `${url}: the data check refuses it`)
+  }
+})
