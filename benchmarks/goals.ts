@@ -85,11 +85,11 @@ export const goals: Goal[] = [
     whenMissed: 'The hit path reads the three query parameters, compares them with the last request\'s of the route, else builds one key string (hashed on lookup: the floor beside it), and looks up the serializer by the plan\'s canonical key.',
   },
   {
-    goal: 'HTTP throughput of an expand route >= 0.95x the static-schema route',
+    goal: 'HTTP throughput of an expand route >= 0.98x the static-schema route',
     evaluate: (results) => {
       const rows = find(results, 'http', expandRouteName)
       if (rows.length === 0) return undefined
-      return summarize(rows.map((result) => [result.case, result.speedup]), 0.95)
+      return summarize(rows.map((result) => [result.case, result.speedup]), 0.98)
     },
     whenMet: 'The plugin adds no hook: the route\'s handler plans the request and arms the reply (its send checks each body, and a 2xx object is written by the plan\'s compiled serializer), about 0.2-0.3 µs in process over the static route: the plan lookup, the serializer lookup and the data check. On the 100-pet list the route without a schema (JSON.stringify) beat both compiled routes: that payload is string-heavy, see Serialization.',
     whenMissed: 'The expand route adds no hook of its own (routes/reply-writer.ts): what it adds per request is the plan lookup, the serializer lookup and the data check, about 0.2-0.3 µs in process over the static route, against 0.2-0.5 µs when it added a preSerialization and an onSend hook (both versions in one process, requests handed to Fastify\'s router without a socket, medians and 5th percentiles of alternating batches). A quick run measures each route for one round of 1 s after 300 requests, the expand route first: on a busy machine that moves the ratio by far more than this. On Node 20 (V8 11, past its end of life) a list with strings is also written by the projection, about 10% slower there than fast-json-stringify\'s generated code on this payload (profile notes: one object with strings). Ratios move by about 5% between runs.',
