@@ -8,14 +8,23 @@ import {
   aggregateRelation, checkAggregates, checkComputed, type AggregateDefinition, type ComputedDefinition,
 } from './derived-definitions.js'
 
+/** A column holding a key, or the columns holding a composite key's parts in the order of its `primaryKey`. */
+export type KeyColumns = string | readonly string[]
+
 /** The keys of a relation, for loading it from the database. */
 export interface RelationKeys {
-  /** to-one: the column of this resource's table holding the related id (default: the field's column). */
-  column?: string
-  /** to-many: the column of the related table holding this resource's primary key. */
-  foreignKey?: string
-  /** many-to-many: the join table, its column holding this resource's key and the one holding the related key. */
-  through?: { table: string; from: string; to: string }
+  /**
+   * to-one: the column of this resource's table holding the related id (default: the field's column); to a
+   * resource with a composite key, the columns holding its key parts, in the order of its `primaryKey`.
+   */
+  column?: KeyColumns
+  /** to-many: the column of the related table holding this resource's primary key (its columns, for a composite key). */
+  foreignKey?: KeyColumns
+  /**
+   * many-to-many: the join table, its column holding this resource's key and the one holding the related key
+   * (for a composite key, its columns in the order of that resource's `primaryKey`).
+   */
+  through?: { table: string; from: KeyColumns; to: KeyColumns }
   /** to-many: order by this column of the related table (`-column`: descending); the related key breaks ties. */
   orderBy?: string
   /** to-many: at most this many related rows per parent (the first ones in the relation's order), expanded or as ids. */
@@ -126,8 +135,12 @@ export interface ResourceDefinition<
   maxDepth?: number
   /** Database binding: the table holding this resource. */
   table?: string
-  /** Database binding: the primary key field (default `id`). */
-  primaryKey?: FieldName<S>
+  /**
+   * Database binding: the primary key field (default `id`), or the fields of a
+   * composite key in key order (integer or string fields), whose identifier
+   * is its parts' values joined by ',' (graph/identifiers.ts).
+   */
+  primaryKey?: FieldName<S> | readonly FieldName<S>[]
   /** Database binding: field -> column, for fields whose column has another name. */
   columns?: { readonly [K in FieldName<S>]?: string }
   /**
@@ -161,7 +174,7 @@ export interface Resource<
   C extends ComputedMap = ComputedMap
 > extends Readonly<Omit<ResourceDefinition<S, F, E, N, A, C>, 'expandable' | 'nested' | 'aggregates' | 'computed'>> {
   readonly kind: 'fastify-expand/resource'
-  readonly primaryKey: FieldName<S>
+  readonly primaryKey: FieldName<S> | readonly FieldName<S>[]
   /** Relations a client may expand (empty when the definition has none). */
   readonly expandable: E
   /** Relations always shown as nested objects (empty when the definition has none). */
@@ -260,9 +273,12 @@ export function defineResource<
   // Table and column names are written into SQL as they are: identifiers only, so no SQL can hide in them.
   const table = definition.table
   if (table !== undefined && !isTableName(table)) fail(messages.notATableName('table', String(table), tableNameRule))
-  const primaryKey = definition.primaryKey ?? 'id'
-  if (!hasField(primaryKey) && (table !== undefined || definition.primaryKey !== undefined)) {
-    fail(messages.primaryKeyNotInItsSchema(primaryKey))
+  const keyFields = checkKeyFields(definition.primaryKey, properties, fail)
+  const primaryKey = keyFields.length === 1 ? keyFields[0]! : keyFields
+  for (const field of keyFields) {
+    if (!hasField(field) && (table !== undefined || definition.primaryKey !== undefined)) {
+      fail(messages.primaryKeyNotInItsSchema(field))
+    }
   }
   const relations: Record<string, RelationDefinition> = { ...expandable, ...nested }
   // Every field but a to-many relation is read from a column: its own name unless columns maps it.
@@ -275,7 +291,7 @@ export function defineResource<
     if (toMany.has(field)) fail(messages.toManyColumn(field))
     const relationColumn = Object.hasOwn(relations, field) ? relationOptions(relations[field]!).column : undefined
     if (relationColumn !== undefined && relationColumn !== column) {
-      fail(messages.twoColumns(field, String(column), relationColumn))
+      fail(messages.twoColumns(field, String(column), String(relationColumn)))
     }
   }
   const { casing } = definition
@@ -283,7 +299,7 @@ export function defineResource<
   if (table !== undefined) {
     // The column each field reads (casing's form unless columns maps it) is written into SQL: it must be an identifier.
     const columnOf = (field: string) => (Object.hasOwn(columns, field) ? columns[field] : casedColumn(casing, field))
-    if (!isIdentifier(primaryKey)) fail(messages.primaryKeyNotIdentifier(primaryKey, columnNameRule))
+    for (const field of keyFields) if (!isIdentifier(field)) fail(messages.primaryKeyNotIdentifier(field, columnNameRule))
     for (const field of Object.keys(properties)) {
       if (toMany.has(field) || Object.hasOwn(columns, field)) continue
       const column = columnOf(field)
@@ -314,7 +330,7 @@ export function defineResource<
     nested: Object.freeze(nested),
     aggregates: Object.freeze(aggregates),
     computed: Object.freeze(computed),
-    primaryKey: primaryKey as FieldName<S>,
+    primaryKey: (typeof primaryKey === 'string' ? primaryKey : Object.freeze([...primaryKey])) as FieldName<S>,
     kind: 'fastify-expand/resource' as const,
   }) as unknown as Resource<S, F, E, N, A, C>
 }
@@ -394,7 +410,7 @@ function checkRelationDefinition (relation: unknown, fail: (message: string) => 
     }
   }
   for (const key of ['column', 'foreignKey'] as const) {
-    if (options[key] !== undefined && !isIdentifier(options[key])) fail(messages.notAColumnName(key, String(options[key]), columnNameRule))
+    if (options[key] !== undefined) checkKeyColumns(options[key], key, fail)
   }
   if (options.orderBy !== undefined) {
     if (typeof options.orderBy !== 'string' || !isIdentifier(options.orderBy.replace(/^-/, ''))) {
@@ -418,12 +434,44 @@ function checkRelationDefinition (relation: unknown, fail: (message: string) => 
     const unknownThrough = unknownKey(through, new Set(throughKeys))
     if (unknownThrough !== undefined) fail(messages.unknownThroughOption(unknownThrough, throughKeys))
     if (!isTableName(through.table)) fail(messages.notATableName('through.table', String(through.table), tableNameRule))
-    for (const key of ['from', 'to'] as const) {
-      if (!isIdentifier(through[key])) fail(messages.notAColumnName(`through.${key}`, String(through[key]), columnNameRule))
-    }
+    for (const key of ['from', 'to'] as const) checkKeyColumns(through[key], `through.${key}`, fail)
     if (options.many !== true) fail(messages.throughNeedsMany)
   }
   if (options.foreignKey !== undefined && options.many !== true) fail(messages.foreignKeyNeedsMany)
   if (options.foreignKey !== undefined && options.through !== undefined) fail(messages.foreignKeyAndThrough)
   if (options.column !== undefined && options.many === true) fail(messages.columnOnToMany)
+}
+
+/**
+ * The fields of the primary key, in key order: `id` by default, one field, or
+ * the fields of a composite key (at least two, each once, each an integer or
+ * a string field, whose values the identifier writes: graph/identifiers.ts).
+ */
+function checkKeyFields (primaryKey: unknown, properties: Record<string, unknown>, fail: (message: string) => never): readonly string[] {
+  if (primaryKey === undefined) return ['id']
+  if (!Array.isArray(primaryKey)) return [primaryKey as string]
+  if (primaryKey.length < 2 || new Set(primaryKey).size !== primaryKey.length || !primaryKey.every((field) => typeof field === 'string')) {
+    fail(messages.badCompositeKey(primaryKey.map(String)))
+  }
+  for (const field of primaryKey as string[]) {
+    if (!Object.hasOwn(properties, field)) fail(messages.primaryKeyNotInItsSchema(field))
+    if (keyPartType(properties[field]) === undefined) fail(messages.compositeKeyPartType(field))
+  }
+  return primaryKey as string[]
+}
+
+/** What a composite key's part holds, as its identifier writes it: an integer, or a string (undefined for anything else). */
+export function keyPartType (schema: unknown): 'integer' | 'string' | undefined {
+  const type = (schema as { type?: unknown } | null)?.type
+  return type === 'integer' || type === 'string' ? type : undefined
+}
+
+/** A relation's key columns: a column name, or the names of a composite key's columns (two at least). */
+function checkKeyColumns (columns: unknown, what: string, fail: (message: string) => never): void {
+  if (!Array.isArray(columns)) {
+    if (!isIdentifier(columns)) fail(messages.notAColumnName(what, String(columns), columnNameRule))
+    return
+  }
+  if (columns.length < 2) fail(messages.keyColumnsTooFew(what))
+  for (const column of columns) if (!isIdentifier(column)) fail(messages.notAColumnName(what, String(column), columnNameRule))
 }
