@@ -142,11 +142,10 @@ export function compositeRelationStatement (
     : sql.ref(source.parentColumns[0]!)
   const withParent = owner.key.kind === 'single' ? selected.select(parentTag.as(parentKey)) : tagged(selected, source.parentColumns, parentKey)
   const matched = withParent.where((eb) => matchingKeys(eb, source.parentColumns, keyParts(owner.key, keys)))
-  const order: RelationOrder[] = [
-    ...source.parentColumns.map((column): RelationOrder => [column, 'asc']),
-    ...(field.orderBy === undefined ? [] : [[`${tableOf(target)}.${field.orderBy.replace(/^-/, '')}`, field.orderBy.startsWith('-') ? 'desc' : 'asc'] as const]),
-    ...source.relatedColumns.map((column): RelationOrder => [column, 'asc']),
-  ]
+  // Each parent's rows together, in the relation's order, then by the related key (a column already ordered by is not repeated).
+  const order: RelationOrder[] = source.parentColumns.map((column) => [column, 'asc'])
+  if (field.orderBy !== undefined) order.push([`${tableOf(target)}.${field.orderBy.replace(/^-/, '')}`, field.orderBy.startsWith('-') ? 'desc' : 'asc'])
+  for (const column of source.relatedColumns) if (!order.some(([ordered]) => ordered === column)) order.push([column, 'asc'])
   return dialect.limit(orderedBy(matched, order), bound)
 }
 
