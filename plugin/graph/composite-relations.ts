@@ -1,6 +1,6 @@
 import { InvalidDefinitionError, messages } from '../errors.js'
 import type { KeyColumns } from './resource.js'
-import type { RelationEdge, RelationLink } from './resource-graph.js'
+import type { RelationEdge } from './resource-graph.js'
 
 /** A relation's key columns as a list: one column, or a composite key's columns in key order. */
 export function columnsOf (columns: KeyColumns): readonly string[] {
@@ -43,7 +43,9 @@ export function checkCompositeKeys (relation: RelationEdge, context: string): vo
       count('column', link.column, target.key.fields, target.qualifiedName)
       break
     case 'to-many':
-      if (link.foreignKey !== undefined && target.table !== undefined) count('foreignKey', link.foreignKey, owner.key.fields, owner.qualifiedName)
+      if (link.foreignKey !== undefined && target.table !== undefined) {
+        count('foreignKey', link.foreignKey, owner.key.fields, owner.qualifiedName)
+      }
       break
     case 'many-to-many':
       count('through.from', link.through.from, owner.key.fields, owner.qualifiedName)

@@ -52,7 +52,8 @@ export function resolveDerived (node: DerivingNode): void {
     const relation = node.relations.get(aggregateRelation(definition))!
     const { link, target } = relation
     // An aggregate over a composite key is not read yet: its statement groups by one key column.
-    const keyed = (link.kind === 'many-to-many' || (link.kind === 'to-many' && link.foreignKey !== undefined)) && !readsCompositeKey(relation)
+    const keyed = (link.kind === 'many-to-many' || (link.kind === 'to-many' && link.foreignKey !== undefined)) &&
+      !readsCompositeKey(relation)
     const readable = target.table !== undefined && keyed
     if (!readable) throw new InvalidDefinitionError(messages.aggregateNotLoadable(context(name), relation.field))
     const field = aggregateField(definition)

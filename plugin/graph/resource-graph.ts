@@ -242,7 +242,9 @@ export class ResourceGraph {
             : options.through !== undefined
               ? {
                   kind: 'many-to-many',
-                  through: Object.freeze({ ...options.through, from: singleColumn(options.through.from)!, to: singleColumn(options.through.to)! }),
+                  through: Object.freeze({
+                    ...options.through, from: singleColumn(options.through.from), to: singleColumn(options.through.to),
+                  }),
                 }
               : { kind: 'to-many', foreignKey: singleColumn(options.foreignKey) }
         node.relations.set(field, Object.freeze({
@@ -369,7 +371,9 @@ function scopesOf (node: ResourceNode, nodes: readonly ResourceNode[]): readonly
 
 function keyOf (resource: AnyResource): ResourceKey {
   const primaryKey: string | readonly string[] = resource.primaryKey
-  if (typeof primaryKey === 'string') return Object.freeze({ kind: 'single', field: primaryKey, fields: Object.freeze([primaryKey] as [string]) })
+  if (typeof primaryKey === 'string') {
+    return Object.freeze({ kind: 'single', field: primaryKey, fields: Object.freeze([primaryKey] as [string]) })
+  }
   const properties = resource.schema.properties as Record<string, unknown>
   const types = primaryKey.map((field) => keyPartType(properties[field]) as KeyPartType)
   return Object.freeze({ kind: 'composite', fields: primaryKey, types: Object.freeze(types) })

@@ -19,7 +19,8 @@ export function copyCompositeToOneIds (relation: RelationEdge, rows: Row[]): voi
     if (row[field] !== undefined) continue
     const id = identifierOf(aliases.map((alias) => row[alias]))
     if (id === undefined) {
-      throw new InvalidDataError(messages.rowsLackReference(relation.owner.qualifiedName, field, link.column.join(', '), relation.target.qualifiedName))
+      const { owner, target } = relation
+      throw new InvalidDataError(messages.rowsLackReference(owner.qualifiedName, field, link.column.join(', '), target.qualifiedName))
     }
     row[field] = id
   }

@@ -163,7 +163,9 @@ export function registerResourceRoutes (
   const table = tableOf(node)
   // A composite key: its columns, and the identifier's schema (graph/identifiers.ts); see detail-keys.ts.
   const primaryKeyColumns = keyColumns(node)
-  const primaryKeySchema = node.key.kind === 'composite' ? compositeIdSchema(node.key) : identifierSchema(node.sourceSchemas.get(node.primaryKey))
+  const primaryKeySchema = node.key.kind === 'composite'
+    ? compositeIdSchema(node.key)
+    : identifierSchema(node.sourceSchemas.get(node.primaryKey))
   const countSite = {}
 
   const pagination = options.pagination ?? 'offset'

@@ -140,7 +140,9 @@ export function compositeRelationStatement (
   const parentTag: AliasableExpression<unknown> = parentKeyReadAsText(owner)
     ? dialect.asText(source.parentColumns[0]!)
     : sql.ref(source.parentColumns[0]!)
-  const withParent = owner.key.kind === 'single' ? selected.select(parentTag.as(parentKey)) : tagged(selected, source.parentColumns, parentKey)
+  const withParent = owner.key.kind === 'single'
+    ? selected.select(parentTag.as(parentKey))
+    : tagged(selected, source.parentColumns, parentKey)
   const matched = withParent.where((eb) => matchingKeys(eb, source.parentColumns, keyParts(owner.key, keys)))
   // Each parent's rows together, in the relation's order, then by the related key (a column already ordered by is not repeated).
   const order: RelationOrder[] = source.parentColumns.map((column) => [column, 'asc'])
