@@ -7,11 +7,6 @@ export function columnsOf (columns: KeyColumns): readonly string[] {
   return typeof columns === 'string' ? [columns] : columns
 }
 
-/** Key columns as the graph keeps them: one column as its name (an array of one too), several as their list. */
-export function singleColumn<C extends KeyColumns | undefined> (columns: C): C {
-  return (Array.isArray(columns) && columns.length === 1 ? columns[0] : columns) as C
-}
-
 /** Whether loading a relation reads a composite key: its owner's (to-many, many-to-many) or its target's. */
 export function readsCompositeKey (relation: RelationEdge): boolean {
   const { link, owner, target } = relation

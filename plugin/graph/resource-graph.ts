@@ -2,7 +2,7 @@ import { InvalidDefinitionError, messages } from '../errors.js'
 import { casedColumn } from './casing.js'
 import { resolveDerived, type DerivedField } from './derived-fields.js'
 import { toOutputSchema } from './output-schemas.js'
-import { checkCompositeKeys, singleColumn } from './composite-relations.js'
+import { checkCompositeKeys } from './composite-relations.js'
 import type { KeyPartType, ResourceKey } from './identifiers.js'
 import {
   isResource,
@@ -233,20 +233,14 @@ export class ResourceGraph {
         const omit = new Set(options.omit ?? [])
         const baseFields = (options.fields ?? target.defaultFields).filter((name) => !omit.has(name))
         const clientFields = options.fields !== undefined ? baseFields : [...target.clientFields].filter((name) => !omit.has(name))
-        // A key over one column given as an array of one is that column.
-        const column = singleColumn(options.column) ?? node.column(field)
         const link: RelationLink = options.load !== undefined
-          ? functionLink(options.load, options.many === true, typeof column === 'string' ? column : node.column(field))
+          // (A relation resolved by a function reads one column: defineResource refuses several.)
+          ? functionLink(options.load, options.many === true, (options.column as string | undefined) ?? node.column(field))
           : options.many !== true
-            ? { kind: 'to-one', column }
+            ? { kind: 'to-one', column: options.column ?? node.column(field) }
             : options.through !== undefined
-              ? {
-                  kind: 'many-to-many',
-                  through: Object.freeze({
-                    ...options.through, from: singleColumn(options.through.from), to: singleColumn(options.through.to),
-                  }),
-                }
-              : { kind: 'to-many', foreignKey: singleColumn(options.foreignKey) }
+              ? { kind: 'many-to-many', through: Object.freeze({ ...options.through }) }
+              : { kind: 'to-many', foreignKey: options.foreignKey }
         node.relations.set(field, Object.freeze({
           field,
           owner: node,

@@ -399,6 +399,7 @@ function checkRelationDefinition (relation: unknown, fail: (message: string) => 
   // A relation resolved by a function reads no table: the options naming its table's keys and rows do not apply.
   if (options.load !== undefined) {
     if (typeof options.load !== 'function') fail(messages.badLoad)
+    if (Array.isArray(options.column)) fail(messages.compositeKeyNotSupported('load'))
     for (const key of ['through', 'foreignKey', 'orderBy', 'limit'] as const) {
       if (options[key] !== undefined) fail(messages.loadWithKeys(key))
     }

@@ -1,7 +1,7 @@
 import { sql, type AliasableExpression, type AliasedExpression, type Expression, type ExpressionBuilder, type SqlBool } from 'kysely'
 import { columnsOf } from '../graph/composite-relations.js'
 import { identifierOf, partsOf, type ResourceKey } from '../graph/identifiers.js'
-import type { RelationEdge, ResourceNode } from '../graph/resource-graph.js'
+import type { RelationEdge, RelationLink, ResourceNode } from '../graph/resource-graph.js'
 import type { LoadContext } from '../load/load-context.js'
 import type { PlannedField } from '../plan/plan.js'
 import { orderedBy, parentKey, type RelationOrder } from './dialects/index.js'
@@ -14,6 +14,7 @@ import { idsReadAsText, parentKeyReadAsText } from './text-columns.js'
 // (graph/identifiers.ts), which is parsed back into its parts to be bound.
 
 type RelationField = Extract<PlannedField, { kind: 'id' | 'expanded' }>
+type ExpandedField = Extract<PlannedField, { kind: 'expanded' }>
 
 /**
  * `(a = ? and b = ?) or (a = ? and b = ?) ...`: rows whose columns hold one of
@@ -66,6 +67,9 @@ function tagged (query: AnySelect, columns: readonly string[], name: string): An
   return query.select(columns.map((column, index) => sql.ref(column).as(partAlias(name, index))))
 }
 
+/** A to-many or many-to-many relation's link. */
+type ToManyLink = Extract<RelationLink, { kind: 'to-many' | 'many-to-many' }>
+
 /** Where a to-many relation's rows are: the table read first, its joins, the parent and related key columns. */
 interface CompositeSource {
   readonly table: string
@@ -74,62 +78,56 @@ interface CompositeSource {
   readonly relatedColumns: readonly string[]
 }
 
-function sourceOf (relation: RelationEdge, ids: boolean): CompositeSource {
-  const { link, target } = relation
+function sourceOf (relation: RelationEdge, link: ToManyLink, ids: boolean): CompositeSource {
+  const { target } = relation
   const targetTable = tableOf(target)
-  switch (link.kind) {
-    case 'to-many':
-      return {
-        table: targetTable,
-        join: (query) => query,
-        parentColumns: columnsOf(link.foreignKey ?? foreignKeyOf(relation, undefined)).map((column) => `${targetTable}.${column}`),
-        relatedColumns: keyColumns(target),
-      }
-    case 'many-to-many': {
-      const { through } = link
-      const to = columnsOf(through.to).map((column) => `${through.table}.${column}`)
-      const targetKey = keyColumns(target)
-      // Ids read the join table and the related one (so that a related row out of scope has no id); rows read the related table first.
-      const join = (query: AnySelect, table: string) => query.innerJoin(table, (on) => {
-        let joined = on
-        for (const [index, column] of to.entries()) joined = joined.onRef(column, '=', targetKey[index]!)
-        return joined
-      })
-      return {
-        table: ids ? through.table : targetTable,
-        join: (query) => join(query, ids ? targetTable : through.table),
-        parentColumns: columnsOf(through.from).map((column) => `${through.table}.${column}`),
-        relatedColumns: to,
-      }
+  if (link.kind === 'to-many') {
+    return {
+      table: targetTable,
+      join: (query) => query,
+      parentColumns: columnsOf(link.foreignKey ?? foreignKeyOf(relation, undefined)).map((column) => `${targetTable}.${column}`),
+      relatedColumns: keyColumns(target),
     }
-    case 'to-one':
-    case 'function':
-      throw new TypeError(`'${relation.field}' is not a to-many relation of the database`)
-    default:
-      return link satisfies never
+  }
+  const { through } = link
+  const to = columnsOf(through.to).map((column) => `${through.table}.${column}`)
+  const targetKey = keyColumns(target)
+  // Ids read the join table and the related one (so that a related row out of scope has no id); rows read the related table first.
+  const join = (query: AnySelect, table: string) => query.innerJoin(table, (on) => {
+    let joined = on
+    for (const [index, column] of to.entries()) joined = joined.onRef(column, '=', targetKey[index]!)
+    return joined
+  })
+  return {
+    table: ids ? through.table : targetTable,
+    join: (query) => join(query, ids ? targetTable : through.table),
+    parentColumns: columnsOf(through.from).map((column) => `${through.table}.${column}`),
+    relatedColumns: to,
   }
 }
 
+/** A to-one relation's related rows over several columns: each key matched part by part, under the request's scope. */
+export function compositeToOneStatement (context: LoadContext, field: ExpandedField, keys: readonly unknown[]): AnySelect {
+  const { target } = field.relation
+  const columns = keyColumns(target)
+  return selectLevel(context.db, field.level, context.scope(target)).where((eb) => matchingKeys(eb, columns, keyParts(target.key, keys)))
+}
+
 /**
- * The statement of a relation over a composite key for these keys: a
- * to-one relation's related rows by their key's parts; a to-many one's
- * rows (or ids) under the request's scope, each tagged with its parent's key
- * (a composite key: each part under its alias), in parent order, then the
- * relation's `orderBy`, then the related key's parts; `bound` rows at most.
+ * The statement of a to-many or many-to-many relation from or to a resource
+ * with a composite key: its rows (or ids) under the request's scope, each
+ * tagged with its parent's key (a composite key: each part under its alias),
+ * in parent order, then the relation's `orderBy`, then the related key's
+ * parts; `bound` rows at most.
  */
-export function compositeRelationStatement (
-  context: LoadContext, field: RelationField, keys: readonly unknown[], bound: number
+export function compositeToManyStatement (
+  context: LoadContext, link: ToManyLink, field: RelationField, keys: readonly unknown[], bound: number
 ): AnySelect {
   const { db, dialect } = context
   const { relation } = field
   const { owner, target } = relation
   const scope = context.scope(target)
-  if (relation.link.kind === 'to-one') {
-    if (field.kind !== 'expanded') throw new TypeError('a to-one relation shows the id its row holds: no statement')
-    const columns = keyColumns(target)
-    return selectLevel(db, field.level, scope).where((eb) => matchingKeys(eb, columns, keyParts(target.key, keys)))
-  }
-  const source = sourceOf(relation, field.kind === 'id')
+  const source = sourceOf(relation, link, field.kind === 'id')
   const from = source.join(db.selectFrom(source.table) as AnySelect)
   const scoped = scope === undefined ? from : from.where(scope)
   const selected = field.kind === 'expanded'
