@@ -30,10 +30,17 @@ export function matchingKeys (
   return eb.or(keys.map((parts) => eb.and(columns.map((column, index) => eb(column, '=', parts[index])))))
 }
 
-/** The parts of each key: a composite key's from its identifier (no row has a key that does not parse: all null), a single key alone. */
+/**
+ * The parts of each key: a single key alone (as padded by statement templates,
+ * whose template the statement may be); a composite key's, each once, from
+ * its identifier (no row has a key that does not parse: all null). Once:
+ * templates pad a key list by repeating its last key, which a statement over
+ * composite keys (never kept as a template: its parameters are the parts, not
+ * the keys) would only repeat.
+ */
 export function keyParts (key: ResourceKey, keys: readonly unknown[]): Array<readonly unknown[]> {
   if (key.kind === 'single') return keys.map((value) => [value])
-  return keys.map((identifier) => partsOf(String(identifier), key.types) ?? key.types.map(() => null))
+  return [...new Set(keys)].map((identifier) => partsOf(String(identifier), key.types) ?? key.types.map(() => null))
 }
 
 /** A resource's key columns, qualified by `table` (its own table by default). */
