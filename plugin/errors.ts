@@ -385,6 +385,9 @@ export const messages = {
     `${what} names ${columns.length} column${columns.length === 1 ? '' : 's'} (${columns.join(', ')}), but ${owner}'s primary key has ` +
     `${parts.length} part${parts.length === 1 ? '' : 's'} (${parts.join(', ')}): name one column per part, in the key's order`,
   compositeKeyNotSupported: (option: string) => `a relation over a composite key does not take ${option} yet`,
+  keyPartIsRelation: (field: string) =>
+    `primaryKey part '${field}' is a relation, whose field holds the related row once expanded: ` +
+    'declare the key part as a field of its own (a relation may read the same column)',
   keyColumnsTooFew: (what: string) => `${what} must be a column name, or the columns of a composite key (two or more)`,
   badColumns: 'columns must map fields to column names',
   toManyColumn: (field: string) =>

@@ -281,6 +281,8 @@ export function defineResource<
     }
   }
   const relations: Record<string, RelationDefinition> = { ...expandable, ...nested }
+  // A relation's field holds its related row once expanded: a composite key's parts are read from plain fields.
+  for (const field of keyFields) if (keyFields.length > 1 && Object.hasOwn(relations, field)) fail(messages.keyPartIsRelation(field))
   // Every field but a to-many relation is read from a column: its own name unless columns maps it.
   const toMany = new Set(Object.keys(relations).filter((field) => relationOptions(relations[field]!).many === true))
   const columns: Record<string, unknown> = definition.columns === undefined ? {} : definition.columns
