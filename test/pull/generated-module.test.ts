@@ -367,7 +367,9 @@ for (const dialect of dialects()) {
     }, 'a to-one relation over a composite foreign key')
     t.same(await get(app, '/playlist-tracks?fields=playlistId,trackId'), {
       status: 200,
-      body: { data: [{ playlistId: 1, trackId: 1 }, { playlistId: 1, trackId: 3 }, { playlistId: 2, trackId: 1 }], limit: 20, offset: 0, total: 3 },
+      body: {
+        data: [{ playlistId: 1, trackId: 1 }, { playlistId: 1, trackId: 3 }, { playlistId: 2, trackId: 1 }], limit: 20, offset: 0, total: 3,
+      },
     }, 'a link table is a resource too, in key order')
   })
 }
