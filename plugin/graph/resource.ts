@@ -164,17 +164,22 @@ export interface ResourceDefinition<
 // The tables are the application's: the builder is typed loosely, as the plugin's own statements are.
 export type ResourceScope = (eb: ExpressionBuilder<any, any>, request: FastifyRequest) => Expression<SqlBool> | undefined
 
-/** A defined resource: the definition, checked and frozen. */
+/**
+ * A defined resource: the definition, checked and frozen. `P`: its primary
+ * key as declared (a field, or a composite key's fields in order), which
+ * `Expanded` reads to type a composite key's identifier.
+ */
 export interface Resource<
   S extends ObjectSchema = ObjectSchema,
   F extends string = FieldName<S>,
   E extends RelationMap<S> = RelationMap<S>,
   N extends RelationMap<S> = RelationMap<S>,
   A extends AggregateMap<S> = AggregateMap<S>,
-  C extends ComputedMap = ComputedMap
-> extends Readonly<Omit<ResourceDefinition<S, F, E, N, A, C>, 'expandable' | 'nested' | 'aggregates' | 'computed'>> {
+  C extends ComputedMap = ComputedMap,
+  P extends string | readonly string[] = FieldName<S> | readonly FieldName<S>[]
+> extends Readonly<Omit<ResourceDefinition<S, F, E, N, A, C>, 'expandable' | 'nested' | 'aggregates' | 'computed' | 'primaryKey'>> {
   readonly kind: 'fastify-expand/resource'
-  readonly primaryKey: FieldName<S> | readonly FieldName<S>[]
+  readonly primaryKey: P
   /** Relations a client may expand (empty when the definition has none). */
   readonly expandable: E
   /** Relations always shown as nested objects (empty when the definition has none). */
@@ -190,7 +195,7 @@ export interface Resource<
  * `Resource<ObjectSchema>` would not do: a specific schema's field names
  * (in `fields`, `columns`, `expandable`) make it unassignable to the general one.
  */
-export type AnyResource = Resource<any, any, any, any, any, any>
+export type AnyResource = Resource<any, any, any, any, any, any, any>
 
 const definitionKeys = new Set([
   'name', 'namespace', 'schema', 'fields', 'expandable', 'nested', 'aggregates', 'computed', 'maxDepth', 'table', 'primaryKey', 'casing',
@@ -215,7 +220,8 @@ export function defineResource<
   const A extends AggregateMap<S> = {},
   const C extends ComputedMap = {},
   AggregateName extends string = never,
-  ComputedName extends string = never
+  ComputedName extends string = never,
+  const P extends string | readonly string[] = FieldName<S>
 > (
   // The names of aggregates and computed fields are inferred from their maps' keys alone (their values hold
   // functions, inferred last): what `fields` may list besides the schema's fields.
@@ -223,8 +229,9 @@ export function defineResource<
     fields: ReadonlyArray<FieldName<S> | NoInfer<AggregateName | ComputedName>>
     aggregates?: { readonly [K in AggregateName]: AggregateDefinition<FieldName<S>> }
     computed?: { readonly [K in ComputedName]: ComputedDefinition }
+    primaryKey?: P
   }
-): Resource<S, F, E, N, A, C> {
+): Resource<S, F, E, N, A, C, P> {
   const label = typeof definition?.name === 'string' ? `Resource '${definition.name}'` : 'Resource'
   const fail = (message: string): never => { throw new InvalidDefinitionError(`${label}: ${message}`) }
 
@@ -334,7 +341,7 @@ export function defineResource<
     computed: Object.freeze(computed),
     primaryKey: (typeof primaryKey === 'string' ? primaryKey : Object.freeze([...primaryKey])) as FieldName<S>,
     kind: 'fastify-expand/resource' as const,
-  }) as unknown as Resource<S, F, E, N, A, C>
+  }) as unknown as Resource<S, F, E, N, A, C, P>
 }
 
 function checkRelationMap (
