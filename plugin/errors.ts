@@ -342,6 +342,9 @@ export const messages = {
   rowsLackReference: (owner: string, field: string, column: string, target: string) =>
     `${owner} rows given to load lack ${column === field ? `'${column}'` : `'${field}' or its column '${column}'`}, ` +
     `which holds the ${target} of '${field}'`,
+  rowsLackReferenceColumns: (owner: string, field: string, columns: readonly string[], target: string) =>
+    `${owner} rows given to load lack '${field}' or its columns ${columns.map((column) => `'${column}'`).join(', ')}, ` +
+    `which hold the ${target} of '${field}'`,
   rowsLackPrimaryKey: (owner: string, primaryKey: string) =>
     `${owner} rows given to load lack their primary key '${primaryKey}', which to-many relations are loaded by`,
   roundedKey: (owner: string, field: string) =>

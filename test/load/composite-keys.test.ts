@@ -24,6 +24,13 @@ async function build (database: TestDatabase): Promise<FastifyInstance> {
   app.expand.routes('/order-lines', OrderLine, { pagination: 'cursor', cursorSecret: 'a cursor secret of 32 characters', sort: ['lineNo'] })
   app.expand.routes('/shipments', Shipment)
   app.expand.routes('/tags', Tag)
+  // Rows a handler reads itself: a to-one over two columns from the columns under their names, or its identifier.
+  app.get('/handler-shipments', { expandable: { resource: Shipment, list: true } }, async (request) => {
+    const rows = await database.db.selectFrom('shipments').select(['id', 'carrier', 'order_id', 'line_no']).where('id', '<=', 2).orderBy('id').execute()
+    return app.expand.load(request, [...rows, { id: 9, carrier: 'Given', line: '2,1' }])
+  })
+  app.get('/handler-shipments-without-keys', { expandable: { resource: Shipment, list: true } }, async (request) =>
+    app.expand.load(request, [{ id: 1, carrier: 'Post' }]))
   await app.ready()
   return app
 }
@@ -181,6 +188,19 @@ for (const dialect of dialects()) {
         lineNo: 2, shipments: [{ id: 1, line: { product: 'Ink' } }, { id: 3, line: { product: 'Ink' } }],
       }, 'and back through the to-one over both columns')
       t.strictSame((await get('/tags/2', { 'x-no-pads': '1' })).body, { id: 2, name: 'gift', lines: ['1,2'] }, 'ids under the related scope')
+    })
+
+    t.test('rows a handler gives: the columns of a to-one over two columns, or its identifier', async (t) => {
+      t.strictSame((await get('/handler-shipments?fields=id,line')).body, [{ id: 1, line: '1,2' }, { id: 2, line: '2,1' }, { id: 9, line: '2,1' }])
+      t.strictSame((await get('/handler-shipments?fields=id,line.product&expand=line')).body, [
+        { id: 1, line: { product: 'Ink' } }, { id: 2, line: { product: 'Pad' } }, { id: 9, line: { product: 'Pad' } },
+      ])
+      t.strictSame((await get('/handler-shipments-without-keys')).body, {
+        statusCode: 500,
+        code: 'FST_EXPAND_INVALID_DATA',
+        error: 'Internal Server Error',
+        message: "Shipment rows given to load lack 'line' or its columns 'order_id', 'line_no', which hold the OrderLine of 'line'",
+      })
     })
 
     t.test('many-to-many through a join table that is also a resource', async (t) => {
