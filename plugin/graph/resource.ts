@@ -221,7 +221,7 @@ export function defineResource<
   const C extends ComputedMap = {},
   AggregateName extends string = never,
   ComputedName extends string = never,
-  const P extends string | readonly string[] = FieldName<S>
+  const P extends string | readonly string[] = FieldName<S> | readonly FieldName<S>[]
 > (
   // The names of aggregates and computed fields are inferred from their maps' keys alone (their values hold
   // functions, inferred last): what `fields` may list besides the schema's fields.
