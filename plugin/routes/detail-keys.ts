@@ -9,10 +9,11 @@ export function compositeIdSchema (key: Extract<ResourceKey, { kind: 'composite'
   return { type: 'string', pattern: identifierPattern(key.types), description: identifierDescription(key.fields, key.types) }
 }
 
-/** The values `:id` binds, one per key column: a composite identifier's parts (checked by the route's parameter reader). */
+/** The values `:id` binds, one per key column: a composite identifier's parts. */
 export function keyValues (key: ResourceKey, id: unknown): readonly unknown[] {
   if (key.kind === 'single') return [id]
-  return partsOf(String(id), key.types) ?? key.types.map(() => null)
+  // The route's parameter reader (parse/route-parameters.ts) answered 400 to an identifier that does not parse.
+  return partsOf(String(id), key.types)!
 }
 
 /** `query` where each key column holds its value. */

@@ -5,7 +5,7 @@ import { Kysely, SqliteDialect } from 'kysely'
 import t from 'tap'
 import expandPlugin, { defineResource, type AnyResource, type RelationOptions } from '../../plugin/index.js'
 import { ResourceGraph } from '../../plugin/graph/resource-graph.js'
-import { identifierOf, partsOf } from '../../plugin/graph/identifiers.js'
+import { identifierDescription, identifierOf, identifierPattern, partsOf } from '../../plugin/graph/identifiers.js'
 import { OrderLine, Order, Shipment, Tag } from '../fixtures/composite-keys.js'
 
 // Composite primary keys as definitions declare them (`primaryKey` a list of
@@ -116,6 +116,9 @@ t.test('the identifier: parts in key order, strings percent-encoded, joined by a
   t.equal(identifierOf([1, undefined]), undefined, 'an absent part: no value')
   t.strictSame(partsOf('a%2Cb,50%25,3', ['string', 'string', 'integer']), ['a,b', '50%', 3])
   t.strictSame(partsOf(',', ['string', 'string']), ['', ''])
+  t.equal(identifierPattern(['string', 'integer']), '^[^,]*,-?[0-9]+$')
+  t.equal(identifierDescription(['label', 'version'], ['string', 'integer']),
+    "Composite key: label, version, joined by ',' (string parts percent-encoded)")
   for (const text of ['1', '1,2,3', '1,x', '1,1e3', '1,99999999999999999', '%E0%A4%A,1']) {
     t.equal(partsOf(text, ['string', 'integer']), undefined, text)
   }
