@@ -188,6 +188,14 @@ for (const dialect of dialects()) {
         lineNo: 2, shipments: [{ id: 1, line: { product: 'Ink' } }, { id: 3, line: { product: 'Ink' } }],
       }, 'and back through the to-one over both columns')
       t.strictSame((await get('/tags/2', { 'x-no-pads': '1' })).body, { id: 2, name: 'gift', lines: ['1,2'] }, 'ids under the related scope')
+      const hidden = { 'x-no-line-numbers': '1' }
+      t.strictSame((await get('/orders/1', hidden)).body, { id: 1, customer: 'Ada' }, 'no identifiers where a part is hidden by fieldsFor')
+      t.strictSame((await get('/orders/1?expand=lines&fields=id,lines.product,lines.lineNo', hidden)).body, {
+        statusCode: 403, code: 'FST_EXPAND_FORBIDDEN', error: 'Forbidden', message: "Field 'lines.lineNo' in 'fields' is not available to this request",
+      }, 'a hidden part asked for')
+      t.strictSame((await get('/orders/1?expand=lines&fields=id,lines.product', hidden)).body, {
+        id: 1, lines: [{ product: 'Pen' }, { product: 'Ink' }],
+      }, 'the rows, without the hidden part')
     })
 
     t.test('rows a handler gives: the columns of a to-one over two columns, or its identifier', async (t) => {
