@@ -19,8 +19,10 @@ import type { ExpandedListsOption } from './expanded-list-declarations.js'
 import type { LoadContext } from '../load/load-context.js'
 import { parameterReader } from '../parse/route-parameters.js'
 import { databaseFailureKind } from '../sql/dialects/index.js'
-import { keyColumn, selectedRow, selectLevel, tableOf, type AnySelect, type Row } from '../sql/selection.js'
+import { selectedRow, selectLevel, tableOf, type AnySelect, type Row } from '../sql/selection.js'
 import { derivedSource } from '../sql/aggregate-statements.js'
+import { keyColumns } from '../sql/composite-keys.js'
+import { compositeIdSchema, keyValues, orderedByKey, whereKey } from './detail-keys.js'
 import { loadChannel, type StatementLabel } from '../trace/channels.js'
 
 export interface ResourceRoutesOptions {
@@ -159,8 +161,11 @@ export function registerResourceRoutes (
   if (maxPageSize < pageSize) fail(messages.pageSizeAboveMax)
   const node = engine.graph.node(resource, context)
   const table = tableOf(node)
-  const primaryKeyColumn = keyColumn(node)
-  const primaryKeySchema = identifierSchema(node.sourceSchemas.get(node.primaryKey))
+  // A composite key: its columns, and the identifier's schema (graph/identifiers.ts); see detail-keys.ts.
+  const primaryKeyColumns = keyColumns(node)
+  const primaryKeySchema = node.key.kind === 'composite'
+    ? compositeIdSchema(node.key)
+    : identifierSchema(node.sourceSchemas.get(node.primaryKey))
   const countSite = {}
 
   const pagination = options.pagination ?? 'offset'
@@ -251,7 +256,7 @@ export function registerResourceRoutes (
     // A page in primary key order, unfiltered: the statements of a plain list.
     if (list.kind === 'offset' && list.filters.length === 0 && list.sort.length === 0) {
       const rows = await templates.rows(db, plan.root, 'page', [limit, offset], ([limit, offset]) =>
-        selectLevel(db, plan.root, scope).orderBy(primaryKeyColumn).limit(limit as number).offset(offset as number), false, parts,
+        orderedByKey(selectLevel(db, plan.root, scope), primaryKeyColumns).limit(limit as number).offset(offset as number), false, parts,
       rootStatement(loadContext, 'page'))
       const total = withTotal ? await totalOf(rows, () => countRows([], [], '')) : undefined
       await loadRows(loadContext, plan.root, rows)
@@ -376,7 +381,7 @@ export function registerResourceRoutes (
     schema: primaryKeySchema === undefined
       ? (shared.documentation === undefined ? undefined : { ...shared.documentation })
       : { ...shared.documentation, params: { type: 'object', properties: { id: primaryKeySchema }, required: ['id'] } },
-    validatorCompiler: parameterReader({ id: primaryKeySchema }),
+    validatorCompiler: parameterReader({ id: primaryKeySchema, key: node.key }),
   }, async (request: FastifyRequest<{ Params: { id: unknown } }>) => {
     const { expansion: plan } = attachedPlan(request, 'expansion')
     const loadContext = loading.contextFor(request)
@@ -385,8 +390,8 @@ export function registerResourceRoutes (
     const notFound = () => new NotFoundError(messages.notFound(node.name, String(request.params.id)))
     let row: Row | undefined
     try {
-      [row] = await templates.rows(db, plan.root, 'one', [request.params.id], ([id]) =>
-        selectLevel(db, plan.root, scope).where(primaryKeyColumn, '=', id), false, loadContext.scopeParts(node),
+      [row] = await templates.rows(db, plan.root, 'one', keyValues(node.key, request.params.id), (values) =>
+        whereKey(selectLevel(db, plan.root, scope), primaryKeyColumns, values), false, loadContext.scopeParts(node),
       rootStatement(loadContext, 'one'))
     } catch (error) {
       if (isUnstorableValue(error)) throw notFound()

@@ -3,6 +3,8 @@ import type { AggregateField, LevelPlan, PlannedField } from '../plan/plan.js'
 import { aggregatesByRelation, aggregateStatement } from './aggregate-statements.js'
 import type { RelationEdge, RelationKind, RelationLink } from '../graph/resource-graph.js'
 import type { LoadContext } from '../load/load-context.js'
+import { readsCompositeKey } from '../graph/composite-relations.js'
+import { compositeToManyStatement, compositeToOneStatement } from './composite-keys.js'
 import { orderedBy, parentKey, type RelationOrder, type RelationSource } from './dialects/index.js'
 import { foreignKeyOf, keyColumn, selectLevel, selectLevelColumns, selectionOf, tableOf, type AnySelect } from './selection.js'
 import { idsReadAsText, parentKeyReadAsText } from './text-columns.js'
@@ -146,11 +148,19 @@ export function relationRowsQuery (
   context: LoadContext, field: Extract<PlannedField, { kind: 'expanded' }>, keys: readonly unknown[], bound: number
 ): AnySelect {
   const { link } = field.relation
+  // A relation over a composite key: its statements are sql/composite-keys.ts's.
+  const composite = readsCompositeKey(field.relation)
   // Every case returns: a kind without one does not compile (the function would lack a return).
   switch (link.kind) {
-    case 'to-one': return statements['to-one'].rows(context, link, field, keys)
-    case 'to-many': return statements['to-many'].rows(context, link, field, keys, bound)
-    case 'many-to-many': return statements['many-to-many'].rows(context, link, field, keys, bound)
+    case 'to-one': return composite ? compositeToOneStatement(context, field, keys) : statements['to-one'].rows(context, link, field, keys)
+    case 'to-many':
+      return composite
+        ? compositeToManyStatement(context, link, field, keys, bound)
+        : statements['to-many'].rows(context, link, field, keys, bound)
+    case 'many-to-many':
+      return composite
+        ? compositeToManyStatement(context, link, field, keys, bound)
+        : statements['many-to-many'].rows(context, link, field, keys, bound)
     case 'function': return noStatement()
   }
 }
@@ -158,10 +168,17 @@ export function relationRowsQuery (
 /** The statement loading a to-many relation's ids for these parent keys, `bound` rows at most. */
 export function relationIdsQuery (context: LoadContext, field: RelationField, keys: readonly unknown[], bound: number): AnySelect {
   const { link } = field.relation
+  const composite = readsCompositeKey(field.relation)
   switch (link.kind) {
     case 'to-one': throw new TypeError('a to-one relation shows the id its row holds: no statement')
-    case 'to-many': return statements['to-many'].ids(context, link, field, keys, bound)
-    case 'many-to-many': return statements['many-to-many'].ids(context, link, field, keys, bound)
+    case 'to-many':
+      return composite
+        ? compositeToManyStatement(context, link, field, keys, bound)
+        : statements['to-many'].ids(context, link, field, keys, bound)
+    case 'many-to-many':
+      return composite
+        ? compositeToManyStatement(context, link, field, keys, bound)
+        : statements['many-to-many'].ids(context, link, field, keys, bound)
     case 'function': return noStatement()
   }
 }

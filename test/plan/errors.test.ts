@@ -307,11 +307,14 @@ function pluginSources (): Map<string, string> {
 // Errors plugin/ raises that are not the plugin's: each with why.
 const foreignErrors = new Map([
   // A validator's Error, which Fastify answers as its own FST_ERR_VALIDATION.
-  ['parse/route-parameters.ts: Error', 1],
+  ['parse/route-parameters.ts: Error', 2],
   ['parse/integers.ts: Error', 1],
   // Switch cases no relation reaches: to-one ids are read from the row, never queried; a relation resolved by a
   // function runs no statement (it is called: load/function-relations.ts), nor does a list filter or sort through one.
   ['sql/relation-statements.ts: TypeError', 2],
+  // A key of several columns where one is read: sql/composite-keys.ts writes the statements of relations over
+  // a composite key (graph/composite-relations.ts's readsCompositeKey), which no other statement follows.
+  ['sql/selection.ts: TypeError', 2],
   ['sql/list-statements.ts: TypeError', 1],
   // An aggregate over a to-one or function relation is refused when the graph is built (graph/resource-graph.ts).
   ['sql/aggregate-statements.ts: TypeError', 1],
