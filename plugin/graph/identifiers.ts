@@ -73,3 +73,8 @@ export function identifierDescription (fields: readonly string[], types: readonl
   const strings = types.includes('string') ? ' (string parts percent-encoded)' : ''
   return `Composite key: ${fields.join(', ')}, joined by ','${strings}`
 }
+
+/** What every schema of a composite key's identifier carries: the pattern of its parts and the description naming them. */
+export function identifierDocumentation (key: Extract<ResourceKey, { kind: 'composite' }>): { pattern: string; description: string } {
+  return { pattern: identifierPattern(key.types), description: identifierDescription(key.fields, key.types) }
+}

@@ -1,4 +1,4 @@
-import { identifierDescription, identifierPattern, type ResourceKey } from '../graph/identifiers.js'
+import { identifierDocumentation, type ResourceKey } from '../graph/identifiers.js'
 import type { JsonSchema, RelationEdge } from '../graph/resource-graph.js'
 
 /**
@@ -15,7 +15,7 @@ export function documentedIdentifiers (idSchema: JsonSchema, relation: RelationE
 function withPattern (schema: JsonSchema, key: Extract<ResourceKey, { kind: 'composite' }>): JsonSchema {
   const types = Array.isArray(schema.type) ? schema.type as unknown[] : [schema.type]
   if (types.includes('string')) {
-    return { ...schema, pattern: identifierPattern(key.types), description: identifierDescription(key.fields, key.types) }
+    return { ...schema, ...identifierDocumentation(key) }
   }
   if (typeof schema.items === 'object' && schema.items !== null) return { ...schema, items: withPattern(schema.items as JsonSchema, key) }
   if (Array.isArray(schema.anyOf)) return { ...schema, anyOf: (schema.anyOf as JsonSchema[]).map((member) => withPattern(member, key)) }

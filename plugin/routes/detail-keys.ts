@@ -1,4 +1,4 @@
-import { identifierDescription, identifierPattern, partsOf, type ResourceKey } from '../graph/identifiers.js'
+import { identifierDocumentation, partsOf, type ResourceKey } from '../graph/identifiers.js'
 import type { JsonSchema } from '../graph/resource-graph.js'
 import type { AnySelect } from '../sql/selection.js'
 
@@ -6,7 +6,7 @@ import type { AnySelect } from '../sql/selection.js'
 
 /** The `:id` parameter of a resource with a composite key: its identifier, a string of the parts' pattern. */
 export function compositeIdSchema (key: Extract<ResourceKey, { kind: 'composite' }>): JsonSchema {
-  return { type: 'string', pattern: identifierPattern(key.types), description: identifierDescription(key.fields, key.types) }
+  return { type: 'string', ...identifierDocumentation(key) }
 }
 
 /** The values `:id` binds, one per key column: a composite identifier's parts. */
