@@ -15,6 +15,8 @@ export interface BenchReport {
   mode: 'full' | 'quick'
   durationSeconds: number
   machine: Machine
+  /** os.loadavg() (1, 5 and 15 minutes) when the run began and when it ended: how busy the shared machine was. */
+  load?: { start: number[]; end: number[] }
   /**
    * `process`: the id of the (first) process the suite ran in (each suite has one of its own); `processes`: how
    * many it ran in, one after the other, its figures the medians over them.
@@ -38,6 +40,8 @@ export function machine (): Machine {
 export function describeSuites (suites: readonly Suite[]): BenchReport['suites'] {
   return suites.map(({ id, title, description }) => ({ id, title, description }))
 }
+
+const formatLoad = (averages: readonly number[]) => averages.map((value) => value.toFixed(2)).join(', ')
 
 const status = (met: boolean | undefined) => (met === undefined ? 'not measured' : met ? '**met**' : '**missed**')
 const cell = (text: string) => text.replace(/\|/g, '\\|')
@@ -69,6 +73,7 @@ export function renderMarkdown (
     `| memory | ${host.memoryGiB} GiB |`,
     `| Node | ${host.node} |`,
     `| platform | ${host.platform} |`,
+    ...(report.load === undefined ? [] : [`| load average (1, 5, 15 min) | ${formatLoad(report.load.start)} at the start, ${formatLoad(report.load.end)} at the end |`]),
     '',
     'Every figure is a median: of mitata samples (time per operation; the contenders of a case alternate over',
     'rounds, and a figure is the median of its rounds\' medians), of autocannon rounds (requests per second, also',

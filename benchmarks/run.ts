@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process'
 import { existsSync } from 'node:fs'
 import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises'
+import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
@@ -66,6 +67,7 @@ async function main (): Promise<void> {
   }
 
   const started = performance.now()
+  const loadAtStart = os.loadavg()
   const results: ContenderResult[] = []
   const processes: number[] = []
   const runCounts: number[] = []
@@ -87,6 +89,7 @@ async function main (): Promise<void> {
     mode: values.quick ? 'quick' : 'full',
     durationSeconds: (performance.now() - started) / 1000,
     machine: machine(),
+    load: { start: loadAtStart, end: os.loadavg() },
     suites: describeSuites(selected).map((suite, index) => ({ ...suite, process: processes[index], processes: runCounts[index] })),
     results,
     goals: evaluateGoals(results),

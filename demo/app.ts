@@ -2,7 +2,7 @@ import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify'
 import expandPlugin, { databaseFailure, expandOpenApi, type ExpandPluginOptions } from '../plugin/index.js'
-import { Company, Person, Pet, PetStore, Toy, Vet, Visit, resources } from '../schemas/index.js'
+import * as schemas from '../schemas/index.js'
 import { ping, type DemoDatabase } from './database.js'
 import { routeReads } from './read-replica.js'
 
@@ -31,7 +31,16 @@ export interface DemoAppSettings {
   replica?: DemoDatabase
   /** Called on the new app before any route: hooks of the caller's, such as the request spans of demo/tracing.ts. */
   beforeRoutes?: (app: FastifyInstance) => void
+  /**
+   * The resources served, schemas/index.ts's by default; test/pull/demo-parity.test.ts serves the same
+   * routes over the resources `fastify-expand pull` writes for the demo's tables, edited as
+   * docs/start-from-a-database.md says.
+   */
+  definitions?: DemoResources
 }
+
+/** The resources the demo's routes are declared on, and every resource the plugin registers. */
+export type DemoResources = Pick<typeof schemas, 'Company' | 'Person' | 'PetStore' | 'Toy' | 'Vet' | 'Pet' | 'Visit' | 'resources'>
 
 /** The cursor key of the walkthrough (docs/walkthrough.md) and the tests when none is given: published, so never served. */
 export const demoCursorSecret = 'fastify-expand demo cursor key (not a secret)'
@@ -47,9 +56,9 @@ export const docsPath = '/docs'
  * paged by cursor (`sort=-date` for the newest first) and shows each visit's vet unless
  * the request names its own `expand`.
  */
-export async function buildApp (
-  { db, logger = false, draining = () => false, cursorSecret = demoCursorSecret, replica, beforeRoutes }: DemoAppSettings
-): Promise<FastifyInstance> {
+export async function buildApp (settings: DemoAppSettings): Promise<FastifyInstance> {
+  const { db, logger = false, draining = () => false, cursorSecret = demoCursorSecret, replica, beforeRoutes } = settings
+  const { Company, Person, PetStore, Toy, Vet, Pet, Visit, resources } = settings.definitions ?? schemas
   const app = Fastify({ logger })
   beforeRoutes?.(app)
   const readsFrom = replica === undefined ? db : routeReads(app, { primary: db, replica })

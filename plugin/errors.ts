@@ -342,6 +342,9 @@ export const messages = {
   rowsLackReference: (owner: string, field: string, column: string, target: string) =>
     `${owner} rows given to load lack ${column === field ? `'${column}'` : `'${field}' or its column '${column}'`}, ` +
     `which holds the ${target} of '${field}'`,
+  rowsLackReferenceColumns: (owner: string, field: string, columns: readonly string[], target: string) =>
+    `${owner} rows given to load lack '${field}' or its columns ${columns.map((column) => `'${column}'`).join(', ')}, ` +
+    `which hold the ${target} of '${field}'`,
   rowsLackPrimaryKey: (owner: string, primaryKey: string) =>
     `${owner} rows given to load lack their primary key '${primaryKey}', which to-many relations are loaded by`,
   roundedKey: (owner: string, field: string) =>
@@ -377,6 +380,18 @@ export const messages = {
   notATableName: (what: string, value: string, rule: string) => `${what} '${value}' must be a table name (${rule})`,
   notAColumnName: (what: string, value: string, rule: string) => `${what} '${value}' must be a column name (${rule})`,
   primaryKeyNotInItsSchema: (primaryKey: string) => `primaryKey '${primaryKey}' is not in its schema`,
+  badCompositeKey: (fields: readonly string[]) =>
+    `primaryKey [${fields.join(', ')}] must be one field, or the fields of a composite key: two or more field names, each once`,
+  compositeKeyPartType: (field: string) =>
+    `primaryKey part '${field}' must be an integer or a string field: a composite key's identifier writes each part's value`,
+  keyColumnCount: (what: string, columns: readonly string[], owner: string, parts: readonly string[]) =>
+    `${what} names ${columns.length} column${columns.length === 1 ? '' : 's'} (${columns.join(', ')}), but ${owner}'s primary key has ` +
+    `${parts.length} part${parts.length === 1 ? '' : 's'} (${parts.join(', ')}): name one column per part, in the key's order`,
+  compositeKeyNotSupported: (option: string) => `a relation over a composite key does not take ${option} yet`,
+  keyPartIsRelation: (field: string) =>
+    `primaryKey part '${field}' is a relation, whose field holds the related row once expanded: ` +
+    'declare the key part as a field of its own (a relation may read the same column)',
+  keyColumnsTooFew: (what: string) => `${what} must be a column name, or the columns of a composite key (two or more)`,
   badColumns: 'columns must map fields to column names',
   toManyColumn: (field: string) =>
     `columns.${field}: '${field}' is a to-many relation, which has no column of its own: its rows are found by foreignKey or through`,

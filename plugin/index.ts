@@ -21,7 +21,8 @@ import type { Loaded } from './graph/expanded.js'
 import type { Expansion } from './request-helpers.js'
 import { ResourceGraph, type ResourceNode } from './graph/resource-graph.js'
 import type { AnyResource } from './graph/resource.js'
-import { compiledBody, prepareRoute, type ExpandableRouteOptions } from './routes/expandable-route.js'
+import { prepareRoute, type ExpandableRouteOptions } from './routes/expandable-route.js'
+import { armedReply, replyWriter } from './routes/reply-writer.js'
 import type { CacheStats, SerializerMechanism } from './compile/serializer-cache.js'
 
 export interface ExpandDecorator {
@@ -244,7 +245,8 @@ const expandPluginCallback: FastifyPluginCallback<ExpandPluginOptions> = (app, p
   })
   app.decorateRequest(plannedRequest, null)
   app.decorateRequest(functionCalls, null)
-  app.decorateRequest(compiledBody, false)
+  app.decorateRequest(armedReply, null)
+  app.decorateRequest(replyWriter, false)
   app.decorate('expand', {
     getter (this: FastifyInstance) {
       let decorator = decorators.get(this)

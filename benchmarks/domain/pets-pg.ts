@@ -12,6 +12,8 @@ export const poolSize = 10
 
 /** The pets tables in a PostgreSQL schema of their own, and a pool reading them. */
 export interface PetsPostgres {
+  /** The schema holding the copy (the pools' search_path). */
+  schema: string
   pool: pg.Pool
   /** A Kysely instance over `pool`, without plugins, as the README configures one. */
   db: Kysely<any>
@@ -66,6 +68,7 @@ export async function copyPetsToPostgres (database: Database.Database, url: stri
   const db = new Kysely<any>({ dialect: new PostgresDialect({ pool }) })
   const namedDb = new Kysely<any>({ dialect: new PostgresDialect({ pool: namePreparedStatements(newPool()) }) })
   return {
+    schema,
     pool,
     db,
     namedDb,

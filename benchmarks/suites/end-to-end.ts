@@ -7,6 +7,7 @@ import type { Kysely } from 'kysely'
 import type { Pool } from 'pg'
 import { buildApp } from '../../test/helpers/app.js'
 import { graphqlApp, petsPageQuery } from '../baselines/graphql-app.js'
+import { postgresWrittenBodyApp } from '../baselines/postgres-body.js'
 import {
   expandOfDepth, handWrittenMariadbPage, handWrittenPageLoader, handWrittenPostgresPage, pageRows,
 } from '../baselines/hand-written.js'
@@ -30,6 +31,8 @@ export const postgresCaseName = `${pageRows} rows, expand=${expandOfDepth[2]}, P
 export const postgresRoutesName = 'app.expand.routes on PostgreSQL'
 export const postgresNamedName = 'app.expand.routes on PostgreSQL (namePreparedStatements)'
 export const postgresHandName = 'hand-written single statement on PostgreSQL'
+export const postgresWrittenName = 'PostgreSQL writes the body (one named statement, the limit)'
+export const postgraphileName = 'PostGraphile 5 (Amber preset, grafserv on Fastify 5)'
 const postgresDrizzleSchemaName = "Drizzle's relational query on PostgreSQL (response schema)"
 const postgresDrizzleStringifyName = "Drizzle's relational query on PostgreSQL (JSON.stringify)"
 export const mariadbCaseName = `${pageRows} rows, expand=${expandOfDepth[2]}, MariaDB`
@@ -136,6 +139,31 @@ async function drizzleModule (): Promise<DrizzleModule | undefined> {
   return await import(specifier) as DrizzleModule
 }
 
+/** The PostGraphile contender's module (benchmarks/contenders), on Node 22+ once `npm run bench` has installed it. */
+interface PostgraphileModule {
+  postgraphilePageQuery: string
+  postgraphileRecords(body: string): { records: string; total: number }
+  postgraphileApp(url: string, schema: string, poolSize: number): Promise<{ app: FastifyInstance; close(): Promise<void> }>
+}
+
+async function postgraphileModule (): Promise<PostgraphileModule | undefined> {
+  const major = Number(process.versions.node.split('.')[0])
+  if (major < 22) {
+    console.log(`# PostGraphile left out: it needs Node 22 or later (this is ${process.version})`)
+    return undefined
+  }
+  if (!existsSync(`${contendersDir}node_modules/postgraphile/package.json`)) {
+    console.log('# PostGraphile not installed: its contender is left out ' +
+      '(`npm run bench` installs it; or `node benchmarks/contenders/install.mjs`)')
+    return undefined
+  }
+  // Grafast runs in production mode unless told otherwise; said here, it does not print that it does.
+  process.env.GRAPHILE_ENV ??= 'production'
+  // Type-checked with benchmarks/contenders/tsconfig.json, as the Drizzle module is.
+  const specifier = '../contenders/postgraphile-app.js'
+  return await import(specifier) as PostgraphileModule
+}
+
 function envelopeRecords (body: string, contender: string): string {
   const end = body.lastIndexOf('],"limit":')
   if (!body.startsWith('{"data":[') || end < 0) throw new Error(`${contender}: unexpected body ${body.slice(0, 120)}`)
@@ -152,6 +180,8 @@ interface PageContender {
   app: FastifyInstance
   request: InjectOptions
   records: (body: string, contender: string) => string
+  /** Another contender of the case whose whole body this one's must equal, byte for byte (envelope and headers' content type too). */
+  sameBodyAs?: string
 }
 
 const pageRequest: InjectOptions = { url: `/pets?limit=${pageRows}&offset=0&expand=${expand}` }
@@ -161,10 +191,10 @@ const pageRequest: InjectOptions = { url: `/pets?limit=${pageRows}&offset=0&expa
  * are checked byte-identical to `expected` (the SQLite hand-written route's).
  */
 function pageCase (name: string, baseline: string, contenders: PageContender[], expected: () => Promise<string>): BenchCase {
-  const body = async (contender: PageContender) => {
+  const respond = async (contender: PageContender) => {
     const response = await contender.app.inject(contender.request)
     if (response.statusCode !== 200) throw new Error(`${contender.name}: status ${response.statusCode}: ${response.body.slice(0, 300)}`)
-    return response.body
+    return { body: response.body, contentType: String(response.headers['content-type']) }
   }
   return {
     name,
@@ -186,7 +216,12 @@ function pageCase (name: string, baseline: string, contenders: PageContender[], 
       // Twice: the second graphql-jit request runs the compiled query.
       for (let round = 0; round < 2; round++) {
         for (const contender of contenders) {
-          assertSameText('end-to-end records', records, contender.records(await body(contender), contender.name), handName, contender.name)
+          const own = await respond(contender)
+          assertSameText('end-to-end records', records, contender.records(own.body, contender.name), handName, contender.name)
+          if (contender.sameBodyAs === undefined) continue
+          const theirs = await respond(contenders.find((candidate) => candidate.name === contender.sameBodyAs)!)
+          assertSameText('end-to-end body', theirs.body, own.body, contender.sameBodyAs, contender.name)
+          assertSameText('end-to-end content type', theirs.contentType, own.contentType, contender.sameBodyAs, contender.name)
         }
       }
     },
@@ -215,6 +250,12 @@ export const endToEndSuite: Suite = {
     `With DATABASE_URL set, the same page on PostgreSQL (the same rows copied into a schema of their own, a pool of ${poolSize}): the plugin's route on Kysely's PostgresDialect`,
     '(over the pool itself, and over `namePreparedStatements`, which makes the statements that run again named prepared statements)',
     'against one hand-written named statement holding the count (the baseline of that case), and Drizzle\'s relational query.',
+    `Two anchors of that case: ${postgresWrittenName}, a plain Fastify route returning the string that one named statement has`,
+    'PostgreSQL write (row_to_json and array_to_json write compact JSON), byte-identical to the plugin\'s body and content type,',
+    'the floor of the page;',
+    `and ${postgraphileName} (benchmarks/contenders, Node 22 or later, left out with the reason printed otherwise) answering`,
+    'the GraphQL query of the same page over the same tables (the relations declared as its smart tags, the toys through the join',
+    'table\'s connection, the count as totalCount), its records lifted into the API\'s shape and written by JSON.stringify for the check.',
     'With MARIADB_URL set, the same page on MariaDB (the same rows copied into a database of their own, collation utf8mb4_nopad_bin,',
     `a mysql2 pool of ${poolSize} set as the tests set theirs):`,
     "the plugin's route on Kysely's MysqlDialect (over the pool itself, and over `prepareMysqlStatements`,",
@@ -232,7 +273,9 @@ export const endToEndSuite: Suite = {
     const db = kyselyOver(database)
     const uncachedDb = kyselyOver(database, { uncached: true })
     const drizzle = await drizzleModule()
+    const postgraphile = postgresUrl === undefined ? undefined : await postgraphileModule()
     const apps: FastifyInstance[] = []
+    const closers: Array<() => Promise<void>> = []
     const track = async (app: Promise<FastifyInstance>) => {
       const ready = await app
       apps.push(ready)
@@ -293,7 +336,32 @@ export const endToEndSuite: Suite = {
           request: handRequest,
           records: envelopeRecords,
         },
+        {
+          name: postgresWrittenName,
+          app: await track(postgresWrittenBodyApp(postgres.pool)),
+          request: handRequest,
+          records: envelopeRecords,
+          sameBodyAs: postgresNamedName,
+        },
       ]
+      if (postgraphile !== undefined) {
+        const served = await postgraphile.postgraphileApp(postgresUrl!, postgres.schema, poolSize)
+        closers.push(served.close)
+        const total = database.prepare('SELECT count(*) FROM pets').pluck().get() as number
+        onPostgres.push({
+          name: postgraphileName,
+          app: served.app,
+          request: {
+            ...graphqlRequest,
+            payload: JSON.stringify({ query: postgraphile.postgraphilePageQuery, variables: { limit: pageRows, offset: 0 } }),
+          },
+          records: (body, contender) => {
+            const page = postgraphile.postgraphileRecords(body)
+            if (page.total !== total) throw new Error(`${contender}: totalCount ${page.total}, expected ${total}`)
+            return page.records
+          },
+        })
+      }
       if (drizzle !== undefined) {
         onPostgres.push(
           {
@@ -332,6 +400,7 @@ export const endToEndSuite: Suite = {
       async teardown () {
         await tracing.teardown()
         for (const app of apps) await app.close()
+        for (const close of closers) await close()
         await postgres?.close()
         await mariadb?.close()
         await uncachedDb.destroy()

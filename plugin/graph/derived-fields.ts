@@ -7,6 +7,7 @@ import {
   type AggregateFunction,
   type ComputedDefinition,
 } from './derived-definitions.js'
+import { readsCompositeKey } from './composite-relations.js'
 import { toOutputSchema } from './output-schemas.js'
 import type { JsonSchema, RelationEdge, ResourceNode, SourceSchema } from './resource-graph.js'
 
@@ -50,7 +51,9 @@ export function resolveDerived (node: DerivingNode): void {
     const fn = aggregateFunctionOf(definition)
     const relation = node.relations.get(aggregateRelation(definition))!
     const { link, target } = relation
-    const keyed = link.kind === 'many-to-many' || (link.kind === 'to-many' && link.foreignKey !== undefined)
+    // An aggregate over a composite key is not read yet: its statement groups by one key column.
+    const keyed = (link.kind === 'many-to-many' || (link.kind === 'to-many' && link.foreignKey !== undefined)) &&
+      !readsCompositeKey(relation)
     const readable = target.table !== undefined && keyed
     if (!readable) throw new InvalidDefinitionError(messages.aggregateNotLoadable(context(name), relation.field))
     const field = aggregateField(definition)

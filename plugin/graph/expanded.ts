@@ -201,7 +201,34 @@ type Value<R extends ShapeSource, K extends string, Expand extends string, Field
     ? K extends keyof RelationsOf<R>
       ? Related<RelationsOf<R>[K], FieldType<R['schema'], K>, Below<Expand, K>, Below<Fields, K>, Below<Omitted, K>>
       : FieldType<R['schema'], K>
-    : FieldType<R['schema'], K>
+    : K extends keyof RelationsOf<R> ? Identifiers<RelationsOf<R>[K], FieldType<R['schema'], K>> : FieldType<R['schema'], K>
+
+/**
+ * A relation's value when not expanded: its field's declared type, where the
+ * related resource has a composite key with each string (of an array's items
+ * too) narrowed to the key's identifier, `${number},${number}` for two
+ * integer parts (graph/identifiers.ts).
+ */
+type Identifiers<Definition, Declared> =
+  CompositeIdentifier<Resolve<ReferenceOf<Definition>>> extends infer Identifier extends string
+    ? [Identifier] extends [never] ? Declared : WithIdentifier<Declared, Identifier>
+    : Declared
+
+type WithIdentifier<T, Identifier extends string> =
+  T extends string ? Identifier : T extends readonly (infer Item)[] ? Array<WithIdentifier<Item, Identifier>> : T
+
+/** The identifier of a resource whose `primaryKey` is a list of two fields or more; never for any other. */
+type CompositeIdentifier<Related> = Related extends ShapeSource & { readonly primaryKey: infer Key }
+  ? Key extends readonly [string, string, ...string[]] ? IdentifierParts<Related['schema'], Key> : never
+  : never
+
+/** Each part as the identifier writes it: an integer or a number field `${number}`, anything else `${string}`. */
+type IdentifierParts<S extends ObjectSchema, Key extends readonly string[]> =
+  Key extends readonly [infer First extends string, ...infer Rest extends readonly string[]]
+    ? Rest extends readonly [] ? IdentifierPart<S, First> : `${IdentifierPart<S, First>},${IdentifierParts<S, Rest>}`
+    : never
+
+type IdentifierPart<S extends ObjectSchema, Field extends string> = FieldType<S, Field> extends number ? `${number}` : string
 
 /** An expanded relation: the related shape, an array of them for to-many, null where the identifier may be null. */
 type Related<Definition, Identifier, Expand extends string, Fields extends string, Omitted extends string> =

@@ -2,9 +2,13 @@ import { InvalidDefinitionError, messages } from '../errors.js'
 import { casedColumn } from './casing.js'
 import { resolveDerived, type DerivedField } from './derived-fields.js'
 import { toOutputSchema } from './output-schemas.js'
+import { checkCompositeKeys } from './composite-relations.js'
+import type { KeyPartType, ResourceKey } from './identifiers.js'
 import {
   isResource,
   type AnyResource,
+  keyPartType,
+  type KeyColumns,
   type RelationDefinition,
   type RelationKeys,
   type RelationLoad,
@@ -40,7 +44,13 @@ export interface ResourceNode {
   /** The names a client may use where the resource is the root of a response, in order: `clientFieldNames`. */
   readonly clientFields: ReadonlySet<string>
   readonly maxDepth: number | undefined
+  /**
+   * The primary key field; for a composite key, its fields joined by ','
+   * (no field of that name: what reads `key` instead finds the parts).
+   */
   readonly primaryKey: string
+  /** The primary key: one field, or a composite key's fields and their types. */
+  readonly key: ResourceKey
   readonly table: string | undefined
   /**
    * The resources whose `scope` decides the rows of this one: itself when it
@@ -86,9 +96,9 @@ export interface RelationEdge {
  * values of a column of the owner's table, to-many by the owners' primary keys.
  */
 export type RelationLink =
-  | { readonly kind: 'to-one'; readonly column: string }
-  | { readonly kind: 'to-many'; readonly foreignKey: string | undefined }
-  | { readonly kind: 'many-to-many'; readonly through: { readonly table: string; readonly from: string; readonly to: string } }
+  | { readonly kind: 'to-one'; readonly column: KeyColumns }
+  | { readonly kind: 'to-many'; readonly foreignKey: KeyColumns | undefined }
+  | { readonly kind: 'many-to-many'; readonly through: { readonly table: string; readonly from: KeyColumns; readonly to: KeyColumns } }
   | FunctionLink
 
 /** A relation resolved by its `load` function: see load/function-relations.ts. */
@@ -117,7 +127,8 @@ export const relationKinds = {
  */
 export function ownerColumn (link: RelationLink): string | undefined {
   switch (link.kind) {
-    case 'to-one': return link.column
+    // A to-one relation over several columns has no one column: graph/composite-relations.ts reads those.
+    case 'to-one': return typeof link.column === 'string' ? link.column : undefined
     case 'to-many':
     case 'many-to-many': return undefined
     // A to-one function relation's keys are read from the owner's column, as a to-one relation's are.
@@ -223,7 +234,8 @@ export class ResourceGraph {
         const baseFields = (options.fields ?? target.defaultFields).filter((name) => !omit.has(name))
         const clientFields = options.fields !== undefined ? baseFields : [...target.clientFields].filter((name) => !omit.has(name))
         const link: RelationLink = options.load !== undefined
-          ? functionLink(options.load, options.many === true, options.column ?? node.column(field))
+          // (A relation resolved by a function reads one column: defineResource refuses several.)
+          ? functionLink(options.load, options.many === true, (options.column as string | undefined) ?? node.column(field))
           : options.many !== true
             ? { kind: 'to-one', column: options.column ?? node.column(field) }
             : options.through !== undefined
@@ -329,7 +341,8 @@ function createNode (resource: AnyResource): MutableNode {
       ...Object.keys(resource.aggregates ?? {}), ...Object.keys(resource.computed ?? {}),
     ]),
     maxDepth: resource.maxDepth,
-    primaryKey: resource.primaryKey,
+    primaryKey: typeof resource.primaryKey === 'string' ? resource.primaryKey : resource.primaryKey.join(','),
+    key: keyOf(resource),
     table: resource.table,
     scopedBy: [],
     derived: new Map(),
@@ -348,6 +361,16 @@ function scopesOf (node: ResourceNode, nodes: readonly ResourceNode[]): readonly
   if (node.resource.scope !== undefined) return Object.freeze([node])
   if (node.table === undefined) return Object.freeze([])
   return Object.freeze(nodes.filter((other) => other.table === node.table && other.resource.scope !== undefined))
+}
+
+function keyOf (resource: AnyResource): ResourceKey {
+  const primaryKey: string | readonly string[] = resource.primaryKey
+  if (typeof primaryKey === 'string') {
+    return Object.freeze({ kind: 'single', field: primaryKey, fields: Object.freeze([primaryKey] as [string]) })
+  }
+  const properties = resource.schema.properties as Record<string, unknown>
+  const types = primaryKey.map((field) => keyPartType(properties[field]) as KeyPartType)
+  return Object.freeze({ kind: 'composite', fields: primaryKey, types: Object.freeze(types) })
 }
 
 function functionLink (load: RelationLoad, many: boolean, column: string): FunctionLink {
@@ -399,6 +422,7 @@ function checkRelationOptions (edge: RelationEdge, loadsFromDatabase: boolean): 
       ? messages.relationExpandNotARelation(context, path.join('.'), walk.segment, walk.node.qualifiedName)
       : messages.relationExpandRemoved(context, path.join('.'), walk.segment, relationName(walk.removedBy)))
   }
+  checkCompositeKeys(edge, context)
   checkLoadable(edge, context, loadsFromDatabase)
 }
 
@@ -431,7 +455,8 @@ function checkLoadable (edge: RelationEdge, context: string, loadsFromDatabase: 
     throw new InvalidDefinitionError(messages.toManyWithoutKeys(context, target.qualifiedName, target.table, owner.qualifiedName))
   }
   // Rows are grouped under their parents by the parent's primary key (a table-bound resource always has it).
-  if (!owner.fieldSchemas.has(owner.primaryKey)) {
+  // (A composite key's fields are in its schema: defineResource checks them.)
+  if (owner.key.kind === 'single' && !owner.fieldSchemas.has(owner.primaryKey)) {
     throw new InvalidDefinitionError(messages.primaryKeyNotInSchema(context, owner.qualifiedName, owner.primaryKey))
   }
 }

@@ -8,14 +8,23 @@ import {
   aggregateRelation, checkAggregates, checkComputed, type AggregateDefinition, type ComputedDefinition,
 } from './derived-definitions.js'
 
+/** A column holding a key, or the columns holding a composite key's parts in the order of its `primaryKey`. */
+export type KeyColumns = string | readonly string[]
+
 /** The keys of a relation, for loading it from the database. */
 export interface RelationKeys {
-  /** to-one: the column of this resource's table holding the related id (default: the field's column). */
-  column?: string
-  /** to-many: the column of the related table holding this resource's primary key. */
-  foreignKey?: string
-  /** many-to-many: the join table, its column holding this resource's key and the one holding the related key. */
-  through?: { table: string; from: string; to: string }
+  /**
+   * to-one: the column of this resource's table holding the related id (default: the field's column); to a
+   * resource with a composite key, the columns holding its key parts, in the order of its `primaryKey`.
+   */
+  column?: KeyColumns
+  /** to-many: the column of the related table holding this resource's primary key (its columns, for a composite key). */
+  foreignKey?: KeyColumns
+  /**
+   * many-to-many: the join table, its column holding this resource's key and the one holding the related key
+   * (for a composite key, its columns in the order of that resource's `primaryKey`).
+   */
+  through?: { table: string; from: KeyColumns; to: KeyColumns }
   /** to-many: order by this column of the related table (`-column`: descending); the related key breaks ties. */
   orderBy?: string
   /** to-many: at most this many related rows per parent (the first ones in the relation's order), expanded or as ids. */
@@ -126,8 +135,12 @@ export interface ResourceDefinition<
   maxDepth?: number
   /** Database binding: the table holding this resource. */
   table?: string
-  /** Database binding: the primary key field (default `id`). */
-  primaryKey?: FieldName<S>
+  /**
+   * Database binding: the primary key field (default `id`), or the fields of a
+   * composite key in key order (integer or string fields), whose identifier
+   * is its parts' values joined by ',' (graph/identifiers.ts).
+   */
+  primaryKey?: FieldName<S> | readonly FieldName<S>[]
   /** Database binding: field -> column, for fields whose column has another name. */
   columns?: { readonly [K in FieldName<S>]?: string }
   /**
@@ -151,17 +164,22 @@ export interface ResourceDefinition<
 // The tables are the application's: the builder is typed loosely, as the plugin's own statements are.
 export type ResourceScope = (eb: ExpressionBuilder<any, any>, request: FastifyRequest) => Expression<SqlBool> | undefined
 
-/** A defined resource: the definition, checked and frozen. */
+/**
+ * A defined resource: the definition, checked and frozen. `P`: its primary
+ * key as declared (a field, or a composite key's fields in order), which
+ * `Expanded` reads to type a composite key's identifier.
+ */
 export interface Resource<
   S extends ObjectSchema = ObjectSchema,
   F extends string = FieldName<S>,
   E extends RelationMap<S> = RelationMap<S>,
   N extends RelationMap<S> = RelationMap<S>,
   A extends AggregateMap<S> = AggregateMap<S>,
-  C extends ComputedMap = ComputedMap
-> extends Readonly<Omit<ResourceDefinition<S, F, E, N, A, C>, 'expandable' | 'nested' | 'aggregates' | 'computed'>> {
+  C extends ComputedMap = ComputedMap,
+  P extends string | readonly string[] = FieldName<S> | readonly FieldName<S>[]
+> extends Readonly<Omit<ResourceDefinition<S, F, E, N, A, C>, 'expandable' | 'nested' | 'aggregates' | 'computed' | 'primaryKey'>> {
   readonly kind: 'fastify-expand/resource'
-  readonly primaryKey: FieldName<S>
+  readonly primaryKey: P
   /** Relations a client may expand (empty when the definition has none). */
   readonly expandable: E
   /** Relations always shown as nested objects (empty when the definition has none). */
@@ -177,7 +195,7 @@ export interface Resource<
  * `Resource<ObjectSchema>` would not do: a specific schema's field names
  * (in `fields`, `columns`, `expandable`) make it unassignable to the general one.
  */
-export type AnyResource = Resource<any, any, any, any, any, any>
+export type AnyResource = Resource<any, any, any, any, any, any, any>
 
 const definitionKeys = new Set([
   'name', 'namespace', 'schema', 'fields', 'expandable', 'nested', 'aggregates', 'computed', 'maxDepth', 'table', 'primaryKey', 'casing',
@@ -202,7 +220,8 @@ export function defineResource<
   const A extends AggregateMap<S> = {},
   const C extends ComputedMap = {},
   AggregateName extends string = never,
-  ComputedName extends string = never
+  ComputedName extends string = never,
+  const P extends string | readonly string[] = FieldName<S> | readonly FieldName<S>[]
 > (
   // The names of aggregates and computed fields are inferred from their maps' keys alone (their values hold
   // functions, inferred last): what `fields` may list besides the schema's fields.
@@ -210,8 +229,9 @@ export function defineResource<
     fields: ReadonlyArray<FieldName<S> | NoInfer<AggregateName | ComputedName>>
     aggregates?: { readonly [K in AggregateName]: AggregateDefinition<FieldName<S>> }
     computed?: { readonly [K in ComputedName]: ComputedDefinition }
+    primaryKey?: P
   }
-): Resource<S, F, E, N, A, C> {
+): Resource<S, F, E, N, A, C, P> {
   const label = typeof definition?.name === 'string' ? `Resource '${definition.name}'` : 'Resource'
   const fail = (message: string): never => { throw new InvalidDefinitionError(`${label}: ${message}`) }
 
@@ -260,11 +280,16 @@ export function defineResource<
   // Table and column names are written into SQL as they are: identifiers only, so no SQL can hide in them.
   const table = definition.table
   if (table !== undefined && !isTableName(table)) fail(messages.notATableName('table', String(table), tableNameRule))
-  const primaryKey = definition.primaryKey ?? 'id'
-  if (!hasField(primaryKey) && (table !== undefined || definition.primaryKey !== undefined)) {
-    fail(messages.primaryKeyNotInItsSchema(primaryKey))
+  const keyFields = checkKeyFields(definition.primaryKey, properties, fail)
+  const primaryKey = keyFields.length === 1 ? keyFields[0]! : keyFields
+  for (const field of keyFields) {
+    if (!hasField(field) && (table !== undefined || definition.primaryKey !== undefined)) {
+      fail(messages.primaryKeyNotInItsSchema(field))
+    }
   }
   const relations: Record<string, RelationDefinition> = { ...expandable, ...nested }
+  // A relation's field holds its related row once expanded: a composite key's parts are read from plain fields.
+  for (const field of keyFields) if (keyFields.length > 1 && Object.hasOwn(relations, field)) fail(messages.keyPartIsRelation(field))
   // Every field but a to-many relation is read from a column: its own name unless columns maps it.
   const toMany = new Set(Object.keys(relations).filter((field) => relationOptions(relations[field]!).many === true))
   const columns: Record<string, unknown> = definition.columns === undefined ? {} : definition.columns
@@ -275,7 +300,7 @@ export function defineResource<
     if (toMany.has(field)) fail(messages.toManyColumn(field))
     const relationColumn = Object.hasOwn(relations, field) ? relationOptions(relations[field]!).column : undefined
     if (relationColumn !== undefined && relationColumn !== column) {
-      fail(messages.twoColumns(field, String(column), relationColumn))
+      fail(messages.twoColumns(field, String(column), String(relationColumn)))
     }
   }
   const { casing } = definition
@@ -283,7 +308,7 @@ export function defineResource<
   if (table !== undefined) {
     // The column each field reads (casing's form unless columns maps it) is written into SQL: it must be an identifier.
     const columnOf = (field: string) => (Object.hasOwn(columns, field) ? columns[field] : casedColumn(casing, field))
-    if (!isIdentifier(primaryKey)) fail(messages.primaryKeyNotIdentifier(primaryKey, columnNameRule))
+    for (const field of keyFields) if (!isIdentifier(field)) fail(messages.primaryKeyNotIdentifier(field, columnNameRule))
     for (const field of Object.keys(properties)) {
       if (toMany.has(field) || Object.hasOwn(columns, field)) continue
       const column = columnOf(field)
@@ -314,9 +339,9 @@ export function defineResource<
     nested: Object.freeze(nested),
     aggregates: Object.freeze(aggregates),
     computed: Object.freeze(computed),
-    primaryKey: primaryKey as FieldName<S>,
+    primaryKey: (typeof primaryKey === 'string' ? primaryKey : Object.freeze([...primaryKey])) as FieldName<S>,
     kind: 'fastify-expand/resource' as const,
-  }) as unknown as Resource<S, F, E, N, A, C>
+  }) as unknown as Resource<S, F, E, N, A, C, P>
 }
 
 function checkRelationMap (
@@ -383,6 +408,7 @@ function checkRelationDefinition (relation: unknown, fail: (message: string) => 
   // A relation resolved by a function reads no table: the options naming its table's keys and rows do not apply.
   if (options.load !== undefined) {
     if (typeof options.load !== 'function') fail(messages.badLoad)
+    if (Array.isArray(options.column)) fail(messages.compositeKeyNotSupported('load'))
     for (const key of ['through', 'foreignKey', 'orderBy', 'limit'] as const) {
       if (options[key] !== undefined) fail(messages.loadWithKeys(key))
     }
@@ -394,7 +420,7 @@ function checkRelationDefinition (relation: unknown, fail: (message: string) => 
     }
   }
   for (const key of ['column', 'foreignKey'] as const) {
-    if (options[key] !== undefined && !isIdentifier(options[key])) fail(messages.notAColumnName(key, String(options[key]), columnNameRule))
+    if (options[key] !== undefined) checkKeyColumns(options[key], key, fail)
   }
   if (options.orderBy !== undefined) {
     if (typeof options.orderBy !== 'string' || !isIdentifier(options.orderBy.replace(/^-/, ''))) {
@@ -418,12 +444,44 @@ function checkRelationDefinition (relation: unknown, fail: (message: string) => 
     const unknownThrough = unknownKey(through, new Set(throughKeys))
     if (unknownThrough !== undefined) fail(messages.unknownThroughOption(unknownThrough, throughKeys))
     if (!isTableName(through.table)) fail(messages.notATableName('through.table', String(through.table), tableNameRule))
-    for (const key of ['from', 'to'] as const) {
-      if (!isIdentifier(through[key])) fail(messages.notAColumnName(`through.${key}`, String(through[key]), columnNameRule))
-    }
+    for (const key of ['from', 'to'] as const) checkKeyColumns(through[key], `through.${key}`, fail)
     if (options.many !== true) fail(messages.throughNeedsMany)
   }
   if (options.foreignKey !== undefined && options.many !== true) fail(messages.foreignKeyNeedsMany)
   if (options.foreignKey !== undefined && options.through !== undefined) fail(messages.foreignKeyAndThrough)
   if (options.column !== undefined && options.many === true) fail(messages.columnOnToMany)
+}
+
+/**
+ * The fields of the primary key, in key order: `id` by default, one field, or
+ * the fields of a composite key (at least two, each once, each an integer or
+ * a string field, whose values the identifier writes: graph/identifiers.ts).
+ */
+function checkKeyFields (primaryKey: unknown, properties: Record<string, unknown>, fail: (message: string) => never): readonly string[] {
+  if (primaryKey === undefined) return ['id']
+  if (!Array.isArray(primaryKey)) return [primaryKey as string]
+  if (primaryKey.length < 2 || new Set(primaryKey).size !== primaryKey.length || !primaryKey.every((field) => typeof field === 'string')) {
+    fail(messages.badCompositeKey(primaryKey.map(String)))
+  }
+  for (const field of primaryKey as string[]) {
+    if (!Object.hasOwn(properties, field)) fail(messages.primaryKeyNotInItsSchema(field))
+    if (keyPartType(properties[field]) === undefined) fail(messages.compositeKeyPartType(field))
+  }
+  return primaryKey as string[]
+}
+
+/** What a composite key's part holds, as its identifier writes it: an integer, or a string (undefined for anything else). */
+export function keyPartType (schema: unknown): 'integer' | 'string' | undefined {
+  const type = (schema as { type?: unknown } | null)?.type
+  return type === 'integer' || type === 'string' ? type : undefined
+}
+
+/** A relation's key columns: a column name, or the names of a composite key's columns (two at least). */
+function checkKeyColumns (columns: unknown, what: string, fail: (message: string) => never): void {
+  if (!Array.isArray(columns)) {
+    if (!isIdentifier(columns)) fail(messages.notAColumnName(what, String(columns), columnNameRule))
+    return
+  }
+  if (columns.length < 2) fail(messages.keyColumnsTooFew(what))
+  for (const column of columns) if (!isIdentifier(column)) fail(messages.notAColumnName(what, String(column), columnNameRule))
 }

@@ -3,6 +3,9 @@ import type { LevelPlan, PlannedField } from '../plan/plan.js'
 import { aggregatesByRelation, aggregateStatement } from '../sql/aggregate-statements.js'
 import { ownerColumn, type FunctionLink, type RelationEdge, type ResourceNode } from '../graph/resource-graph.js'
 import { rowsFromFunction } from './function-relations.js'
+import { copyCompositeToOneIds } from './composite-ids.js'
+import { rowKey } from '../graph/identifiers.js'
+import { parentKeyReader, relatedIdReader } from '../sql/composite-keys.js'
 import type { LoadContext } from './load-context.js'
 import type { OneWave } from './one-wave.js'
 import { bindsKeysFirst, parentKey, relationIdsQuery, relationRowsQuery, rowBoundOf } from '../sql/relation-statements.js'
@@ -142,7 +145,7 @@ async function loadFromFunction (
 /** Rows given by a handler may carry a to-one id under the column's name only. */
 function copyToOneIds (relation: RelationEdge, rows: Row[]): void {
   const column = ownerColumn(relation.link)
-  if (column === undefined) return
+  if (column === undefined) return copyCompositeToOneIds(relation, rows)
   for (const row of rows) {
     if (row[relation.field] !== undefined) continue
     const id = row[column]
@@ -180,7 +183,7 @@ async function loadToOne (load: Load, field: ExpandedField, rows: Row[], weights
     const found = await rowsOf(load, field, chunk, relationRowsQuery)
     read += found.length
     for (const child of found) {
-      related.set(keyOf(child[target.primaryKey]), { row: child, weight: 0 })
+      related.set(keyOf(rowKey(target.key, child)), { row: child, weight: 0 })
     }
   }
   const { met, written } = placeToOne(relation.field, rows, keys, weights, related)
@@ -223,12 +226,13 @@ async function loadToMany (load: Load, owner: ResourceNode, field: ExpandedField
   const { keys, groups } = groupByParent(rows, owner)
   // Each child without its parent key: the level's own columns, as a to-one row of the level has them.
   const withoutParent = selectedRow(level)
+  const parentOf = parentKeyReader(relation)
   let read = 0
   for (const chunk of chunks([...groups.keys()])) {
     const found = await rowsOf(load, field, chunk, relationRowsQuery)
     read += found.length
     for (const child of found) {
-      groups.get(keyOf(child[parentKey]))?.push(withoutParent(child))
+      groups.get(keyOf(parentOf(child)))?.push(withoutParent(child))
     }
   }
   // Rows sharing a key share one array, so a child's weight is the sum of theirs.
@@ -292,11 +296,13 @@ type PlannedAggregate = Extract<PlannedField, { kind: 'aggregate' }>
 async function loadIdArrays (load: Load, owner: ResourceNode, field: IdField, rows: Row[], weights: number[]): Promise<void> {
   const { relation } = field
   const { keys, groups } = groupByParent(rows, owner)
+  const parentOf = parentKeyReader(relation)
+  const idOf = relatedIdReader(relation)
   let read = 0
   for (const chunk of chunks([...groups.keys()])) {
     const found = await rowsOf(load, field, chunk, (context, field, keys, bound) => relationIdsQuery(context, field, keys, bound))
     read += found.length
-    for (const row of found) groups.get(keyOf(row[parentKey]))?.push(row.id)
+    for (const row of found) groups.get(keyOf(parentOf(row)))?.push(idOf(row))
   }
   let written = 0
   for (let index = 0; index < rows.length; index++) {
@@ -323,6 +329,24 @@ async function rowsOf<F extends ExpandedField | IdField> (
   if (load.stopped) throw stoppedByOther
   const { context } = load
   context.ensureClientWaits()
+  // Sent with the root's statement (load/one-wave.ts): its rows, then by key those of the parents it did not answer for.
+  const sent = load.wave === undefined ? undefined : await load.wave.take(field, keys)
+  if (sent === undefined) return await rowsByKeys(load, field, keys, query)
+  context.budget.charge(sent.rows.length)
+  if (sent.missing.length === 0) return sent.rows
+  if (load.stopped) throw stoppedByOther
+  context.ensureClientWaits()
+  return sent.rows.concat(await rowsByKeys(load, field, sent.missing, query))
+}
+
+/** `rowsOf`'s statement for these keys, bound: its rows, charged. */
+async function rowsByKeys<F extends ExpandedField | IdField> (
+  load: Load,
+  field: F,
+  keys: readonly unknown[],
+  query: (context: LoadContext, field: F, keys: readonly unknown[], bound: number) => ReturnType<typeof relationRowsQuery>
+): Promise<Row[]> {
+  const { context } = load
   // A to-one statement has no bound: it reads at most a row per key, and the keys are of parents already charged.
   const bound = rowBoundOf(context, field.relation)
   const build = (keys: readonly unknown[]) => query(context, field, keys, bound ?? 0)
@@ -330,12 +354,8 @@ async function rowsOf<F extends ExpandedField | IdField> (
   const listed = context.listed(field)
   const scope = listed === undefined ? context.scopeParts(field.relation.target) : listed.parts
   const keysFirst = bindsKeysFirst(context, field)
-  // Sent with the root's statement (load/one-wave.ts), keyed by its parents' statement: their keys are not bound.
-  const sent = load.wave?.take(field)
-  const label = loadChannel.hasSubscribers && sent === undefined
-    ? statementLabel(load, field, field.kind === 'id' ? 'ids' : 'rows', keys.length)
-    : undefined
-  const rows = await (sent ?? context.templates.rowsByKeys(context.db, field, keys, bound, build, scope, keysFirst, listed?.variant, label))
+  const label = loadChannel.hasSubscribers ? statementLabel(load, field, field.kind === 'id' ? 'ids' : 'rows', keys.length) : undefined
+  const rows = await context.templates.rowsByKeys(context.db, field, keys, bound, build, scope, keysFirst, listed?.variant, label)
   context.budget.charge(rows.length)
   return rows
 }
@@ -361,7 +381,7 @@ function groupByParent (rows: Row[], owner: ResourceNode): { keys: unknown[]; gr
   const keys = new Array<unknown>(rows.length)
   const groups = new Map<unknown, unknown[]>()
   for (let index = 0; index < rows.length; index++) {
-    const value = rows[index]![owner.primaryKey]
+    const value = rowKey(owner.key, rows[index]!)
     if (value === undefined) {
       throw new InvalidDataError(messages.rowsLackPrimaryKey(owner.qualifiedName, owner.primaryKey))
     }

@@ -1,10 +1,12 @@
 import type { LevelPlan, PlannedField } from '../plan/plan.js'
-import { keyColumnOf, keySubquery, nestedScope } from '../sql/key-subqueries.js'
+import { readsCompositeKey } from '../graph/composite-relations.js'
+import { keyColumnOf, keySubquery, nestedScope, waveJoin, waveKey, waveStatement } from '../sql/key-subqueries.js'
 import { hasStatement, limitOf, relationIdsQuery, relationRowsQuery, rowBoundOf } from '../sql/relation-statements.js'
 import type { AnySelect, Row } from '../sql/selection.js'
 import type { ScopeParts } from '../sql/statement-templates.js'
 import { loadChannel, type StatementLabel } from '../trace/channels.js'
 import { positionsOf } from '../trace/positions.js'
+import { keyOf } from './batch-loader.js'
 import type { LoadContext } from './load-context.js'
 
 type RelationField = Extract<PlannedField, { kind: 'id' | 'expanded' }>
@@ -27,25 +29,36 @@ export interface RootStatement {
  * parent's statement (sql/key-subqueries.ts) rather than from the parent's
  * rows: a plan of any depth costs one round trip. The loader takes each
  * relation's rows from here (batch-loader's `rowsOf`) and places and charges
- * them as it does a statement's it sent itself.
+ * them as it does a statement's it sent itself; the keys of the parents it
+ * placed that a statement did not answer for, it reads by value.
  */
 export class OneWave {
-  private readonly sent = new Map<PlannedField, Promise<Row[]>>()
-  private readonly all: Array<Promise<Row[]>> = []
+  private readonly sent = new Map<PlannedField, Promise<WaveAnswer>>()
+  private readonly taken = new Set<PlannedField>()
+  private readonly all: Array<Promise<unknown>> = []
 
   /** Holds the rows of a field's statement, sent. */
   add (field: PlannedField, rows: Promise<Row[]>): void {
+    const answer = rows.then(answerOf)
     // Awaited by the loader when it takes them, by `settled` when it does not: never an unhandled rejection.
-    rows.catch(ignore)
-    this.sent.set(field, rows)
-    this.all.push(rows)
+    answer.catch(ignore)
+    this.sent.set(field, answer)
+    this.all.push(answer)
   }
 
-  /** The rows of a field's statement the first time; none after (its chunks of keys past the first: the statement read them all). */
-  take (field: PlannedField): Promise<Row[]> | undefined {
-    const rows = this.sent.get(field)
-    if (rows !== undefined) this.sent.set(field, noRows)
-    return rows
+  /**
+   * For a field's statement, sent: the rows it read the first time (none
+   * after: its chunks of keys past the first, which the statement read with
+   * the first), and which of `keys` it did not answer for. Undefined for a
+   * field the wave did not send.
+   */
+  async take (field: PlannedField, keys: readonly unknown[]): Promise<{ rows: Row[]; missing: unknown[] } | undefined> {
+    const sent = this.sent.get(field)
+    if (sent === undefined) return undefined
+    const { rows, covered } = await sent
+    const first = !this.taken.has(field)
+    this.taken.add(field)
+    return { rows: first ? rows : [], missing: keys.filter((key) => !covered.has(keyOf(key))) }
   }
 
   /** Settles when every statement of the wave has answered, taken or not: a load answers with none left running. */
@@ -54,7 +67,24 @@ export class OneWave {
   }
 }
 
-const noRows: Promise<Row[]> = Promise.resolve([])
+/** A one-wave statement's answer: its relation's rows, and the parent keys it read them for (sql/key-subqueries.ts). */
+interface WaveAnswer {
+  readonly rows: Row[]
+  readonly covered: ReadonlySet<unknown>
+}
+
+/** Each row says a parent key it answered for; a row without a relation row is that alone. */
+function answerOf (read: Row[]): WaveAnswer {
+  const rows: Row[] = []
+  const covered = new Set<unknown>()
+  for (const row of read) {
+    covered.add(keyOf(row[waveKey]))
+    const join = row[waveJoin]
+    if (join !== null && join !== undefined) rows.push(row)
+  }
+  return { rows, covered }
+}
+
 const ignore = (): void => {}
 
 /**
@@ -80,7 +110,8 @@ export function sendOneWave (context: LoadContext, root: LevelPlan, statement: R
  * Whether every relation statement of the level and below can take its keys
  * from a subquery: not a relation resolved by a function (it is called with
  * its parents' rows), not an aggregate, and not a relation reading each
- * parent's first rows (`limit`, or the request's list options on it).
+ * parent's first rows (`limit`, or the request's list options on it), nor
+ * one over a composite key (its statements match keys part by part).
  */
 function inOneWave (context: LoadContext, level: LevelPlan): boolean {
   for (const field of level.fields) {
@@ -90,13 +121,18 @@ function inOneWave (context: LoadContext, level: LevelPlan): boolean {
       case 'id': case 'expanded': break
       default: field satisfies never
     }
-    if (field.relation.link.kind === 'function') return false
+    if (field.relation.link.kind === 'function' || readsCompositeKey(field.relation)) return false
     if (limitOf(context, field) !== undefined || context.listed(field) !== undefined) return false
     if (field.kind === 'expanded' && !inOneWave(context, field.level)) return false
   }
   return true
 }
 
+/**
+ * Sends the statements of a level's relations, each keyed by `parent` (the
+ * statement of the level's rows, whose scope parts are `parentScope`: its
+ * own, then its parents' up to the root's), and those of the levels below.
+ */
 function sendLevel (
   context: LoadContext, wave: OneWave, root: LevelPlan, level: LevelPlan,
   parent: () => AnySelect, parentScope: ScopeParts | undefined, rootStatement: RootStatement
@@ -106,14 +142,24 @@ function sendLevel (
     if (field.kind !== 'id' && field.kind !== 'expanded') continue
     if (!hasStatement(field)) continue
     const column = keyColumnOf(level.node, field)
-    const bound = rowBoundOf(context, field.relation)
-    const build = memoized(() => statementOf(context, field, keySubquery(db, parent(), column), bound ?? 0))
-    const scope = nestedScope(context.scopeParts(field.relation.target), parentScope)
+    const bound = rowBoundOf(context, field.relation) ?? 0
+    const keys = memoized(() => keySubquery(db, parent(), column))
+    const ordered = field.relation.link.kind !== 'to-one'
+    const build = () => waveStatement(db, keys(), (waveKeys) => statementOf(context, field, waveKeys, bound), ordered)
+    // Its parents' statement first (its keys, a common table expression), then its own scope's values.
+    const own = context.scopeParts(field.relation.target)
+    const key = nestedScope(own, parentScope)?.key
+    const scope = key === undefined ? undefined : { key, values: parentScope?.values ?? [] }
+    const values = [...rootStatement.values, ...(own?.values ?? [])]
     // The bound is a literal of the statement's text, or of a subquery's: one template per bound.
     const purpose = `wave ${rootStatement.purpose}/limit ${context.budget.rowBound}`
     const label = loadChannel.hasSubscribers ? labelOf(context, root, field) : undefined
-    wave.add(field, templates.rows(db, field, purpose, rootStatement.values, build, false, scope, label))
-    if (field.kind === 'expanded') sendLevel(context, wave, root, field.level, build, scope, rootStatement)
+    wave.add(field, templates.rows(db, field, purpose, values, build, false, scope, label))
+    if (field.kind === 'expanded') {
+      // The level below takes its keys from this relation's rows: its statement keyed as here, without the wave's join.
+      const rows = memoized(() => statementOf(context, field, keys(), bound))
+      sendLevel(context, wave, root, field.level, rows, nestedScope(own, parentScope), rootStatement)
+    }
   }
 }
 

@@ -1,6 +1,7 @@
 import { emptyPathNode, withPaths, type PathNode } from '../parse/query.js'
 import type { JsonSchema, RelationEdge, ResourceNode } from '../graph/resource-graph.js'
 import { relationShape } from './relation-shapes.js'
+import { documentedIdentifiers } from './composite-identifiers.js'
 import { exampleValue } from './schema-examples.js'
 
 /*
@@ -95,7 +96,7 @@ export function levelSchema (
       return inDefaults && present
     }
     const shape = relationShape(relation)
-    const idSchema = shape.identifiers(fieldSchema, relation)
+    const idSchema = documentedIdentifiers(shape.identifiers(fieldSchema, relation), relation)
     const alwaysBelow = always.children.get(name)
     const forced = relation.alwaysNested || alwaysBelow !== undefined
     const mayExpand = forced || expandable(relation)

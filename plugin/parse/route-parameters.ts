@@ -1,4 +1,5 @@
 import type { FastifySchemaCompiler } from 'fastify'
+import { identifierDescription, partsOf, type ResourceKey } from '../graph/identifiers.js'
 import type { JsonSchema } from '../graph/resource-graph.js'
 import { integerError, safeInteger } from './integers.js'
 import { readListQuery } from './list-query.js'
@@ -15,6 +16,8 @@ import { readListQuery } from './list-query.js'
 export interface ParameterRules {
   /** `:id`: the primary key's schema. */
   id?: JsonSchema
+  /** The primary key: a composite key's `:id` is its identifier, whose parts are checked against their types. */
+  key?: ResourceKey
   /** Query parameters holding integers, with their smallest value. */
   integers?: Record<string, { minimum: number }>
   /**
@@ -28,7 +31,7 @@ export interface ParameterRules {
 /** A route's `validatorCompiler`: reads params and querystring by `rules`, passes other parts through. */
 export function parameterReader (rules: ParameterRules): FastifySchemaCompiler<unknown> {
   return ({ httpPart }) => {
-    if (httpPart === 'params') return (params) => readParams(params, rules.id)
+    if (httpPart === 'params') return (params) => readParams(params, rules.id, rules.key)
     if (httpPart === 'querystring') {
       return (query) => {
         const read = readQuery(query, rules.integers ?? {})
@@ -47,9 +50,12 @@ export function parameterReader (rules: ParameterRules): FastifySchemaCompiler<u
   }
 }
 
-function readParams (params: unknown, schema: JsonSchema | undefined): { value: unknown } | { error: Error } {
+function readParams (params: unknown, schema: JsonSchema | undefined, key: ResourceKey | undefined): { value: unknown } | { error: Error } {
   const record = { ...(params as Record<string, unknown>) }
   if (schema === undefined || record.id === undefined) return { value: record }
+  if (key?.kind === 'composite' && partsOf(String(record.id), key.types) === undefined) {
+    return { error: new Error(`params/id must be ${key.fields.join(',')}: ${identifierDescription(key.fields, key.types)}`) }
+  }
   const type = schema.type
   if (type === 'integer' || type === 'number') {
     const id = safeInteger(record.id, Number.MIN_SAFE_INTEGER)

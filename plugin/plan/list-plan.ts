@@ -158,8 +158,8 @@ function resolveList (
     if (names.has(name)) throw new BadSortError(messages.sortRepeated(sortParam, name))
     names.add(name)
     sort.push({ field, descending })
-    // The primary key is unique: keys after it could never order anything.
-    if (field.column === declaration.primaryKey.column) break
+    // The primary key is unique: keys after it could never order anything. (One part of a composite key is not.)
+    if (declaration.primaryKey.length === 1 && field.column === declaration.primaryKey[0]!.column) break
   }
   return { filters, sort }
 }

@@ -123,7 +123,8 @@ class Planner {
       const relation = node.relations.get(name)
       const wanted = requested.get(name)
       // A to-many id array is made of the related primary keys: absent when this request may not see them.
-      const idsHidden = relation !== undefined && relation.many && this.hides(relation.target, relation.target.primaryKey)
+      const idsHidden = relation !== undefined && relation.many &&
+        relation.target.key.fields.some((part) => this.hides(relation.target, part))
       if (idsHidden && wanted === undefined) continue
       shown.add(name)
       if (emit) this.included.add(prefix + name)

@@ -73,8 +73,10 @@ function quoted (value: string): string {
 interface Field {
   readonly name: string
   readonly schema: string
-  /** The column it is read from: undefined for a to-many or many-to-many field. */
+  /** The column it is read from: undefined for a to-many or many-to-many field, and a to-one over several columns. */
   readonly column?: string
+  /** A to-one relation over several columns (a composite foreign key): its columns, in the related key's order. */
+  readonly columns?: readonly string[]
   /** Its entry in `expandable`, when it is a relation. */
   readonly relation?: string
 }
@@ -82,7 +84,8 @@ interface Field {
 interface Generated {
   readonly table: TableModel
   readonly name: string
-  readonly primaryKey: ColumnModel
+  /** The primary key's columns, in key order: one, or the parts of a composite key. */
+  readonly primaryKey: readonly ColumnModel[]
   readonly fields: Field[]
 }
 
@@ -125,13 +128,22 @@ function chooseResources (model: DatabaseModel, { resources, skip }: Generation)
   })
   const throughTables: ThroughTable[] = []
   for (const table of candidates) {
+    // A link table is the `through` of its many-to-many relations, and a resource of its own where it has a key.
     const through = asThroughTable(table, candidates)
-    if (through !== undefined) { throughTables.push(through); continue }
-    if (table.primaryKey.length === 0) { skip(table.name, 'no primary key'); continue }
-    if (table.primaryKey.length > 1) { skip(table.name, `a composite primary key (${table.primaryKey.join(', ')}), not supported yet`); continue }
-    const primaryKey = table.columns.find((column) => column.name === table.primaryKey[0])!
-    if (primaryKey.type.kind === 'unsupported' || !isIdentifier(primaryKey.name)) {
-      skip(table.name, `its primary key ${primaryKey.name} is not a column the generator reads (${typeName(primaryKey.type)})`)
+    if (through !== undefined) throughTables.push(through)
+    if (table.primaryKey.length === 0) {
+      if (through === undefined) skip(table.name, 'no primary key')
+      continue
+    }
+    const primaryKey = table.primaryKey.map((name) => table.columns.find((column) => column.name === name)!)
+    const unread = primaryKey.find((column) => column.type.kind === 'unsupported' || !isIdentifier(column.name))
+    if (unread !== undefined) {
+      skip(table.name, `its primary key ${unread.name} is not a column the generator reads (${typeName(unread.type)})`)
+      continue
+    }
+    const notAPart = primaryKey.length > 1 ? primaryKey.find((column) => !keyPartKinds.has(column.type.kind)) : undefined
+    if (notAPart !== undefined) {
+      skip(table.name, `its composite primary key's part ${notAPart.name} is not an integer or a string (${typeName(notAPart.type)})`)
       continue
     }
     const name = resourceName(table.name)
@@ -144,15 +156,32 @@ function chooseResources (model: DatabaseModel, { resources, skip }: Generation)
   return throughTables
 }
 
-/** The resource a foreign key relates to: only a key of one column to a generated resource's primary key is a relation. */
-function relationTarget (key: ForeignKeyModel, { resources }: Generation): Generated | undefined {
-  const target = resources.get(key.referencedTable)
-  return target !== undefined && key.columns.length === 1 && key.referencedColumns[0] === target.primaryKey.name ? target : undefined
+/** What a composite key's parts may be: what its identifier writes, an integer or a string (graph/identifiers.ts). */
+const keyPartKinds = new Set<ColumnKind>(['integer', 'wide-integer', 'decimal-text', 'text'])
+
+/** A relation a foreign key makes: its target, and its columns in the order of the target's key parts. */
+interface KeyRelation {
+  readonly target: Generated
+  readonly columns: readonly string[]
 }
 
-/** The schema of a resource's key, as the ids of a to-many field hold it. */
+/** The relation of a foreign key to a generated resource's whole primary key (in any column order); undefined for others. */
+function relationTarget (key: ForeignKeyModel, { resources }: Generation): KeyRelation | undefined {
+  const target = resources.get(key.referencedTable)
+  if (target === undefined || key.columns.length !== target.primaryKey.length) return undefined
+  const columns = target.primaryKey.map((part) => key.columns[key.referencedColumns.indexOf(part.name)])
+  return columns.every((column) => column !== undefined) ? { target, columns: columns as string[] } : undefined
+}
+
+/** The schema of a resource's key, as the ids of a to-many field hold it: a composite key's identifier is a string. */
 function keyType (resource: Generated): string {
-  return columnSchema({ ...resource.primaryKey, nullable: false })!
+  if (resource.primaryKey.length > 1) return 'Type.String()'
+  return columnSchema({ ...resource.primaryKey[0]!, nullable: false })!
+}
+
+/** Key columns as a relation option writes them: a column, or the list of a composite key's. */
+function keyColumnsText (columns: readonly string[]): string {
+  return columns.length === 1 ? quoted(columns[0]!) : `[${columns.map(quoted).join(', ')}]`
 }
 
 /** A field per column the generator reads; a foreign key's is a to-one relation, named without the key suffix. */
@@ -161,18 +190,24 @@ function addColumnFields (resource: Generated, generation: Generation): void {
   const { table } = resource
   const columnFields = new Set(table.columns.map((column) => fieldName(column.name, options.naming)))
   const toOne = new Map<string, Generated>()
+  const overSeveral: KeyRelation[] = []
   for (const key of table.foreignKeys) {
-    const where = key.columns.join(', ')
-    if (key.columns.length > 1) { skip(table.name, `the composite foreign key (${where}) to ${key.referencedTable} is not supported yet`); continue }
-    const target = relationTarget(key, generation)
-    if (target === undefined) {
+    const relation = relationTarget(key, generation)
+    if (relation === undefined) {
+      const several = key.columns.length > 1
+      const where = several ? ` (${key.columns.join(', ')})` : ''
+      const referenced = several ? ` (${key.referencedColumns.join(', ')})` : `.${key.referencedColumns[0]}`
       skip(table.name, resources.has(key.referencedTable)
-        ? `its foreign key to ${key.referencedTable}.${key.referencedColumns[0]} is not to the primary key: no relation`
-        : `its foreign key to ${key.referencedTable} is not a relation: ${key.referencedTable} is not generated`, key.columns[0])
+        ? `its foreign key${where} to ${key.referencedTable}${referenced} is not to the primary key: no relation`
+        : `its foreign key${where} to ${key.referencedTable} is not a relation: ${key.referencedTable} is not generated`,
+      several ? undefined : key.columns[0])
       continue
     }
-    toOne.set(key.columns[0]!, target)
+    if (relation.columns.length > 1) overSeveral.push(relation)
+    else toOne.set(relation.columns[0]!, relation.target)
   }
+  // A composite key's part is a field of its own: a relation's field holds the related row once expanded.
+  const keyParts = new Set(table.primaryKey.length > 1 ? table.primaryKey : [])
   for (const column of table.columns) {
     const schema = columnSchema(column)
     if (!isIdentifier(column.name)) { skip(table.name, notAName, column.name); continue }
@@ -182,12 +217,29 @@ function addColumnFields (resource: Generated, generation: Generation): void {
     // Two columns named alike (user_name and userName, both userName in camelCase): the second keeps its own name.
     const plain = [fieldName(column.name, options.naming), column.name].find(free)
     if (plain === undefined) { skip(table.name, `its field name ${column.name} is taken`, column.name); continue }
-    if (target === undefined) { resource.fields.push({ name: plain, schema, column: column.name }); continue }
+    if (target === undefined || keyParts.has(column.name)) resource.fields.push({ name: plain, schema, column: column.name })
+    if (target === undefined) continue
     const stripped = withoutKeySuffix(column.name)
     const named = stripped === undefined ? plain : fieldName(stripped, options.naming)
     // The column's own name where the shorter one is another column's or another key's field.
     const name = named !== plain && (columnFields.has(named) || !free(named)) ? plain : named
+    if (!free(name)) { skip(table.name, `its relation field ${name} is taken`, column.name); continue }
     resource.fields.push({ name, schema, column: column.name, relation: quoted(target.name) })
+  }
+  // A foreign key of several columns: a to-one field named after the related resource, holding its identifier.
+  for (const { target, columns } of overSeveral) {
+    const name = fieldName(target.name, options.naming)
+    if (resource.fields.some((field) => field.name === name) || columnFields.has(name)) {
+      skip(table.name, `its relation to ${target.name} over (${columns.join(', ')}) is not generated: ${resource.name} has a field ${name}`)
+      continue
+    }
+    const nullable = columns.some((column) => table.columns.find((candidate) => candidate.name === column)?.nullable === true)
+    resource.fields.push({
+      name,
+      schema: nullable ? 'Type.Union([Type.String(), Type.Null()])' : 'Type.String()',
+      columns,
+      relation: `[${quoted(target.name)}, { column: ${keyColumnsText(columns)} }]`,
+    })
   }
 }
 
@@ -204,15 +256,15 @@ function addRelation (resource: Generated, field: Field & { relation: string }, 
 function addToManyFields (referencing: Generated, generation: Generation): void {
   const keys = referencing.table.foreignKeys.filter((key) => relationTarget(key, generation) !== undefined)
   for (const key of keys) {
-    const target = relationTarget(key, generation)!
-    const column = key.columns[0]!
+    const { target, columns } = relationTarget(key, generation)!
+    const column = columns[0]!
     const toSameTarget = keys.filter((other) => other.referencedTable === key.referencedTable).length
     const table = referencing.table.name
     const name = fieldName(toSameTarget > 1 ? `${withoutKeySuffix(column) ?? column}_${table}` : table, generation.options.naming)
     addRelation(target, {
       name,
       schema: `Type.Array(${keyType(referencing)})`,
-      relation: `[${quoted(referencing.name)}, { many: true, foreignKey: ${quoted(column)} }]`,
+      relation: `[${quoted(referencing.name)}, { many: true, foreignKey: ${keyColumnsText(columns)} }]`,
     }, table, column, generation)
   }
 }
@@ -220,8 +272,8 @@ function addToManyFields (referencing: Generated, generation: Generation): void 
 /** The two many-to-many fields a link table makes, each named after the far table; the table itself is printed as skipped. */
 function addManyToManyFields ({ table, from, to }: ThroughTable, generation: Generation): void {
   const reason = 'a many-to-many through table'
-  const source = relationTarget(from, generation)
-  const target = relationTarget(to, generation)
+  const source = relationTarget(from, generation)?.target
+  const target = relationTarget(to, generation)?.target
   if (source === undefined || target === undefined) {
     generation.skip(table.name, `${reason} between tables that are not both generated`)
     return
@@ -240,8 +292,9 @@ function addManyToManyFields ({ table, from, to }: ThroughTable, generation: Gen
       relation: `[${quoted(farResource.name)}, { many: true, through: ${through} }]`,
     }, table.name, near.columns[0]!, generation)
   })
+  if (table.primaryKey.length > 0) return
   const linked = sides.map(([, , nearResource], index) => `${nearResource.name}.${names[index]}`).join(' and ')
-  generation.skip(table.name, `${reason} (${linked}), not a resource itself: composite keys are not supported yet`)
+  generation.skip(table.name, `${reason} (${linked}), not a resource itself: it has no primary key`)
 }
 
 function typeName (type: ColumnType): string {
@@ -279,6 +332,8 @@ function moduleText (model: DatabaseModel, resources: readonly Generated[], opti
     `//   this one, the key's field comes first (flights.origin_id: Airport.${fieldName('origin_flights', options.naming)}).`,
     '// - A table of two foreign keys alone is a many-to-many link: its tables get a field named after the far',
     '//   table (named as to-many fields where it links a table to itself).',
+    '// - A table keyed by several columns lists their fields in primaryKey; a foreign key of several columns is a',
+    '//   to-one field named after the related resource, holding its identifier (its key parts joined by \',\': 1,5).',
     '// - To-many and many-to-many fields are not in `fields`: they are shown when expanded.',
     '',
     "import { Type } from '@sinclair/typebox'",
@@ -300,12 +355,15 @@ function resourceText ({ table, name, primaryKey, fields }: Generated): string[]
   lines.push('  schema: Type.Object({')
   for (const field of fields) lines.push(`    ${field.name}: ${field.schema},`)
   lines.push('  }),')
-  const keyField = fields.find((field) => field.column === primaryKey.name)!
-  if (keyField.name !== 'id') lines.push(`  primaryKey: ${quoted(keyField.name)},`)
+  // A key part's field: the plain field of its column (a relation reading the same column comes after it).
+  const keyFields = primaryKey.map((part) => fields.find((field) => field.column === part.name)!.name)
+  if (keyFields.length > 1) lines.push(`  primaryKey: [${keyFields.map(quoted).join(', ')}],`)
+  else if (keyFields[0] !== 'id') lines.push(`  primaryKey: ${quoted(keyFields[0]!)},`)
   const { casing, renamed } = columnNaming(fields)
   if (casing !== undefined) lines.push(`  casing: ${quoted(casing)},`)
   if (renamed.length > 0) lines.push(`  columns: { ${renamed.map((field) => `${field.name}: ${quoted(field.column!)}`).join(', ')} },`)
-  lines.push(`  fields: [${fields.filter((field) => field.column !== undefined).map((field) => quoted(field.name)).join(', ')}],`)
+  const shown = fields.filter((field) => field.column !== undefined || field.columns !== undefined)
+  lines.push(`  fields: [${shown.map((field) => quoted(field.name)).join(', ')}],`)
   const relations = fields.filter((field) => field.relation !== undefined)
   if (relations.length > 0) {
     lines.push('  expandable: {')

@@ -36,16 +36,32 @@ export function withoutKeySuffix (column: string): string | undefined {
 }
 
 /**
+ * Last words whose singular no suffix rule gives: irregular plurals, and words
+ * spelt alike in both numbers that the rules would cut (species → Specy).
+ */
+const irregularSingulars: Readonly<Record<string, string>> = {
+  people: 'person',
+  children: 'child',
+  men: 'man',
+  women: 'woman',
+  mice: 'mouse',
+  species: 'species',
+  series: 'series',
+}
+
+/**
  * A resource's name: the table's name in PascalCase, its last word made
  * singular where that is plain (categories → Category, addresses → Address,
- * boxes → Box, genres → Genre; status, analysis and class are kept). Not
- * always an identifier (a table named `2024_sales`): the generator checks.
+ * boxes → Box, genres → Genre, people → Person; status, analysis, class and
+ * species are kept). Not always an identifier (a table named `2024_sales`):
+ * the generator checks.
  */
 export function resourceName (table: string): string {
-  const pascal = words(table).map((word) => word.charAt(0).toUpperCase() + word.slice(1)).join('')
-  const name = pascal
-    .replace(/ies$/, 'y')
-    .replace(/(ss|x|ch|sh)es$/, '$1')
-    .replace(/([^isu])s$/, '$1')
-  return name
+  const pascal = words(table).map((word) => word.charAt(0).toUpperCase() + word.slice(1))
+  const last = pascal.pop() ?? ''
+  const irregular = Object.hasOwn(irregularSingulars, last.toLowerCase()) ? irregularSingulars[last.toLowerCase()] : undefined
+  const singular = irregular === undefined
+    ? last.replace(/ies$/, 'y').replace(/(ss|x|ch|sh)es$/, '$1').replace(/([^isu])s$/, '$1')
+    : irregular.charAt(0).toUpperCase() + irregular.slice(1)
+  return pascal.join('') + singular
 }

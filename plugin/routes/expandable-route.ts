@@ -1,20 +1,14 @@
-import type {
-  FastifySchema,
-  FastifyRequest,
-  onSendHookHandler,
-  RouteHandlerMethod,
-  RouteOptions,
-  preSerializationHookHandler,
-} from 'fastify'
+import type { FastifyReply, FastifyRequest, FastifySchema, RouteHandlerMethod, RouteOptions } from 'fastify'
 import { unknownKey } from '../graph/checks.js'
 import type { ExpandEngine, RegisteredTarget } from '../engine.js'
-import { InvalidDataError, InvalidOptionError, messages } from '../errors.js'
+import { InvalidOptionError, messages } from '../errors.js'
 import { listTargetOf, planRequest, routePlanner, type RoutePlanner } from '../plan/request-plan.js'
 import type { ResolvedOptions } from '../options.js'
 import { isResource, type AnyResource } from '../graph/resource.js'
 import { expandableSetting, markPrepared } from './route-declarations.js'
-import { planChannel, serializeChannel, tracedPlan, tracedWriter } from '../trace/channels.js'
+import { planChannel, tracedPlan } from '../trace/channels.js'
 import type { ExpandedListsOption } from './expanded-list-declarations.js'
+import { armReply, type RouteWriting } from './reply-writer.js'
 
 /** The `expandable` route option (also accepted as `config.expandable`). */
 export interface ExpandableRouteOptions {
@@ -52,15 +46,18 @@ export interface ExpandableRouteOptions {
 const routeOptionKeys = new Set([
   'resource', 'list', 'envelope', 'permitListExpands', 'permitExpands', 'defaultExpand', 'expandedLists', 'openApiRequiredDefaults',
 ])
-const jsonContentType = 'application/json; charset=utf-8'
+/** The phases before the handler, in the order Fastify runs them: a hook of any of them may reply. */
+const phasesBeforeHandler = ['onRequest', 'preParsing', 'preValidation', 'preHandler'] as const
 
 /**
  * Prepares an `expandable` route at startup: its plan target, its planner
- * (kept in the route's config for hooks that ask before the handler), a
- * handler that plans the request first if nothing asked yet, and a
- * preSerialization hook that picks the compiled serializer for 2xx replies.
- * The plan is made when first needed, not in a hook of its own: the route's
- * preHandler hooks (authentication) run before it unless one of them asks.
+ * (kept in the route's config for hooks that ask before the handler), and a
+ * handler that arms the reply (reply-writer.ts: the compiled serializer for
+ * 2xx bodies, the check of every body sent) and plans the request if nothing
+ * asked yet. No hook of the plugin's own: the first of the route's own hooks
+ * arms the reply too, so that a reply one of them sends is written alike.
+ * The plan is made when first needed: the route's preHandler hooks
+ * (authentication) run before it unless one of them asks.
  */
 export function prepareRoute (engine: ExpandEngine, routeOptions: RouteOptions): void {
   const setting = expandableSetting(routeOptions)
@@ -90,9 +87,9 @@ export function prepareRoute (engine: ExpandEngine, routeOptions: RouteOptions):
     return tracedPlan(routeOptions.url, request.method, () => engine.planRequest(target, request, list), () => engine.planMisses === misses)
   }
   routeOptions.config = { ...routeOptions.config, expandable: setting, [routePlanner]: planner } as typeof routeOptions.config
-  routeOptions.handler = planBeforeHandler(routeOptions.handler, planner)
-  routeOptions.preSerialization = [...asArray(routeOptions.preSerialization), useCompiledSerializer(engine, planner)]
-  routeOptions.onSend = [requireCompiledBody(target.node.qualifiedName), ...asArray(routeOptions.onSend)]
+  const writing: RouteWriting = { engine, planner, resource: target.node.qualifiedName }
+  routeOptions.handler = armedHandler(routeOptions.handler, writing)
+  armInFirstHook(routeOptions, writing)
   markPrepared(routeOptions)
 }
 
@@ -146,72 +143,38 @@ function expansionParameterSchema (): Record<string, unknown> {
 }
 
 /**
- * The route's handler, after the request's plan: an invalid `expand`,
- * `fields` or `omit` is answered 400 before the handler runs, as it is when a
- * hook asks first (it is thrown there).
+ * The route's handler, after its reply is armed and the request planned: an
+ * invalid `expand`, `fields` or `omit` is answered 400 before the handler
+ * runs, as it is when a hook asks first (it is thrown there).
  */
-function planBeforeHandler (handler: RouteHandlerMethod, planner: RoutePlanner): RouteHandlerMethod {
-  return function plannedHandler (this: ThisParameterType<RouteHandlerMethod>, request, reply) {
-    planRequest(request, planner)
+function armedHandler (handler: RouteHandlerMethod, writing: RouteWriting): RouteHandlerMethod {
+  return function expandableHandler (this: ThisParameterType<RouteHandlerMethod>, request, reply) {
+    armReply(request, reply, writing)
+    planRequest(request, writing.planner)
     return handler.call(this, request, reply)
   }
 }
 
-function useCompiledSerializer (engine: ExpandEngine, planner: RoutePlanner): preSerializationHookHandler<unknown> {
-  // Only 2xx payloads are the resource; error bodies keep Fastify's own serializer.
-  return function compiledSerializerHook (request, reply, payload, done) {
-    if (reply.statusCode >= 200 && reply.statusCode < 300) {
-      let plan
-      try {
-        // Planned already, unless a hook replied before the handler ran: then planned now, by the route's planner.
-        plan = planRequest(request, planner)
-      } catch (error) {
-        done(error as Error)
-        return
-      }
-      if (serializeChannel.hasSubscribers) {
-        const { stringify, mechanism, cached } = engine.serializers.lookup(plan.expansion)
-        reply.serializer(tracedWriter(stringify, mechanism, cached))
-      } else {
-        reply.serializer(engine.serializerFor(plan.expansion))
-      }
-      ;(request as Marked)[compiledBody] = true
-      if (!reply.hasHeader('content-type')) reply.header('content-type', jsonContentType)
-    }
-    done(null, payload)
-  }
-}
-
 /**
- * Marks a request whose 2xx body the compiled serializer writes: a request
- * decoration (see index.ts), since a WeakSet entry per request costs about
- * 200 ns and garbage collection work.
+ * Puts the arming of the reply before the first of the route's own hooks,
+ * in the same phase: one more function in a hook list the route runs anyway.
+ * A route without hooks of its own before the handler gets none.
  */
-export const compiledBody = Symbol('fastify-expand compiled body')
-type Marked = FastifyRequest & { [compiledBody]?: boolean }
-
-/**
- * Fastify sends a string, a Buffer or a stream as it is, without
- * serialization hooks: on an expandable route that would be data past the
- * plan (every field, unchecked). A 2xx body the compiled serializer did not
- * write is a 500; only a 204 (no body) is let through.
- */
-function requireCompiledBody (resource: string): onSendHookHandler<unknown> {
-  return function compiledBodyHook (request, reply, payload, done) {
-    const status = reply.statusCode
-    if (status >= 200 && status < 300 && status !== 204 && (request as Marked)[compiledBody] !== true) {
-      done(new InvalidDataError(messages.unserializedBody(resource, describePayload(payload))))
-      return
+function armInFirstHook (routeOptions: RouteOptions, writing: RouteWriting): void {
+  const phase = phasesBeforeHandler.find((name) => asArray(routeOptions[name]).length > 0)
+  if (phase === undefined) return
+  const hooks = asArray(routeOptions[phase] as Array<(...parameters: never[]) => unknown> | undefined)
+  type PayloadDone = (error: null, payload: unknown) => void
+  const arm = phase === 'preParsing'
+    ? function armReplyHook (request: FastifyRequest, reply: FastifyReply, payload: unknown, done: PayloadDone) {
+      armReply(request, reply, writing)
+      done(null, payload)
     }
-    done(null, payload)
-  }
-}
-
-function describePayload (payload: unknown): string {
-  if (payload === undefined || payload === null) return 'no body'
-  if (typeof payload === 'string') return 'a string'
-  if (Buffer.isBuffer(payload)) return 'a Buffer'
-  return 'a stream'
+    : function armReplyHook (request: FastifyRequest, reply: FastifyReply, done: () => void) {
+      armReply(request, reply, writing)
+      done()
+    }
+  ;(routeOptions as unknown as Record<string, unknown>)[phase] = [arm, ...hooks]
 }
 
 function checkRouteSetting (setting: ExpandableRouteOptions, context: string): void {

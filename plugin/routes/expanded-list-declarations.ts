@@ -1,5 +1,6 @@
 import { isPositiveInteger, unknownKey } from '../graph/checks.js'
 import { messages } from '../errors.js'
+import { readsCompositeKey } from '../graph/composite-relations.js'
 import { relationAt, type RelationEdge, type ResourceNode } from '../graph/resource-graph.js'
 import { readFilterOption, readSortOption, type FilterDeclaration, type FilterField, type SortField } from './list-declarations.js'
 
@@ -110,6 +111,10 @@ function toManyAt (node: ResourceNode, path: string, context: string, fail: (mes
   }
   if (current.table === undefined || (link.kind === 'to-many' && link.foreignKey === undefined)) {
     fail(messages.expandedListNotToMany(context, path, `${relation!.owner.qualifiedName}.${relation!.field} is not loaded from a table`))
+  }
+  if (readsCompositeKey(relation!)) {
+    fail(messages.expandedListNotToMany(context, path, `${relation!.owner.qualifiedName}.${relation!.field} reads a composite key, ` +
+      'which expanded lists do not follow yet'))
   }
   return relation!
 }

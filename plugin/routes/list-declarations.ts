@@ -3,6 +3,7 @@ import type { DerivedField } from '../graph/derived-fields.js'
 import { ownerColumn, type JsonSchema, type RelationEdge, type ResourceNode } from '../graph/resource-graph.js'
 import { maxValueLength } from '../parse/list-query.js'
 import type { CursorCodec } from '../plan/cursors.js'
+import { readsCompositeKey } from '../graph/composite-relations.js'
 import { tableOf } from '../sql/selection.js'
 import { fieldReadAsText } from '../sql/text-columns.js'
 
@@ -116,7 +117,8 @@ export interface ListDeclaration {
   readonly node: ResourceNode
   readonly filters: ReadonlyMap<string, FilterField>
   readonly sortFields: ReadonlyMap<string, SortField>
-  readonly primaryKey: SortField
+  /** The primary key's parts, in key order: one for a single key. */
+  readonly primaryKey: readonly SortField[]
   readonly cursors: CursorCodec
 }
 
@@ -131,23 +133,27 @@ export function readListDeclaration (
     node,
     filters: readFilterOption(node, options.filter, fail),
     sortFields: readSortOption(node, options.sort, fail),
-    primaryKey: {
-      name: node.primaryKey,
-      column: `${tableOf(node)}.${node.column(node.primaryKey)}`,
-      type: valueTypeOf(node.fieldSchemas.get(node.primaryKey))?.type ?? { kind: 'string' },
+    primaryKey: node.key.fields.map((field) => ({
+      name: field,
+      column: `${tableOf(node)}.${node.column(field)}`,
+      type: valueTypeOf(node.fieldSchemas.get(field))?.type ?? { kind: 'string' },
       nullable: false,
       joins: [],
-      readAsText: fieldReadAsText(node, node.primaryKey),
-    },
+      readAsText: fieldReadAsText(node, field),
+    })),
     cursors,
   }
 }
 
-/** The sort keys of a request, the primary key (ascending) last unless it is already there. */
+/**
+ * The sort keys of a request, the primary key (ascending) last unless it is
+ * already there; each part of a composite key not already sorted by, in key order.
+ */
 export function keysOf (declaration: ListDeclaration, sort: readonly RequestedSort[]): RequestedSort[] {
   const keys = [...sort]
-  const { primaryKey } = declaration
-  if (!keys.some(({ field }) => field.column === primaryKey.column)) keys.push({ field: primaryKey, descending: false })
+  for (const part of declaration.primaryKey) {
+    if (!keys.some(({ field }) => field.column === part.column)) keys.push({ field: part, descending: false })
+  }
   return keys
 }
 
@@ -244,6 +250,8 @@ export function readFilterOption (
 /** Whether the statements can follow a relation: a to-one column, a to-many foreign key, a join table. */
 function loadable (relation: RelationEdge): boolean {
   const { link } = relation
+  // Lists do not follow a relation over a composite key yet: one key column is what their statements compare.
+  if (readsCompositeKey(relation)) return false
   switch (link.kind) {
     case 'to-one': return true
     case 'to-many': return link.foreignKey !== undefined

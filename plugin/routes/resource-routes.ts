@@ -20,8 +20,10 @@ import type { ExpandedListsOption } from './expanded-list-declarations.js'
 import type { LoadContext } from '../load/load-context.js'
 import { parameterReader } from '../parse/route-parameters.js'
 import { databaseFailureKind } from '../sql/dialects/index.js'
-import { keyColumn, selectedRow, selectLevel, tableOf, type AnySelect, type Row } from '../sql/selection.js'
+import { selectedRow, selectLevel, tableOf, type AnySelect, type Row } from '../sql/selection.js'
 import { derivedSource } from '../sql/aggregate-statements.js'
+import { keyColumns } from '../sql/composite-keys.js'
+import { compositeIdSchema, keyValues, orderedByKey, whereKey } from './detail-keys.js'
 import { loadChannel, type StatementLabel } from '../trace/channels.js'
 
 export interface ResourceRoutesOptions {
@@ -160,8 +162,11 @@ export function registerResourceRoutes (
   if (maxPageSize < pageSize) fail(messages.pageSizeAboveMax)
   const node = engine.graph.node(resource, context)
   const table = tableOf(node)
-  const primaryKeyColumn = keyColumn(node)
-  const primaryKeySchema = identifierSchema(node.sourceSchemas.get(node.primaryKey))
+  // A composite key: its columns, and the identifier's schema (graph/identifiers.ts); see detail-keys.ts.
+  const primaryKeyColumns = keyColumns(node)
+  const primaryKeySchema = node.key.kind === 'composite'
+    ? compositeIdSchema(node.key)
+    : identifierSchema(node.sourceSchemas.get(node.primaryKey))
   const countSite = {}
 
   const pagination = options.pagination ?? 'offset'
@@ -252,7 +257,7 @@ export function registerResourceRoutes (
     // A page in primary key order, unfiltered: the statements of a plain list.
     if (list.kind === 'offset' && list.filters.length === 0 && list.sort.length === 0) {
       const plainPage = ([limit, offset]: readonly unknown[]) =>
-        selectLevel(db, plan.root, scope).orderBy(primaryKeyColumn).limit(limit as number).offset(offset as number)
+        orderedByKey(selectLevel(db, plan.root, scope), primaryKeyColumns).limit(limit as number).offset(offset as number)
       const pageValues = [limit, offset]
       // The relations' statements go with the page's where the database loads in one wave (load/one-wave.ts).
       const statement = { build: () => plainPage(pageValues), values: pageValues, purpose: 'page', scope: parts }
@@ -389,15 +394,15 @@ export function registerResourceRoutes (
     schema: primaryKeySchema === undefined
       ? (shared.documentation === undefined ? undefined : { ...shared.documentation })
       : { ...shared.documentation, params: { type: 'object', properties: { id: primaryKeySchema }, required: ['id'] } },
-    validatorCompiler: parameterReader({ id: primaryKeySchema }),
+    validatorCompiler: parameterReader({ id: primaryKeySchema, key: node.key }),
   }, async (request: FastifyRequest<{ Params: { id: unknown } }>) => {
     const { expansion: plan } = attachedPlan(request, 'expansion')
     const loadContext = loading.contextFor(request)
     const { db, templates } = loadContext
     const scope = loadContext.scope(node)
     const notFound = () => new NotFoundError(messages.notFound(node.name, String(request.params.id)))
-    const one = ([id]: readonly unknown[]) => selectLevel(db, plan.root, scope).where(primaryKeyColumn, '=', id)
-    const values = [request.params.id]
+    const one = (values: readonly unknown[]) => whereKey(selectLevel(db, plan.root, scope), primaryKeyColumns, values)
+    const values = keyValues(node.key, request.params.id)
     const parts = loadContext.scopeParts(node)
     const statement = { build: () => one(values), values, purpose: 'one', scope: parts }
     const [row, wave] = await withOneWave(loadContext, plan.root, statement, async () => {

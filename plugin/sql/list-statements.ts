@@ -1,4 +1,5 @@
 import { sql, type Expression, type ExpressionBuilder, type SqlBool } from 'kysely'
+import { columnsOf } from '../graph/composite-relations.js'
 import type { RelationEdge, ResourceNode } from '../graph/resource-graph.js'
 import type { LoadContext } from '../load/load-context.js'
 import type { RequestedFilter, ResolvedList } from '../plan/list-plan.js'
@@ -236,7 +237,7 @@ export function servingIndexes (root: ResourceNode, list: Pick<ResolvedList, 'fi
     switch (link.kind) {
       case 'to-one': break
       case 'to-many': index(tableOf(relation.target), [foreignKeyOf(relation, link.foreignKey)]); break
-      case 'many-to-many': index(link.through.table, [link.through.from, link.through.to]); break
+      case 'many-to-many': index(link.through.table, [...columnsOf(link.through.from), ...columnsOf(link.through.to)]); break
       case 'function': return throughFunction()
       default: link satisfies never
     }

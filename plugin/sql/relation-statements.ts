@@ -3,9 +3,12 @@ import type { AggregateField, LevelPlan, PlannedField } from '../plan/plan.js'
 import { aggregatesByRelation, aggregateStatement } from './aggregate-statements.js'
 import type { RelationEdge, RelationKind, RelationLink } from '../graph/resource-graph.js'
 import type { LoadContext } from '../load/load-context.js'
+import { readsCompositeKey } from '../graph/composite-relations.js'
+import { compositeToManyStatement, compositeToOneStatement } from './composite-keys.js'
 import { orderedBy, parentKey, type RelationOrder, type RelationSource } from './dialects/index.js'
 import { foreignKeyOf, keyColumn, selectLevel, selectLevelColumns, selectionOf, tableOf, type AnySelect } from './selection.js'
 import { idsReadAsText, parentKeyReadAsText } from './text-columns.js'
+import { withWaveColumns } from './key-subqueries.js'
 
 export { parentKey } from './dialects/index.js'
 
@@ -44,8 +47,10 @@ const statements = {
   // it needs no bound (batch-loader's `rowsOf` binds none). A `limit ?` there costs SQLite about 20% on an IN over the key.
   'to-one': {
     bounded: false,
-    rows: (context, _link, { relation, level }, keys) =>
-      selectLevel(context.db, level, context.scope(relation.target)).where(keyColumn(level.node), 'in', keys),
+    rows (context, _link, { relation, level }, keys) {
+      const statement = selectLevel(context.db, level, context.scope(relation.target)).where(keyColumn(level.node), 'in', keys)
+      return Array.isArray(keys) ? statement : withWaveColumns(statement, keyColumn(level.node))
+    },
     ids: undefined,
   },
   'to-many': {
@@ -124,17 +129,22 @@ function toManyStatement (
     const tag: AliasableExpression<unknown> = parentKeyReadAsText(relation.owner)
       ? dialect.asText(source.parentColumn)
       : sql.ref(source.parentColumn)
-    return source.select(scope === undefined ? from : from.where(scope))
+    const statement = source.select(scope === undefined ? from : from.where(scope))
       .select(tag.as(parentKey))
       .where(source.parentColumn, 'in', keys)
+    // Keyed by its parents' statement (load/one-wave.ts): each row says its parent and its place in the order.
+    return Array.isArray(keys) ? statement : withWaveColumns(statement, source.parentColumn, [[source.parentColumn, 'asc'], ...order])
   }
   const limit = limitOf(context, field)
-  if (limit !== undefined) {
-    // Its keys are bound twice on some dialects: a relation with `limit` is never loaded by a key subquery (load/one-wave.ts).
-    if (!Array.isArray(keys)) throw new TypeError('a relation with limit takes its keys as a list')
-    return dialect.firstRowsPerParent({ db, source, scope, keys, order, limit, bound, tagged })
-  }
+  // Its keys are bound twice on some dialects: a relation with `limit` is never loaded by a key subquery.
+  if (limit !== undefined) return dialect.firstRowsPerParent({ db, source, scope, keys: keyList(keys), order, limit, bound, tagged })
   return dialect.limit(orderedBy(tagged().orderBy(source.parentColumn), order), bound)
+}
+
+/** Keys as a list: a relation over a composite key, or with `limit`, is never keyed by a subquery (load/one-wave.ts). */
+function keyList (keys: RelationKeys): readonly unknown[] {
+  if (!Array.isArray(keys)) throw new TypeError('this relation takes its keys as a list, never as a subquery')
+  return keys
 }
 
 const same = (query: AnySelect): AnySelect => query
@@ -152,11 +162,19 @@ export function relationRowsQuery (
   context: LoadContext, field: Extract<PlannedField, { kind: 'expanded' }>, keys: RelationKeys, bound: number
 ): AnySelect {
   const { link } = field.relation
+  // A relation over a composite key: its statements are sql/composite-keys.ts's.
+  const composite = readsCompositeKey(field.relation)
   // Every case returns: a kind without one does not compile (the function would lack a return).
   switch (link.kind) {
-    case 'to-one': return statements['to-one'].rows(context, link, field, keys)
-    case 'to-many': return statements['to-many'].rows(context, link, field, keys, bound)
-    case 'many-to-many': return statements['many-to-many'].rows(context, link, field, keys, bound)
+    case 'to-one': return composite ? compositeToOneStatement(context, field, keyList(keys)) : statements['to-one'].rows(context, link, field, keys)
+    case 'to-many':
+      return composite
+        ? compositeToManyStatement(context, link, field, keyList(keys), bound)
+        : statements['to-many'].rows(context, link, field, keys, bound)
+    case 'many-to-many':
+      return composite
+        ? compositeToManyStatement(context, link, field, keyList(keys), bound)
+        : statements['many-to-many'].rows(context, link, field, keys, bound)
     case 'function': return noStatement()
   }
 }
@@ -164,10 +182,17 @@ export function relationRowsQuery (
 /** The statement loading a to-many relation's ids for these parent keys, `bound` rows at most. */
 export function relationIdsQuery (context: LoadContext, field: RelationField, keys: RelationKeys, bound: number): AnySelect {
   const { link } = field.relation
+  const composite = readsCompositeKey(field.relation)
   switch (link.kind) {
     case 'to-one': throw new TypeError('a to-one relation shows the id its row holds: no statement')
-    case 'to-many': return statements['to-many'].ids(context, link, field, keys, bound)
-    case 'many-to-many': return statements['many-to-many'].ids(context, link, field, keys, bound)
+    case 'to-many':
+      return composite
+        ? compositeToManyStatement(context, link, field, keyList(keys), bound)
+        : statements['to-many'].ids(context, link, field, keys, bound)
+    case 'many-to-many':
+      return composite
+        ? compositeToManyStatement(context, link, field, keyList(keys), bound)
+        : statements['many-to-many'].ids(context, link, field, keys, bound)
     case 'function': return noStatement()
   }
 }

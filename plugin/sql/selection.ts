@@ -3,6 +3,7 @@ import { InvalidDefinitionError, messages } from '../errors.js'
 import type { LevelPlan } from '../plan/plan.js'
 import { ownerColumn, type RelationEdge, type ResourceNode } from '../graph/resource-graph.js'
 import { literalKey } from '../drivers/statement-cache.js'
+import type { KeyColumns } from '../graph/resource.js'
 import { dialectOf, type ExpandDialect } from './dialects/index.js'
 import { fieldReadAsText } from './text-columns.js'
 
@@ -24,7 +25,7 @@ export type ComputedSql = (eb: ExpressionBuilder<any, any>) => Expression<unknow
  */
 export function selectionOf (level: LevelPlan): Array<[column: string | ComputedSql, field: string]> {
   const { node } = level
-  const selection = new Map<string, string | ComputedSql>([[node.primaryKey, node.column(node.primaryKey)]])
+  const selection = new Map<string, string | ComputedSql>(node.key.fields.map((field) => [field, node.column(field)]))
   for (const field of level.fields) {
     switch (field.kind) {
       case 'value':
@@ -40,6 +41,11 @@ export function selectionOf (level: LevelPlan): Array<[column: string | Computed
         // A to-one relation's key is a column of this level; the others are read by their own statements.
         const column = ownerColumn(field.relation.link)
         if (column !== undefined) selection.set(field.name, column)
+        // Over several columns: each under a part alias, which load/composite-ids.ts makes the identifier of.
+        const { link } = field.relation
+        if (link.kind === 'to-one' && typeof link.column !== 'string') {
+          for (const [index, part] of link.column.entries()) selection.set(`${field.name}.${index}`, part)
+        }
         break
       }
       default:
@@ -97,6 +103,8 @@ export function selectLevelColumns (query: AnySelect, level: LevelPlan, dialect:
 
 /** A resource's primary key column, qualified by its table. */
 export function keyColumn (node: ResourceNode): string {
+  // A composite key has several: sql/composite-keys.ts's keyColumns.
+  if (node.key.kind === 'composite') throw new TypeError(`${node.qualifiedName} has a composite key`)
   return `${tableOf(node)}.${node.column(node.primaryKey)}`
 }
 
@@ -107,9 +115,11 @@ export function tableOf (node: ResourceNode): string {
   return node.table
 }
 
-export function foreignKeyOf (relation: RelationEdge, foreignKey: string | undefined): string {
+export function foreignKeyOf (relation: RelationEdge, foreignKey: KeyColumns | undefined): string {
   if (foreignKey === undefined) {
     throw new InvalidDefinitionError(messages.toManyNotLoadable(relation.owner.qualifiedName, relation.field))
   }
+  // Statements over a composite key are written by composite-keys.ts: what reaches here has one column.
+  if (typeof foreignKey !== 'string') throw new TypeError(`${relation.field}: a foreign key of several columns`)
   return foreignKey
 }

@@ -1,7 +1,7 @@
 import Fastify, { type FastifyInstance } from 'fastify'
 import t from 'tap'
 import expandPlugin, { isExpanded, isIncluded } from '../../plugin/index.js'
-import { asWrittenOn, dialects, inComparableOrder, inOneWave, keySubqueryOf, type TestDatabase } from '../fixtures/dialects.js'
+import { asWrittenOn, dialects, inComparableOrder, inOneWave, inWave, keySubqueryOf, type TestDatabase } from '../fixtures/dialects.js'
 import { openTenants, readCallers, tenantResources } from '../fixtures/tenants.js'
 
 // docs/access.md: each resource's `scope`
@@ -271,6 +271,8 @@ for (const dialect of dialects()) {
       // In one wave, each statement's keys are its parent's statement, which binds its own scope's values after the statement's
       // (the values of every level's scope, then the root's id): `at` is where the parent's values start, `keys` the keys bound else.
       const keyed = (parent: (at: number) => string, column: string, keys: string) => oneWave ? keySubqueryOf(parent(2), column) : keys
+      /** A relation's statement as sent: in one wave, joined from the keys it answers for (its placeholders numbered as written). */
+      const wave = (statement: string) => oneWave ? inWave(dialect, statement) : statement
       const url = '/posts/1?expand=author,tags,comments&fields=id,author,tags,comments'
       const user = await request(url, 1)
       t.equal(user.status, 200)
@@ -279,26 +281,26 @@ for (const dialect of dialects()) {
         `where ("authors"."deleted_at" is null and "authors"."tenant_id" = ${p(at)}) and "authors"."id" in (${oneWave ? keySubqueryOf(post(at + 1), '"posts"."author_id"') : p(at + 1)})`
       t.strictSame(inComparableOrder(dialect, user.statements), inComparableOrder(dialect, written([
         post(1),
-        author(1),
-        'select "posts"."id" as "id", "posts"."author_id" as "__expand_parent" from "posts" ' +
-          `where ${postScope(1)} and "posts"."author_id" in (${keyed(author, '"authors"."id"', p(2))}) order by "posts"."author_id", "posts"."id" limit 16384`,
-        'select "tags"."id" as "id", cast("tags"."label" as text) as "label", "post_tags"."post_id" as "__expand_parent" from "tags" ' +
+        wave(author(1)),
+        wave('select "posts"."id" as "id", "posts"."author_id" as "__expand_parent" from "posts" ' +
+          `where ${postScope(1)} and "posts"."author_id" in (${keyed(author, '"authors"."id"', p(2))}) order by "posts"."author_id", "posts"."id" limit 16384`),
+        wave('select "tags"."id" as "id", cast("tags"."label" as text) as "label", "post_tags"."post_id" as "__expand_parent" from "tags" ' +
           'inner join "post_tags" on "post_tags"."tag_id" = "tags"."id" ' +
-          `where ${tagScope(1)} and "post_tags"."post_id" in (${keyed(post, '"posts"."id"', p(2))}) order by "post_tags"."post_id", "post_tags"."tag_id" limit 16384`,
-        'select "comments"."id" as "id", cast("comments"."body" as text) as "body", "comments"."author_id" as "author", "comments"."post_id" as "post", ' +
+          `where ${tagScope(1)} and "post_tags"."post_id" in (${keyed(post, '"posts"."id"', p(2))}) order by "post_tags"."post_id", "post_tags"."tag_id" limit 16384`),
+        wave('select "comments"."id" as "id", cast("comments"."body" as text) as "body", "comments"."author_id" as "author", "comments"."post_id" as "post", ' +
           '"comments"."post_id" as "__expand_parent" from "comments" ' +
           `where ("comments"."deleted_at" is null and "comments"."tenant_id" = ${p(1)}) and "comments"."post_id" in (${keyed(post, '"posts"."id"', p(2))}) ` +
-          'order by "comments"."post_id", "comments"."id" limit 16384',
+          'order by "comments"."post_id", "comments"."id" limit 16384'),
       ])), oneWave
         ? 'to-one, to-many ids (author.posts), many-to-many and to-many, each with its scope, and in its subqueries each parent\'s'
         : 'to-one, to-many ids (author.posts), many-to-many and to-many, each with its scope')
       const tagIds = await request('/posts/1?fields=id,tags', 1)
       t.equal(tagIds.statements.length, 2)
       t.strictSame(tagIds.statements.filter((statement) => statement.includes('__expand_parent')), written([
-        'select "post_tags"."tag_id" as "id", "post_tags"."post_id" as "__expand_parent" from "post_tags" ' +
+        wave('select "post_tags"."tag_id" as "id", "post_tags"."post_id" as "__expand_parent" from "post_tags" ' +
           'inner join "tags" on "tags"."id" = "post_tags"."tag_id" ' +
           `where ${tagScope(1)} and "post_tags"."post_id" in (${keyed((at) => `select "posts"."id" as "id" from "posts" where ${postScope(at)} and "posts"."id" = ${p(at + 1)}`, '"posts"."id"', p(2))}) ` +
-          'order by "post_tags"."post_id", "post_tags"."tag_id" limit 16384',
+          'order by "post_tags"."post_id", "post_tags"."tag_id" limit 16384'),
       ]), 'many-to-many ids join the related table for its scope')
       const admin = await request(url, 'admin')
       const openPost = `select "posts"."id" as "id", "posts"."author_id" as "author" from "posts" where "posts"."id" = ${p(1)}`
@@ -307,14 +309,14 @@ for (const dialect of dialects()) {
       const openKeyed = (parent: string, column: string) => oneWave ? keySubqueryOf(parent, column) : p(1)
       t.strictSame(inComparableOrder(dialect, admin.statements), inComparableOrder(dialect, written([
         openPost,
-        openAuthor,
-        `select "posts"."id" as "id", "posts"."author_id" as "__expand_parent" from "posts" where "posts"."author_id" in (${openKeyed(openAuthor, '"authors"."id"')}) order by "posts"."author_id", "posts"."id" limit 16384`,
-        'select "tags"."id" as "id", cast("tags"."label" as text) as "label", "post_tags"."post_id" as "__expand_parent" from "tags" ' +
+        wave(openAuthor),
+        wave(`select "posts"."id" as "id", "posts"."author_id" as "__expand_parent" from "posts" where "posts"."author_id" in (${openKeyed(openAuthor, '"authors"."id"')}) order by "posts"."author_id", "posts"."id" limit 16384`),
+        wave('select "tags"."id" as "id", cast("tags"."label" as text) as "label", "post_tags"."post_id" as "__expand_parent" from "tags" ' +
           'inner join "post_tags" on "post_tags"."tag_id" = "tags"."id" ' +
-          `where "post_tags"."post_id" in (${openKeyed(openPost, '"posts"."id"')}) order by "post_tags"."post_id", "post_tags"."tag_id" limit 16384`,
-        'select "comments"."id" as "id", cast("comments"."body" as text) as "body", "comments"."author_id" as "author", "comments"."post_id" as "post", ' +
+          `where "post_tags"."post_id" in (${openKeyed(openPost, '"posts"."id"')}) order by "post_tags"."post_id", "post_tags"."tag_id" limit 16384`),
+        wave('select "comments"."id" as "id", cast("comments"."body" as text) as "body", "comments"."author_id" as "author", "comments"."post_id" as "post", ' +
           '"comments"."post_id" as "__expand_parent" from "comments" ' +
-          `where "comments"."post_id" in (${openKeyed(openPost, '"posts"."id"')}) order by "comments"."post_id", "comments"."id" limit 16384`,
+          `where "comments"."post_id" in (${openKeyed(openPost, '"posts"."id"')}) order by "comments"."post_id", "comments"."id" limit 16384`),
       ])), 'scope undefined: the statements of a resource without one')
     })
 

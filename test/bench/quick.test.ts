@@ -77,13 +77,16 @@ t.test('npm run bench -- --quick completes and writes valid results', async (t) 
     ['expand=pet_count,last_pet', 2], ['the same page without them', 1], ['hand-written LEFT JOIN + GROUP BY + JSON.stringify', 1],
   ], 'derived: the page with its aggregates (page, then one grouped statement), without them, and the hand-written statement')
 
-  t.equal(report.goals.length, 13)
+  t.equal(report.goals.length, 15)
   // Drizzle is measured once `npm run bench` has installed it in benchmarks/contenders; PostgreSQL with DATABASE_URL,
-  // MariaDB with MARIADB_URL.
-  const drizzleInstalled = existsSync(path.join(root, 'benchmarks', 'contenders', 'node_modules', 'drizzle-orm', 'package.json'))
+  // MariaDB with MARIADB_URL; PostGraphile on PostgreSQL, once installed there, on Node 22 or later.
+  const installed = (name: string) => existsSync(path.join(root, 'benchmarks', 'contenders', 'node_modules', name, 'package.json'))
+  const postgraphileRuns = Boolean(process.env.DATABASE_URL) && installed('postgraphile') && Number(process.versions.node.split('.')[0]) >= 22
   const measured = (goal: string) => goal.includes('Drizzle')
-    ? drizzleInstalled
-    : goal.includes('PostgreSQL') ? Boolean(process.env.DATABASE_URL) : goal.includes('MariaDB') ? Boolean(process.env.MARIADB_URL) : true
+    ? installed('drizzle-orm')
+    : goal.includes('PostGraphile')
+      ? postgraphileRuns
+      : goal.includes('PostgreSQL') ? Boolean(process.env.DATABASE_URL) : goal.includes('MariaDB') ? Boolean(process.env.MARIADB_URL) : true
   for (const goal of report.goals) {
     if (measured(goal.goal)) t.type(goal.met, 'boolean', `${goal.goal} is evaluated`)
     else t.equal(goal.met, undefined, `${goal.goal} is not measured in this run`)
@@ -93,6 +96,9 @@ t.test('npm run bench -- --quick completes and writes valid results', async (t) 
   const markdown = readFileSync(path.join(out, 'RESULTS.md'), 'utf8')
   t.match(markdown, /^# Benchmark results\n/)
   t.match(markdown, `| cores | ${os.cpus().length} |`)
+  t.equal(report.load.start.length, 3, 'the load average when the run began')
+  t.equal(report.load.end.length, 3, 'and when it ended')
+  t.match(markdown, /\| load average \(1, 5, 15 min\) \| [\d.]+, [\d.]+, [\d.]+ at the start, [\d.]+, [\d.]+, [\d.]+ at the end \|/)
   t.match(markdown, `| Node | ${process.version} |`)
   for (const heading of ['## Goals', '## Serialization', '## Request overhead', '## HTTP (autocannon)', '## Database loading', '## End to end (in process)', '## Lists: filters, sort, cursor pages', '## Derived data: aggregates']) {
     t.match(markdown, `\n${heading}\n`)

@@ -1,7 +1,7 @@
 import Fastify, { type FastifyInstance } from 'fastify'
 import t from 'tap'
 import expandPlugin from '../../plugin/index.js'
-import { asWrittenOn, dialects, inComparableOrder, inOneWave, keySubqueryOf, type TestDatabase } from '../fixtures/dialects.js'
+import { asWrittenOn, dialects, inComparableOrder, inOneWave, inWave, keySubqueryOf, type TestDatabase } from '../fixtures/dialects.js'
 import { Company, Person, Pet, openSeeded, resources, handlerPetColumns } from '../fixtures/tables.js'
 
 async function build (database: TestDatabase): Promise<FastifyInstance> {
@@ -45,6 +45,8 @@ for (const dialect of dialects()) {
     const oneWave = inOneWave(dialect)
     /** What a relation's statement reads its keys from: its parent statement's `column` in one wave, else the keys bound. */
     const keyed = (parent: string, column: string, keys: string) => oneWave ? keySubqueryOf(parent, column) : keys
+    /** A relation's statement as sent: in one wave, joined from the keys it answers for. */
+    const wave = (statement: string) => oneWave ? inWave(dialect, statement) : statement
     const petById = `select ${petColumns} from "pets" where "pets"."id" = ${p(1)}`
 
     t.test('default detail: ids for relations, to-many ids in one statement', async (t) => {
@@ -54,9 +56,9 @@ for (const dialect of dialects()) {
       t.equal(statements.length, 2, 'root + toy ids')
       t.same(inComparableOrder(dialect, statements), inComparableOrder(dialect, written([
         petById,
-        'select "pet_toys"."toy_id" as "id", "pet_toys"."pet_id" as "__expand_parent" from "pet_toys" ' +
+        wave('select "pet_toys"."toy_id" as "id", "pet_toys"."pet_id" as "__expand_parent" from "pet_toys" ' +
           'inner join "toys" on "toys"."id" = "pet_toys"."toy_id" ' +
-          `where "pet_toys"."pet_id" in (${keyed(petById, '"pets"."id"', p(1))}) order by "pet_toys"."pet_id", "pet_toys"."toy_id" limit 16384`,
+          `where "pet_toys"."pet_id" in (${keyed(petById, '"pets"."id"', p(1))}) order by "pet_toys"."pet_id", "pet_toys"."toy_id" limit 16384`),
       ])), 'many-to-many ids: the join table joined to the related table (its rows decide which ids exist), in the join column\'s order')
     })
 
@@ -74,12 +76,12 @@ for (const dialect of dialects()) {
       const owner = `select ${personColumns} from "people" where "people"."id" in (${keyed(petById, '"pets"."owner_id"', p(1))})`
       t.same(inComparableOrder(dialect, statements), inComparableOrder(dialect, written([
         petById,
-        owner,
-        `select "companies"."id" as "id", cast("companies"."name" as text) as "name", "companies"."public" as "public" from "companies" where "companies"."id" in (${keyed(owner, '"people"."employer_id"', p(1))})`,
-        `select "pet_stores"."id" as "id", cast("pet_stores"."name" as text) as "name" from "pet_stores" where "pet_stores"."id" in (${keyed(petById, '"pets"."sold_from_id"', p(1))})`,
-        'select "toys"."id" as "id", cast("toys"."name" as text) as "name", "pet_toys"."pet_id" as "__expand_parent" from "toys" ' +
+        wave(owner),
+        wave(`select "companies"."id" as "id", cast("companies"."name" as text) as "name", "companies"."public" as "public" from "companies" where "companies"."id" in (${keyed(owner, '"people"."employer_id"', p(1))})`),
+        wave(`select "pet_stores"."id" as "id", cast("pet_stores"."name" as text) as "name" from "pet_stores" where "pet_stores"."id" in (${keyed(petById, '"pets"."sold_from_id"', p(1))})`),
+        wave('select "toys"."id" as "id", cast("toys"."name" as text) as "name", "pet_toys"."pet_id" as "__expand_parent" from "toys" ' +
           'inner join "pet_toys" on "pet_toys"."toy_id" = "toys"."id" ' +
-          `where "pet_toys"."pet_id" in (${keyed(petById, '"pets"."id"', p(1))}) order by "pet_toys"."pet_id", "pet_toys"."toy_id" limit 16384`,
+          `where "pet_toys"."pet_id" in (${keyed(petById, '"pets"."id"', p(1))}) order by "pet_toys"."pet_id", "pet_toys"."toy_id" limit 16384`),
       ])), oneWave
         ? 'each keyed by its parent\'s statement as a subquery: the owner\'s employer by the owner\'s, which holds the pet\'s'
         : 'to-one by key (options narrow the columns), nested to-one by the keys of the level above, many-to-many through the join table')
@@ -106,8 +108,8 @@ for (const dialect of dialects()) {
       const person = `select ${personColumns} from "people" where "people"."id" = ${p(1)}`
       t.same(inComparableOrder(dialect, expanded.statements), inComparableOrder(dialect, written([
         person,
-        'select "pets"."id" as "id", cast("pets"."name" as text) as "name", "pets"."owner_id" as "__expand_parent" from "pets" ' +
-          `where "pets"."owner_id" in (${keyed(person, '"people"."id"', p(1))}) order by "pets"."owner_id", "pets"."id" limit 16384`,
+        wave('select "pets"."id" as "id", cast("pets"."name" as text) as "name", "pets"."owner_id" as "__expand_parent" from "pets" ' +
+          `where "pets"."owner_id" in (${keyed(person, '"people"."id"', p(1))}) order by "pets"."owner_id", "pets"."id" limit 16384`),
       ])), 'to-many by the foreign key, only the fields of the relation\'s options')
     })
 
@@ -118,10 +120,10 @@ for (const dialect of dialects()) {
       t.same(inComparableOrder(dialect, statements), inComparableOrder(dialect, written([
         page,
         'select count(*) as "total" from "pets"',
-        `select ${personColumns} from "people" where "people"."id" in (${keyed(page, '"pets"."owner_id"', `${p(1)}, ${p(2)}`)})`,
-        'select "toys"."id" as "id", cast("toys"."name" as text) as "name", "pet_toys"."pet_id" as "__expand_parent" from "toys" ' +
+        wave(`select ${personColumns} from "people" where "people"."id" in (${keyed(page, '"pets"."owner_id"', `${p(1)}, ${p(2)}`)})`),
+        wave('select "toys"."id" as "id", cast("toys"."name" as text) as "name", "pet_toys"."pet_id" as "__expand_parent" from "toys" ' +
           'inner join "pet_toys" on "pet_toys"."toy_id" = "toys"."id" ' +
-          `where "pet_toys"."pet_id" in (${keyed(page, '"pets"."id"', `${p(1)}, ${p(2)}, ${p(3)}, ${p(4)}`)}) order by "pet_toys"."pet_id", "pet_toys"."toy_id" limit 16384`,
+          `where "pet_toys"."pet_id" in (${keyed(page, '"pets"."id"', `${p(1)}, ${p(2)}, ${p(3)}, ${p(4)}`)}) order by "pet_toys"."pet_id", "pet_toys"."toy_id" limit 16384`),
       ])), oneWave ? 'keyed by the page\'s statement: its limit and offset bound again' : 'owners 1, 1, 2 asked for once each; three pets padded to four keys')
     })
 

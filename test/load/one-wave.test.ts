@@ -6,11 +6,12 @@ import pg from 'pg'
 import t from 'tap'
 import expandPlugin, { defineResource } from '../../plugin/index.js'
 import { ResourceGraph } from '../../plugin/graph/resource-graph.js'
-import { keySubquery, nestedScope } from '../../plugin/sql/key-subqueries.js'
+import { keySubquery, nestedScope, waveStatement } from '../../plugin/sql/key-subqueries.js'
 import { relationRowsQuery } from '../../plugin/sql/relation-statements.js'
 import { postgresDialect } from '../../plugin/sql/dialects/index.js'
+import type { AnySelect } from '../../plugin/sql/selection.js'
 import type { LoadMessage } from '../../plugin/trace/channels.js'
-import { asWrittenOn, dialects, inOneWave, keySubqueryOf, type TestDatabase } from '../fixtures/dialects.js'
+import { asWrittenOn, dialects, inOneWave, inWave, keySubqueryOf, type TestDatabase } from '../fixtures/dialects.js'
 import { Company, PetStore, Toy, openSeeded } from '../fixtures/tables.js'
 import { schemas } from '../fixtures/pets.js'
 
@@ -112,14 +113,15 @@ for (const dialect of dialects()) {
       // Fred (pets 1 and 2) hidden: the pets of Sally and Bob only.
       const people = await get('/people?expand=pets&fields=id,pets.name', { 'x-hidden-person': 'Fred' })
       t.same(people.body.data, [{ id: 2, pets: [{ name: 'Nemo' }] }, { id: 3, pets: [] }, { id: 4, pets: [{ name: 'Rex' }] }])
-      t.equal(rowsOf(people.events, 'pets'), 2, 'the pets of visible people only are read')
+      // In one wave, each parent key the statement answers for without a row is a row of its own (Ann's).
+      t.equal(rowsOf(people.events, 'pets'), oneWave ? 3 : 2, 'the pets of visible people only are read')
       const page = `select "people"."id" as "id" from "people" where "people"."name" <> ${p(1)} order by "people"."id" limit ${p(2)} offset ${p(3)}`
       const pets = (at: number, keys: string) => 'select "pets"."id" as "id", cast("pets"."name" as text) as "name", "pets"."owner_id" as "__expand_parent" from "pets" ' +
         `where "pets"."species" <> ${p(at)} and "pets"."owner_id" in (${keys}) order by "pets"."owner_id", "pets"."id" limit 16384`
       const peopleAt = (at: number) => `select "people"."id" as "id" from "people" where "people"."name" <> ${p(at)} order by "people"."id" limit ${p(at + 1)} offset ${p(at + 2)}`
       t.same(people.statements.filter((statement) => statement.includes('__expand_parent')), written([
-        pets(1, oneWave ? keySubqueryOf(peopleAt(2), '"people"."id"') : [p(2), p(3), p(4), p(5)].join(', ')),
-      ]), oneWave ? 'the people\'s scope inside the pets\' subquery, its values after the pets\' own' : 'the visible people\'s keys')
+        oneWave ? inWave(dialect, pets(1, keySubqueryOf(peopleAt(2), '"people"."id"'))) : pets(1, [p(2), p(3), p(4), p(5)].join(', ')),
+      ]), oneWave ? 'the people\'s scope in the keys\' subquery, its values before the pets\' own' : 'the visible people\'s keys')
       t.equal(people.statements.filter((statement) => statement === asWrittenOn(dialect, page)).length, 1)
 
       // Dogs hidden: Odie's and Rex's toys are not read, at depth 2.
@@ -130,7 +132,7 @@ for (const dialect of dialects()) {
         { id: 3, pets: [] },
         { id: 4, pets: [] },
       ])
-      t.equal(rowsOf(deep.events, 'pets.toys'), 2, 'the toys of visible pets only are read')
+      t.equal(rowsOf(deep.events, 'pets.toys'), oneWave ? 3 : 2, 'the toys of visible pets only are read (and in one wave, Nemo\'s key)')
     })
 
     t.test('a relation reading each parent\'s first rows loads once its parents are read, in every dialect', async (t) => {
@@ -168,7 +170,7 @@ for (const dialect of dialects()) {
     // in one wave, sent before anything is loaded, 7 → 8 on each; one level at a time, less below a level that charged some.
     const bounded = database.statements.filter((statement) => statement.includes('__expand_parent'))
     t.ok(bounded.length > 0)
-    if (inOneWave(dialect)) t.ok(bounded.every((statement) => statement.endsWith(' limit 8')), 'limit 8 on each')
+    if (inOneWave(dialect)) t.ok(bounded.every((statement) => statement.includes(' limit 8)')), 'limit 8 on each')
     else t.ok(bounded.every((statement) => / limit [1248]$/.test(statement)), 'limit 8 at most')
   })
 }
@@ -177,8 +179,23 @@ t.test('key subqueries: the parent statement as a derived table, and the scope v
   const db = new Kysely<any>({ dialect: new PostgresDialect({ pool: new pg.Pool() }) })
   t.teardown(() => db.destroy())
   const parent = db.selectFrom('pets').select(['pets.id as id', 'pets.owner_id as owner']).where('pets.species', '=', 'cat').orderBy('pets.id').limit(3)
-  t.equal(keySubquery(db, parent, 'pets.owner_id').compile().sql,
-    'select "key_rows"."key" from (select "pets"."owner_id" as "key" from "pets" where "pets"."species" = $1 order by "pets"."id" limit $2) as "key_rows"')
+  const keys = keySubquery(db, parent, 'pets.owner_id')
+  t.equal(keys.compile().sql,
+    'select distinct "__expand_key_rows"."key" from (select "pets"."owner_id" as "key" from "pets" where "pets"."species" = $1 order by "pets"."id" limit $2) as "__expand_key_rows"')
+  const people = (keys: AnySelect) => db.selectFrom('people').select(['people.id as id', 'people.id as __expand_wave_join'])
+    .where('people.name', '<>', 'Fred').where('people.id', 'in', keys)
+  const compiled = waveStatement(db, keys, people, false).compile()
+  t.equal(compiled.sql,
+    'with "__expand_wave_keys" as (select distinct "__expand_key_rows"."key" from (select "pets"."owner_id" as "key" from "pets" ' +
+    'where "pets"."species" = $1 order by "pets"."id" limit $2) as "__expand_key_rows") ' +
+    'select "__expand_wave_rows"."id", "__expand_wave_rows"."__expand_wave_join", "__expand_wave_keys"."key" as "__expand_wave_key" from "__expand_wave_keys" ' +
+    'left join (select "people"."id" as "id", "people"."id" as "__expand_wave_join" from "people" where "people"."name" <> $3 ' +
+    'and "people"."id" in (select "__expand_wave_keys"."key" from "__expand_wave_keys")) as "__expand_wave_rows" ' +
+    'on "__expand_wave_rows"."__expand_wave_join" = "__expand_wave_keys"."key"',
+  'the keys read once, first; every key joined to its rows, or to none')
+  t.same(compiled.parameters, ['cat', 3, 'Fred'], 'the parents\' values, then the statement\'s own scope\'s')
+  t.equal(waveStatement(db, keys, people, true).compile().sql, `${compiled.sql} order by "__expand_wave_rows"."__expand_wave_row"`,
+    'a to-many relation\'s rows in its statement\'s order')
   t.equal(nestedScope(undefined, undefined), undefined)
   t.same(nestedScope({ key: 'a', values: [1] }, undefined), { key: 'a>', values: [1] })
   t.same(nestedScope(undefined, { key: 'b', values: [2] }), { key: '>b', values: [2] })
@@ -194,5 +211,67 @@ t.test('a relation with limit takes its keys as a list, never a subquery', async
   const field = { kind: 'expanded', name: 'first_pet', relation, level: { node: relation.target, fields: [] }, orderBy: undefined } as const
   const context = { db, dialect: postgresDialect, listed: () => undefined, scope: () => undefined }
   t.throws(() => relationRowsQuery(context as never, field as never, db.selectFrom('people').select('people.id'), 8),
-    new TypeError('a relation with limit takes its keys as a list'))
+    new TypeError('this relation takes its keys as a list, never as a subquery'))
 })
+
+/**
+ * A pool whose statements of one wave wait until the page's statement has
+ * answered and `between` has run: the page read before a write, its
+ * relations' statements after it, as when a write lands between them.
+ */
+function writeBetween (pool: pg.Pool, between: () => Promise<void>): pg.Pool {
+  let pageAnswered!: () => void
+  const answered = new Promise<void>((resolve) => { pageAnswered = resolve })
+  const connect = async () => {
+    const client = await pool.connect()
+    return {
+      async query (text: string, values?: unknown[]) {
+        if (text.startsWith('with "__expand_wave_keys"')) await answered
+        const result = await client.query(text, values)
+        if (text.startsWith('select') && / order by "pets"\."id" limit \$\d+ offset \$\d+$/.test(text)) {
+          await between()
+          pageAnswered()
+        }
+        return result
+      },
+      release: (error?: Error | boolean) => client.release(error),
+    }
+  }
+  return { connect, end: async () => await pool.end() } as unknown as pg.Pool
+}
+
+for (const dialect of dialects().filter((dialect) => dialect.name === 'postgres')) {
+  t.test(`a write between the page and its relations' statements on ${dialect.name}: each parent placed is answered for`, async (t) => {
+    const database = await openSeeded(t, dialect)
+    const plain = await build(database)
+    t.teardown(() => plain.close())
+    const url = '/pets?limit=1&expand=owner.employer,toys'
+    const before = await plain.inject(url)
+    t.equal(before.statusCode, 200)
+    const [{ schema }] = (await database.db.selectNoFrom((eb) => eb.fn<string>('current_schema').as('schema')).execute()) as [{ schema: string }]
+    const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 4, options: `-c search_path=${schema}` })
+    const sent: Array<{ sql: string; parameters: readonly unknown[] }> = []
+    // Pet 0 (Bob's, no toys) comes first in the table once written: the relations' subqueries read it as the page.
+    const insertPetZero = async () => {
+      await database.db.insertInto('pets').values({ id: 0, name: 'Zero', species: 'cat', owner_id: 4, sold_from_id: null }).execute()
+    }
+    const db = new Kysely<any>({
+      dialect: new PostgresDialect({ pool: writeBetween(pool, insertPetZero) }),
+      log: (event) => { if (event.level === 'query') sent.push({ sql: event.query.sql, parameters: event.query.parameters }) },
+    })
+    const gated = await build({ ...database, db })
+    t.teardown(async () => { await gated.close(); await db.destroy() })
+    const during = await gated.inject(url)
+    t.equal(during.statusCode, 200)
+    t.same(during.json().data, before.json().data, 'Garfield, with Fred, his employer and both toys: as before the write')
+    t.same(during.json().data[0].toys.map((toy: { name: string }) => toy.name), ['ball', 'string'])
+    const waves = sent.filter(({ sql }) => sql.startsWith('with '))
+    t.equal(waves.length, 3, 'owner, owner.employer and toys sent with the page')
+    const byKey = sent.filter(({ sql }) => !sql.startsWith('with ') && / in \(\$\d+\)/.test(sql)).map(({ sql, parameters }) => [sql.split(' from ')[1]!.split(' ')[0], parameters])
+    t.same(byKey.sort(), [['"companies"', [1]], ['"people"', ['', 1]], ['"toys"', [1]]].sort(),
+      'Fred (not Bob), his employer, and Garfield\'s toys read by key after the wave: their parents were not the wave\'s')
+    t.equal(sent.length, 2 + 3 + 3, 'the page, its count, the wave, and the three relations read again')
+    const after = await plain.inject(url)
+    t.equal(after.json().data[0].name, 'Zero', 'the write is there for the next request')
+  })
+}

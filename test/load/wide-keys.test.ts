@@ -1,7 +1,7 @@
 import Fastify, { type FastifyInstance } from 'fastify'
 import t from 'tap'
 import expandPlugin from '../../plugin/index.js'
-import { asWrittenOn, dialects, inComparableOrder, inOneWave, keySubqueryOf, type Dialect, type TestDatabase } from '../fixtures/dialects.js'
+import { asWrittenOn, dialects, inComparableOrder, inOneWave, inWave, keySubqueryOf, type Dialect, type TestDatabase } from '../fixtures/dialects.js'
 import {
   Account, Entry, NumberedAccount, NumberedOrder, Order, Tag, at53, createWideKeyTables, maxInt8, past53, wideKeyResources,
 } from '../fixtures/wide-keys.js'
@@ -90,6 +90,8 @@ for (const dialect of dialects()) {
     const bodyOf = async (url: string) => JSON.parse((await get(url)).body) as Page
     /** What a relation's statement reads its keys from: its parent statement's `column` in one wave, else the keys bound. */
     const keyed = (parent: string, column: string, keys: string) => inOneWave(dialect) ? keySubqueryOf(parent, column) : keys
+    /** A relation's statement as sent: in one wave, joined from the keys it answers for. */
+    const wave = (statement: string) => inOneWave(dialect) ? inWave(dialect, statement) : statement
     const accountById = 'select cast("accounts"."id" as text) as "id", cast("accounts"."name" as text) as "name" from "accounts" where "accounts"."id" = $1'
     /** Every page forward from `url`, then back from the last one: the ids of each page. */
     const walk = async (url: string) => {
@@ -112,8 +114,8 @@ for (const dialect of dialects()) {
       t.same(await get(`/accounts/${past53}`), ok(
         accountRow[past53],
         accountById,
-        'select cast("orders"."id" as text) as "id", cast("orders"."account_id" as text) as "__expand_parent" from "orders" ' +
-          `where "orders"."account_id" in (${keyed(accountById, '"accounts"."id"', '$1')}) order by "orders"."account_id", "orders"."id" limit 16384`
+        wave('select cast("orders"."id" as text) as "id", cast("orders"."account_id" as text) as "__expand_parent" from "orders" ' +
+          `where "orders"."account_id" in (${keyed(accountById, '"accounts"."id"', '$1')}) order by "orders"."account_id", "orders"."id" limit 16384`)
       ))
       t.same(database.parameters, [[past53], [past53]], 'bound as the text it is')
       t.same((await get(`/accounts/${at53}`)).body, JSON.stringify(accountRow[at53]), '2^53 is an account of its own')
@@ -125,9 +127,9 @@ for (const dialect of dialects()) {
       t.same(await get(`/tags/${past53}`), ok(
         { id: past53, name: 'past', orders: ['7', '9007199254740995'] },
         tagById,
-        'select cast("order_tags"."order_id" as text) as "id", cast("order_tags"."tag_id" as text) as "__expand_parent" from "order_tags" ' +
+        wave('select cast("order_tags"."order_id" as text) as "id", cast("order_tags"."tag_id" as text) as "__expand_parent" from "order_tags" ' +
           `inner join "orders" on "orders"."id" = "order_tags"."order_id" where "order_tags"."tag_id" in (${keyed(tagById, '"tags"."id"', '$1')}) ` +
-          'order by "order_tags"."tag_id", "order_tags"."order_id" limit 16384'
+          'order by "order_tags"."tag_id", "order_tags"."order_id" limit 16384')
       ), 'many-to-many ids through a join table of bigints')
     })
 
@@ -144,13 +146,13 @@ for (const dialect of dialects()) {
       t.same(await get('/orders/9007199254740995?expand=account,tags'), ok(
         { id: '9007199254740995', label: 'past one', account: accountRow[past53], tags: [pastTag, nextToLargest] },
         orderById,
-        account,
-        'select cast("orders"."id" as text) as "id", cast("orders"."account_id" as text) as "__expand_parent" from "orders" ' +
-          `where "orders"."account_id" in (${keyed(account, '"accounts"."id"', '$1')}) order by "orders"."account_id", "orders"."id" limit 16384`,
-        tags,
-        'select cast("order_tags"."order_id" as text) as "id", cast("order_tags"."tag_id" as text) as "__expand_parent" from "order_tags" ' +
+        wave(account),
+        wave('select cast("orders"."id" as text) as "id", cast("orders"."account_id" as text) as "__expand_parent" from "orders" ' +
+          `where "orders"."account_id" in (${keyed(account, '"accounts"."id"', '$1')}) order by "orders"."account_id", "orders"."id" limit 16384`),
+        wave(tags),
+        wave('select cast("order_tags"."order_id" as text) as "id", cast("order_tags"."tag_id" as text) as "__expand_parent" from "order_tags" ' +
           `inner join "orders" on "orders"."id" = "order_tags"."order_id" where "order_tags"."tag_id" in (${keyed(tags, '"tags"."id"', '$1, $2')}) ` +
-          'order by "order_tags"."tag_id", "order_tags"."order_id" limit 16384'
+          'order by "order_tags"."tag_id", "order_tags"."order_id" limit 16384')
       ), 'to-one and many-to-many')
       const pastOne = { id: '9007199254740995', label: 'past one', account: past53, tags: [past53, '9223372036854775806'] }
       const pastTwo = { id: '9007199254740998', label: 'past two', account: past53, tags: [] }
@@ -160,10 +162,10 @@ for (const dialect of dialects()) {
       t.same(await get(`/accounts/${past53}?expand=orders`), ok(
         { id: past53, name: 'past 2^53', orders: [pastOne, pastTwo] },
         accountById,
-        orders,
-        'select cast("order_tags"."tag_id" as text) as "id", cast("order_tags"."order_id" as text) as "__expand_parent" from "order_tags" ' +
+        wave(orders),
+        wave('select cast("order_tags"."tag_id" as text) as "id", cast("order_tags"."order_id" as text) as "__expand_parent" from "order_tags" ' +
           `inner join "tags" on "tags"."id" = "order_tags"."tag_id" where "order_tags"."order_id" in (${keyed(orders, '"orders"."id"', '$1, $2')}) ` +
-          'order by "order_tags"."order_id", "order_tags"."tag_id" limit 16384'
+          'order by "order_tags"."order_id", "order_tags"."tag_id" limit 16384')
       ), 'to-many: the orders of 2^53 + 1 only, none of 2^53')
       t.same((await get(`/accounts/${at53}?expand=orders.account&fields=id,orders.id,orders.account.id`)).body,
         JSON.stringify({ id: at53, orders: [{ id: '9007199254740996', account: { id: at53 } }] }), 'there and back')

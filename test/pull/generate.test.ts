@@ -45,12 +45,12 @@ const expectedSkipped = [
   'my-table: its name is not letters, digits and underscores, not starting with a digit',
   'blobs: its primary key id is not a column the generator reads (bytea)',
   'genres: its resource name Genre is taken by table genre',
-  'odd: the composite foreign key (a, b) to pairs is not supported yet',
+  'odd: its foreign key (a, b) to pairs is not a relation: pairs is not generated',
   'odd.code_id: its foreign key to airports.origin_flights is not to the primary key: no relation',
   'odd.ext_id: its foreign key to elsewhere.things is not a relation: elsewhere.things is not generated',
   'odd.bad-name: its name is not letters, digits and underscores, not starting with a digit',
   'flights.origin_id: its relation Airport.originFlights is not generated: Airport has a field originFlights',
-  'follows: a many-to-many through table (User.followerUsers and User.followeeUsers), not a resource itself: composite keys are not supported yet',
+  'follows: a many-to-many through table (User.followerUsers and User.followeeUsers), not a resource itself: it has no primary key',
   'links: a many-to-many through table between tables that are not both generated',
 ]
 
@@ -67,6 +67,8 @@ t.test('the module and what it leaves out, exactly', async (t) => {
 //   this one, the key's field comes first (flights.origin_id: Airport.originFlights).
 // - A table of two foreign keys alone is a many-to-many link: its tables get a field named after the far
 //   table (named as to-many fields where it links a table to itself).
+// - A table keyed by several columns lists their fields in primaryKey; a foreign key of several columns is a
+//   to-one field named after the related resource, holding its identifier (its key parts joined by ',': 1,5).
 // - To-many and many-to-many fields are not in \`fields\`: they are shown when expanded.
 
 import { Type } from '@sinclair/typebox'
@@ -224,4 +226,57 @@ t.test('names', async (t) => {
     ['artist', 'Artist', 'Artist', 'artist', undefined, undefined, undefined, undefined, undefined])
   t.same(['genres', 'categories', 'addresses', 'boxes', 'churches', 'status', 'analysis', 'class', 'playlist_track', 'PlaylistTrack', 'media_types', '2024_sales']
     .map(resourceName), ['Genre', 'Category', 'Address', 'Box', 'Church', 'Status', 'Analysis', 'Class', 'PlaylistTrack', 'PlaylistTrack', 'MediaType', '2024Sale'])
+  t.same(['people', 'sales_people', 'SalesPeople', 'PEOPLE', 'children', 'men', 'women', 'mice', 'species', 'tv_series', 'specimens', 'constructor']
+    .map(resourceName), ['Person', 'SalesPerson', 'SalesPerson', 'Person', 'Child', 'Man', 'Woman', 'Mouse', 'Species', 'TvSeries', 'Specimen', 'Constructor'],
+  'irregular plurals of the last word, and words alike in both numbers')
+})
+
+t.test('composite keys: a table keyed by several columns, foreign keys over several columns, and what is left out', async (t) => {
+  const composite = databaseModel('sqlite', [
+    table('orders', [integer('id')]),
+    table('order_lines', [integer('line_no'), integer('order_id'), text('product')], ['order_id', 'line_no'], [key('order_id', 'orders')]),
+    table('shipments', [integer('id'), integer('order_id', true), integer('line_no', true), integer('a'), integer('b')], ['id'], [
+      { columns: ['line_no', 'order_id'], referencedTable: 'order_lines', referencedColumns: ['line_no', 'order_id'] },
+      { columns: ['order_id', 'line_no'], referencedTable: 'order_lines', referencedColumns: ['order_id', 'line_no'] },
+      { columns: ['a', 'b'], referencedTable: 'order_lines', referencedColumns: ['product', 'line_no'] },
+    ]),
+    table('dated', [{ name: 'day', type: { kind: 'date' }, nullable: false }, integer('n')], ['day', 'n']),
+    table('tagged', [integer('tag'), integer('order_id')], ['tag', 'order_id'], [key('tag', 'orders')]),
+  ])
+  const generated = generateModule(composite, { naming: 'camel' })
+  t.match(generated.text, [
+    'export const OrderLine = defineResource({',
+    "  name: 'OrderLine',",
+    "  table: 'order_lines',",
+    '  schema: Type.Object({',
+    '    lineNo: Type.Integer(),',
+    '    orderId: Type.Integer(),',
+    '    order: Type.Integer(),',
+    '    product: Type.String(),',
+    '    orderShipments: Type.Array(Type.Integer()),',
+    '  }),',
+    "  primaryKey: ['orderId', 'lineNo'],",
+    "  casing: 'snake_case',",
+    "  columns: { order: 'order_id' },",
+    "  fields: ['lineNo', 'orderId', 'order', 'product'],",
+    '  expandable: {',
+    "    order: 'Order',",
+    "    orderShipments: ['Shipment', { many: true, foreignKey: ['order_id', 'line_no'] }],",
+  ].join('\n'), 'the key parts in key order, each a plain field; a to-many relation over both columns')
+  t.match(generated.text, [
+    '    orderLine: Type.Union([Type.String(), Type.Null()]),',
+    '  }),',
+    "  casing: 'snake_case',",
+    "  fields: ['id', 'orderId', 'lineNo', 'a', 'b', 'orderLine'],",
+    '  expandable: {',
+    "    orderLine: ['OrderLine', { column: ['order_id', 'line_no'] }],",
+  ].join('\n'), 'a to-one over both columns, in the related key order, nullable where a column is')
+  t.match(generated.text, '    orderLines: Type.Array(Type.String()),\n', 'ids of a composite key: identifiers')
+  t.same(generated.skipped.map(describeSkipped), [
+    "dated: its composite primary key's part day is not an integer or a string (date)",
+    'shipments: its foreign key (a, b) to order_lines (product, line_no) is not to the primary key: no relation',
+    'shipments: its relation to OrderLine over (order_id, line_no) is not generated: Shipment has a field orderLine',
+    'tagged.tag: its relation field tag is taken',
+    'shipments.order_id: its relation OrderLine.orderShipments is not generated: OrderLine has a field orderShipments',
+  ])
 })
