@@ -62,8 +62,9 @@ export function waveStatement (
 /** The names a statement selects its columns under: a relation statement names each (`column as name`). */
 function selectedNames (query: AnySelect): string[] {
   return (query.toOperationNode().selections ?? []).map(({ selection }) => {
-    if (!AliasNode.is(selection) || !IdentifierNode.is(selection.alias)) throw new TypeError('a relation statement names each column it selects')
-    return selection.alias.name
+    const named = AliasNode.is(selection) && IdentifierNode.is(selection.alias)
+    if (!named) throw new TypeError('a relation statement names each column it selects')
+    return (selection.alias as IdentifierNode).name
   })
 }
 

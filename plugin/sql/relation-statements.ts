@@ -166,7 +166,8 @@ export function relationRowsQuery (
   const composite = readsCompositeKey(field.relation)
   // Every case returns: a kind without one does not compile (the function would lack a return).
   switch (link.kind) {
-    case 'to-one': return composite ? compositeToOneStatement(context, field, keyList(keys)) : statements['to-one'].rows(context, link, field, keys)
+    case 'to-one':
+      return composite ? compositeToOneStatement(context, field, keyList(keys)) : statements['to-one'].rows(context, link, field, keys)
     case 'to-many':
       return composite
         ? compositeToManyStatement(context, link, field, keyList(keys), bound)

@@ -192,7 +192,7 @@ t.test('key subqueries: the parent statement as a derived table, and the scope v
     'left join (select "people"."id" as "id", "people"."id" as "__expand_wave_join" from "people" where "people"."name" <> $3 ' +
     'and "people"."id" in (select "__expand_wave_keys"."key" from "__expand_wave_keys")) as "__expand_wave_rows" ' +
     'on "__expand_wave_rows"."__expand_wave_join" = "__expand_wave_keys"."key"',
-  'the keys read once, first; every key joined to its rows, or to none')
+    'the keys read once, first; every key joined to its rows, or to none')
   t.same(compiled.parameters, ['cat', 3, 'Fred'], 'the parents\' values, then the statement\'s own scope\'s')
   t.equal(waveStatement(db, keys, people, true).compile().sql, `${compiled.sql} order by "__expand_wave_rows"."__expand_wave_row"`,
     'a to-many relation\'s rows in its statement\'s order')
