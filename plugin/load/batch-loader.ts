@@ -7,6 +7,7 @@ import { copyCompositeToOneIds } from './composite-ids.js'
 import { rowKey } from '../graph/identifiers.js'
 import { parentKeyReader, relatedIdReader } from '../sql/composite-keys.js'
 import type { LoadContext } from './load-context.js'
+import type { OneWave } from './one-wave.js'
 import { bindsKeysFirst, parentKey, relationIdsQuery, relationRowsQuery, rowBoundOf } from '../sql/relation-statements.js'
 import { selectedRow, type Row } from '../sql/selection.js'
 import { loadChannel, type StatementKind, type StatementLabel } from '../trace/channels.js'
@@ -32,10 +33,17 @@ type IdField = Extract<PlannedField, { kind: 'id' }>
  * before any statement of the next level runs. The relations of a level do not depend on
  * each other: where the database can run several statements at once (see
  * `runsConcurrently`) they are loaded concurrently, each path still one
- * statement after its parent's.
+ * statement after its parent's, unless `wave` holds the statements already
+ * sent with the rows' own (load/one-wave.ts).
  */
-export async function loadRows (context: LoadContext, level: LevelPlan, rows: Row[]): Promise<void> {
-  await loadLevel({ context, root: level, concurrent: runsConcurrently(context), stopped: false }, level, rows, rows.map(() => 1))
+export async function loadRows (context: LoadContext, level: LevelPlan, rows: Row[], wave?: OneWave): Promise<void> {
+  const load: Load = { context, root: level, concurrent: runsConcurrently(context), stopped: false, wave }
+  if (wave === undefined) return await loadLevel(load, level, rows, rows.map(() => 1))
+  try {
+    await loadLevel(load, level, rows, rows.map(() => 1))
+  } finally {
+    await wave.settled()
+  }
 }
 
 /** One load: its context, its plan's root level, whether its statements may overlap, and whether one of them has failed. */
@@ -45,6 +53,8 @@ interface Load {
   readonly concurrent: boolean
   /** Set when a relation failed: the others start no further statement. */
   stopped: boolean
+  /** The relations' statements sent with the root's, if they were. */
+  readonly wave: OneWave | undefined
 }
 
 /** Thrown to a relation whose load stops because another relation of the same load failed; never answered. */
@@ -319,6 +329,24 @@ async function rowsOf<F extends ExpandedField | IdField> (
   if (load.stopped) throw stoppedByOther
   const { context } = load
   context.ensureClientWaits()
+  // Sent with the root's statement (load/one-wave.ts): its rows, then by key those of the parents it did not answer for.
+  const sent = load.wave === undefined ? undefined : await load.wave.take(field, keys)
+  if (sent === undefined) return await rowsByKeys(load, field, keys, query)
+  context.budget.charge(sent.rows.length)
+  if (sent.missing.length === 0) return sent.rows
+  if (load.stopped) throw stoppedByOther
+  context.ensureClientWaits()
+  return sent.rows.concat(await rowsByKeys(load, field, sent.missing, query))
+}
+
+/** `rowsOf`'s statement for these keys, bound: its rows, charged. */
+async function rowsByKeys<F extends ExpandedField | IdField> (
+  load: Load,
+  field: F,
+  keys: readonly unknown[],
+  query: (context: LoadContext, field: F, keys: readonly unknown[], bound: number) => ReturnType<typeof relationRowsQuery>
+): Promise<Row[]> {
+  const { context } = load
   // A to-one statement has no bound: it reads at most a row per key, and the keys are of parents already charged.
   const bound = rowBoundOf(context, field.relation)
   const build = (keys: readonly unknown[]) => query(context, field, keys, bound ?? 0)

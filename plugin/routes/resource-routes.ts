@@ -7,6 +7,7 @@ import type { ExpandEngine } from '../engine.js'
 import { attachedPlan, routeListTarget } from '../plan/request-plan.js'
 import type { AnyResource } from '../graph/resource.js'
 import { loadRows } from '../load/batch-loader.js'
+import { withOneWave } from '../load/one-wave.js'
 import { CursorCodec } from '../plan/cursors.js'
 import { listTarget } from '../plan/list-plan.js'
 import { keysetCondition, orderBy, selectKeys, sortJoins } from '../sql/list-order.js'
@@ -255,11 +256,16 @@ export function registerResourceRoutes (
     const parts = loadContext.scopeParts(node)
     // A page in primary key order, unfiltered: the statements of a plain list.
     if (list.kind === 'offset' && list.filters.length === 0 && list.sort.length === 0) {
-      const rows = await templates.rows(db, plan.root, 'page', [limit, offset], ([limit, offset]) =>
-        orderedByKey(selectLevel(db, plan.root, scope), primaryKeyColumns).limit(limit as number).offset(offset as number), false, parts,
-      rootStatement(loadContext, 'page'))
-      const total = withTotal ? await totalOf(rows, () => countRows([], [], '')) : undefined
-      await loadRows(loadContext, plan.root, rows)
+      const plainPage = ([limit, offset]: readonly unknown[]) =>
+        orderedByKey(selectLevel(db, plan.root, scope), primaryKeyColumns).limit(limit as number).offset(offset as number)
+      const pageValues = [limit, offset]
+      // The relations' statements go with the page's where the database loads in one wave (load/one-wave.ts).
+      const statement = { build: () => plainPage(pageValues), values: pageValues, purpose: 'page', scope: parts }
+      const [{ rows, total }, wave] = await withOneWave(loadContext, plan.root, statement, async () => {
+        const rows = await templates.rows(db, plan.root, 'page', pageValues, plainPage, false, parts, rootStatement(loadContext, 'page'))
+        return { rows, total: withTotal ? await totalOf(rows, () => countRows([], [], '')) : undefined }
+      })
+      await loadRows(loadContext, plan.root, rows, wave)
       return pageOf(rows, total)
     }
 
@@ -312,10 +318,17 @@ export function registerResourceRoutes (
       await loadRows(loadContext, plan.root, rows)
       return { data: rows, limit, next, prev } satisfies CursorPage
     }
-    const rows = await filtered(templates.rows(db, plan.root, `page${shape ?? ''}|${sortShape}|${joined.shape ?? ''}`, [...values, limit, offset], () =>
-      page().limit(limit).offset(offset), false, statementScope, rootStatement(loadContext, 'page')))
-    const total = withTotal ? await filtered(totalOf(rows, () => countRows(conditions, filterValues, shape, filterSource()))) : undefined
-    await loadRows(loadContext, plan.root, rows)
+    const purpose = `page${shape ?? ''}|${sortShape}|${joined.shape ?? ''}`
+    const offsetPage = () => page().limit(limit).offset(offset)
+    const pageValues = [...values, limit, offset]
+    const statement = { build: offsetPage, values: pageValues, purpose, scope: statementScope }
+    const [{ rows, total }, wave] = await withOneWave(loadContext, plan.root, statement, async () => {
+      const label = rootStatement(loadContext, 'page')
+      const rows = await filtered(templates.rows(db, plan.root, purpose, pageValues, offsetPage, false, statementScope, label))
+      const total = withTotal ? await filtered(totalOf(rows, () => countRows(conditions, filterValues, shape, filterSource()))) : undefined
+      return { rows, total }
+    })
+    await loadRows(loadContext, plan.root, rows, wave)
     return pageOf(rows, total)
 
     /** What the count reads: the table, or through a subquery the derived fields its filters need. */
@@ -388,17 +401,22 @@ export function registerResourceRoutes (
     const { db, templates } = loadContext
     const scope = loadContext.scope(node)
     const notFound = () => new NotFoundError(messages.notFound(node.name, String(request.params.id)))
-    let row: Row | undefined
-    try {
-      [row] = await templates.rows(db, plan.root, 'one', keyValues(node.key, request.params.id), (values) =>
-        whereKey(selectLevel(db, plan.root, scope), primaryKeyColumns, values), false, loadContext.scopeParts(node),
-      rootStatement(loadContext, 'one'))
-    } catch (error) {
-      if (isUnstorableValue(error)) throw notFound()
-      throw error
-    }
-    if (row === undefined) throw notFound()
-    await loadRows(loadContext, plan.root, [row])
+    const one = (values: readonly unknown[]) => whereKey(selectLevel(db, plan.root, scope), primaryKeyColumns, values)
+    const values = keyValues(node.key, request.params.id)
+    const parts = loadContext.scopeParts(node)
+    const statement = { build: () => one(values), values, purpose: 'one', scope: parts }
+    const [row, wave] = await withOneWave(loadContext, plan.root, statement, async () => {
+      let row: Row | undefined
+      try {
+        [row] = await templates.rows(db, plan.root, 'one', values, one, false, parts, rootStatement(loadContext, 'one'))
+      } catch (error) {
+        if (isUnstorableValue(error)) throw notFound()
+        throw error
+      }
+      if (row === undefined) throw notFound()
+      return row
+    })
+    await loadRows(loadContext, plan.root, [row], wave)
     return row
   })
 }

@@ -8,12 +8,15 @@ import { compositeToManyStatement, compositeToOneStatement } from './composite-k
 import { orderedBy, parentKey, type RelationOrder, type RelationSource } from './dialects/index.js'
 import { foreignKeyOf, keyColumn, selectLevel, selectLevelColumns, selectionOf, tableOf, type AnySelect } from './selection.js'
 import { idsReadAsText, parentKeyReadAsText } from './text-columns.js'
+import { withWaveColumns } from './key-subqueries.js'
 
 export { parentKey } from './dialects/index.js'
 
 type ExpandedField = Extract<PlannedField, { kind: 'expanded' }>
 /** A planned relation field: expanded, or shown as ids. */
 type RelationField = Extract<PlannedField, { kind: 'id' | 'expanded' }>
+/** The keys a relation's statement reads rows for: a list of values, or a subquery selecting them (sql/key-subqueries.ts). */
+export type RelationKeys = readonly unknown[] | AnySelect
 
 /**
  * The statements of one relation kind, for all parents at once (`IN` over
@@ -27,14 +30,14 @@ interface KindStatements<K extends RelationKind> {
   readonly bounded: boolean
   /** The related rows of the level, each to-many row tagged with its parent key; undefined for a kind that reads no table. */
   readonly rows: ((
-    context: LoadContext, link: Extract<RelationLink, { kind: K }>, field: ExpandedField, keys: readonly unknown[], bound: number
+    context: LoadContext, link: Extract<RelationLink, { kind: K }>, field: ExpandedField, keys: RelationKeys, bound: number
   ) => AnySelect) | undefined
   /**
    * The related ids alone, tagged with their parent key (`id`, parent), in the
    * field's order; undefined for a kind whose ids its owner's row holds (no statement).
    */
   readonly ids: ((
-    context: LoadContext, link: Extract<RelationLink, { kind: K }>, field: RelationField, keys: readonly unknown[], bound: number
+    context: LoadContext, link: Extract<RelationLink, { kind: K }>, field: RelationField, keys: RelationKeys, bound: number
   ) => AnySelect) | undefined
 }
 
@@ -44,8 +47,10 @@ const statements = {
   // it needs no bound (batch-loader's `rowsOf` binds none). A `limit ?` there costs SQLite about 20% on an IN over the key.
   'to-one': {
     bounded: false,
-    rows: (context, _link, { relation, level }, keys) =>
-      selectLevel(context.db, level, context.scope(relation.target)).where(keyColumn(level.node), 'in', keys),
+    rows (context, _link, { relation, level }, keys) {
+      const statement = selectLevel(context.db, level, context.scope(relation.target)).where(keyColumn(level.node), 'in', keys)
+      return Array.isArray(keys) ? statement : withWaveColumns(statement, keyColumn(level.node))
+    },
     ids: undefined,
   },
   'to-many': {
@@ -109,7 +114,7 @@ const statements = {
  * parent's first rows.
  */
 function toManyStatement (
-  context: LoadContext, field: RelationField, keys: readonly unknown[], bound: number, source: RelationSource
+  context: LoadContext, field: RelationField, keys: RelationKeys, bound: number, source: RelationSource
 ): AnySelect {
   const { db, dialect } = context
   const { relation } = field
@@ -124,13 +129,22 @@ function toManyStatement (
     const tag: AliasableExpression<unknown> = parentKeyReadAsText(relation.owner)
       ? dialect.asText(source.parentColumn)
       : sql.ref(source.parentColumn)
-    return source.select(scope === undefined ? from : from.where(scope))
+    const statement = source.select(scope === undefined ? from : from.where(scope))
       .select(tag.as(parentKey))
       .where(source.parentColumn, 'in', keys)
+    // Keyed by its parents' statement (load/one-wave.ts): each row says its parent and its place in the order.
+    return Array.isArray(keys) ? statement : withWaveColumns(statement, source.parentColumn, [[source.parentColumn, 'asc'], ...order])
   }
   const limit = limitOf(context, field)
-  if (limit !== undefined) return dialect.firstRowsPerParent({ db, source, scope, keys, order, limit, bound, tagged })
+  // Its keys are bound twice on some dialects: a relation with `limit` is never loaded by a key subquery.
+  if (limit !== undefined) return dialect.firstRowsPerParent({ db, source, scope, keys: keyList(keys), order, limit, bound, tagged })
   return dialect.limit(orderedBy(tagged().orderBy(source.parentColumn), order), bound)
+}
+
+/** Keys as a list: a relation over a composite key, or with `limit`, is never keyed by a subquery (load/one-wave.ts). */
+function keyList (keys: RelationKeys): readonly unknown[] {
+  if (!Array.isArray(keys)) throw new TypeError('this relation takes its keys as a list, never as a subquery')
+  return keys
 }
 
 const same = (query: AnySelect): AnySelect => query
@@ -145,39 +159,40 @@ function noStatement (): never {
  * (to-many) or related (to-one) keys, `bound` rows at most.
  */
 export function relationRowsQuery (
-  context: LoadContext, field: Extract<PlannedField, { kind: 'expanded' }>, keys: readonly unknown[], bound: number
+  context: LoadContext, field: Extract<PlannedField, { kind: 'expanded' }>, keys: RelationKeys, bound: number
 ): AnySelect {
   const { link } = field.relation
   // A relation over a composite key: its statements are sql/composite-keys.ts's.
   const composite = readsCompositeKey(field.relation)
   // Every case returns: a kind without one does not compile (the function would lack a return).
   switch (link.kind) {
-    case 'to-one': return composite ? compositeToOneStatement(context, field, keys) : statements['to-one'].rows(context, link, field, keys)
+    case 'to-one':
+      return composite ? compositeToOneStatement(context, field, keyList(keys)) : statements['to-one'].rows(context, link, field, keys)
     case 'to-many':
       return composite
-        ? compositeToManyStatement(context, link, field, keys, bound)
+        ? compositeToManyStatement(context, link, field, keyList(keys), bound)
         : statements['to-many'].rows(context, link, field, keys, bound)
     case 'many-to-many':
       return composite
-        ? compositeToManyStatement(context, link, field, keys, bound)
+        ? compositeToManyStatement(context, link, field, keyList(keys), bound)
         : statements['many-to-many'].rows(context, link, field, keys, bound)
     case 'function': return noStatement()
   }
 }
 
 /** The statement loading a to-many relation's ids for these parent keys, `bound` rows at most. */
-export function relationIdsQuery (context: LoadContext, field: RelationField, keys: readonly unknown[], bound: number): AnySelect {
+export function relationIdsQuery (context: LoadContext, field: RelationField, keys: RelationKeys, bound: number): AnySelect {
   const { link } = field.relation
   const composite = readsCompositeKey(field.relation)
   switch (link.kind) {
     case 'to-one': throw new TypeError('a to-one relation shows the id its row holds: no statement')
     case 'to-many':
       return composite
-        ? compositeToManyStatement(context, link, field, keys, bound)
+        ? compositeToManyStatement(context, link, field, keyList(keys), bound)
         : statements['to-many'].ids(context, link, field, keys, bound)
     case 'many-to-many':
       return composite
-        ? compositeToManyStatement(context, link, field, keys, bound)
+        ? compositeToManyStatement(context, link, field, keyList(keys), bound)
         : statements['many-to-many'].ids(context, link, field, keys, bound)
     case 'function': return noStatement()
   }
@@ -207,7 +222,7 @@ export function bindsKeysFirst (context: LoadContext, field: RelationField): boo
 }
 
 /** A to-many field's rows per parent: the request's `limit[path]` if it asks one, else the relation's `limit`. */
-function limitOf (context: LoadContext, field: RelationField): number | undefined {
+export function limitOf (context: LoadContext, field: RelationField): number | undefined {
   return context.listed(field)?.limit ?? field.relation.keys.limit
 }
 

@@ -34,9 +34,12 @@ export interface StatementLabel {
   readonly path: string
   /** The database, as OpenTelemetry's `db.system.name` says it: 'sqlite', 'postgresql', 'mysql' (MariaDB's too). */
   readonly system: ExpandDialect['systemName']
-  /** The loader's level: 0 for the root's statements, 1 for a relation of the root, and so on. */
+  /**
+   * The round trip it is sent in: 0 for the root's statements, 1 for a relation of the root, and so on; 0 for
+   * every relation's where the database loads in one wave (load/one-wave.ts), sent with the root's.
+   */
   readonly wave: number
-  /** The distinct keys the statement binds (before padding); undefined for the root's statements. */
+  /** The distinct keys the statement binds (before padding); undefined for the root's statements and those of one wave. */
   readonly keyCount: number | undefined
 }
 

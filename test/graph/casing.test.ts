@@ -3,7 +3,7 @@ import Fastify from 'fastify'
 import t from 'tap'
 import expandPlugin, { defineResource, type AnyResource } from '../../plugin/index.js'
 import { casedColumn } from '../../plugin/graph/casing.js'
-import { asWrittenOn, dialects } from '../fixtures/dialects.js'
+import { asSent, asWrittenOn, dialects, inComparableOrder } from '../fixtures/dialects.js'
 
 // `casing`: the column of a field that `columns` does not map, in the
 // database's case. Music tables with PascalCase columns, as the Chinook
@@ -121,12 +121,13 @@ for (const dialect of dialects()) {
         ],
       },
     })
-    t.same(database.statements, [
-      written('select "artists"."ArtistId" as "artistId", cast("artists"."Name" as text) as "name" from "artists" where "artists"."ArtistId" = $1'),
-      written('select "albums"."AlbumId" as "albumId", cast("albums"."Title" as text) as "title", "albums"."ReleasedOn" as "releasedOn", ' +
+    const artist = 'select "artists"."ArtistId" as "artistId", cast("artists"."Name" as text) as "name" from "artists" where "artists"."ArtistId" = $1'
+    t.same(inComparableOrder(dialect, database.statements), inComparableOrder(dialect, [
+      written(artist),
+      written(asSent(dialect, 'select "albums"."AlbumId" as "albumId", cast("albums"."Title" as text) as "title", "albums"."ReleasedOn" as "releasedOn", ' +
         '"albums"."ArtistId" as "artist", "albums"."ArtistId" as "__expand_parent" from "albums" where "albums"."ArtistId" in ($1) ' +
-        'order by "albums"."ArtistId", "albums"."AlbumId" limit 16384'),
-    ], 'each field its PascalCase column, under the field\'s name')
+        'order by "albums"."ArtistId", "albums"."AlbumId" limit 16384', artist, '"artists"."ArtistId"')),
+    ]), 'each field its PascalCase column, under the field\'s name')
 
     const page = await get('/albums?filter[releasedOn][gte]=1970&filter[artist.name]=AC/DC&sort=-releasedOn&expand=artist&fields=title,artist.name')
     t.same(page, {

@@ -2,7 +2,7 @@ import fc from 'fast-check'
 import Fastify, { type FastifyInstance } from 'fastify'
 import t from 'tap'
 import expandPlugin from '../../plugin/index.js'
-import { dialects, type TestDatabase } from '../fixtures/dialects.js'
+import { dialects, inOneWave, type TestDatabase } from '../fixtures/dialects.js'
 import { DerivedPerson, derivedResources } from '../fixtures/derived.js'
 import { createRelationTables, seedRelationTables, type RelationWorld } from '../fixtures/relation-lists.js'
 import { relationWorldArbitrary } from '../fixtures/relation-world-arbitrary.js'
@@ -106,7 +106,9 @@ function compare (a: Value, b: Value): number {
   return a < b ? -1 : 1
 }
 
-function expectedPage (world: RelationWorld, request: DerivedRequest): { body: unknown; loaded: number; statements: number } {
+function expectedPage (
+  world: RelationWorld, request: DerivedRequest, oneWave: boolean
+): { body: unknown; loaded: number; statements: number } {
   const all = reference(world)
   const matches = all.filter(({ values }) => request.filters.every(({ path, operator, raw }) => {
     const value = values[path]
@@ -142,7 +144,11 @@ function expectedPage (world: RelationWorld, request: DerivedRequest): { body: u
   // The page, its count (unless the page tells its total), and when it has rows one statement per path to load.
   const counted = !(page.length < request.limit && (page.length > 0 || request.offset === 0))
   let statements = 1 + (counted ? 1 : 0)
-  if (page.length > 0) {
+  // In one wave (a plan without aggregates, on PostgreSQL and MariaDB) the pets' statement goes with the page, rows or none.
+  const aggregated = [...request.person, ...(request.pets ?? [])].some((name) => aggregateNames.has(name))
+  if (oneWave && !aggregated) {
+    if (request.pets !== undefined) statements += 1
+  } else if (page.length > 0) {
     const named = (names: readonly string[]) => names.some((name) => request.person.includes(name as PersonDerived))
     statements += (named(['pet_count', 'cat_count', 'last_pet', 'pet_id_sum', 'pet_id_avg']) ? 1 : 0) + (named(['report_count', 'youngest_report']) ? 1 : 0)
     if (request.pets !== undefined) {
@@ -155,7 +161,10 @@ function expectedPage (world: RelationWorld, request: DerivedRequest): { body: u
   return { body: { data, limit: request.limit, offset: request.offset, total: matches.length }, loaded: page.length, statements }
 }
 
-interface Opened { app: FastifyInstance; database: TestDatabase }
+/** The derived fields that are aggregates, each read by a statement of its own after its parents' (the others are computed). */
+const aggregateNames = new Set<string>(['pet_count', 'cat_count', 'last_pet', 'pet_id_sum', 'pet_id_avg', 'report_count', 'youngest_report', 'toy_count', 'tag_count', 'first_tag'])
+
+interface Opened { app: FastifyInstance; database: TestDatabase; oneWave: boolean }
 
 t.test('derived fields answer as the reference, on every dialect, byte for byte alike', async (t) => {
   const opened: Opened[] = []
@@ -172,7 +181,7 @@ t.test('derived fields answer as the reference, on every dialect, byte for byte 
     })
     await app.ready()
     t.teardown(() => app.close())
-    opened.push({ app, database })
+    opened.push({ app, database, oneWave: inOneWave(dialect) })
   }
   let requests = 0
   const requestsArbitrary = fc.array(requestArbitrary, { minLength: 1, maxLength: 4 })
@@ -183,9 +192,9 @@ t.test('derived fields answer as the reference, on every dialect, byte for byte 
     }
     for (const request of asked) {
       const url = urlOf(request)
-      const expected = expectedPage(world, request)
       const bodies: string[] = []
-      for (const { app, database } of opened) {
+      for (const { app, database, oneWave } of opened) {
+        const expected = expectedPage(world, request, oneWave)
         database.reset()
         const reply = await app.inject(url)
         if (reply.statusCode !== 200) throw new Error(`${url}: ${reply.statusCode} ${reply.body}`)

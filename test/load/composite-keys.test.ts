@@ -2,7 +2,7 @@ import Fastify, { type FastifyInstance } from 'fastify'
 import t from 'tap'
 import expandPlugin from '../../plugin/index.js'
 import { databaseOf, onDatabase } from '../fixtures/databases.js'
-import { asWrittenOn, dialects, inComparableOrder, type Dialect, type TestDatabase } from '../fixtures/dialects.js'
+import { asWrittenOn, dialects, inComparableOrder, inOneWave, inWave, keySubqueryOf, type Dialect, type TestDatabase } from '../fixtures/dialects.js'
 import {
   compositeKeyResources, createCompositeKeys, Order, OrderLine, Playlist, PlaylistTrack, Shipment, Tag,
 } from '../fixtures/composite-keys.js'
@@ -66,14 +66,21 @@ for (const dialect of dialects()) {
       inComparableOrder(dialect, statements.map((statement) => numbered(dialect, asWrittenOn(dialect, statement))))
 
     t.test('a detail by its identifier, with its to-one relations expanded', async (t) => {
+      const entry = `select ${entryColumns}, "playlist_track"."playlist_id" as "playlist", "playlist_track"."track_id" as "track" ` +
+        'from "playlist_track" where "playlist_track"."playlist_id" = ? and "playlist_track"."track_id" = ?'
+      const related = (table: string, column: string) => {
+        const statement = `select ${table}."id" as "id", cast(${table}."name" as text) as "name" from ${table} where ${table}."id" in ` +
+          `(${inOneWave(dialect) ? keySubqueryOf(entry, column) : '?'})`
+        return inOneWave(dialect) ? inWave(dialect, statement) : statement
+      }
       t.strictSame(await get('/playlist-tracks/1,3?expand=playlist,track'), {
         status: 200,
         body: { playlistId: 1, trackId: 3, position: 1, playlist: { id: 1, name: 'Late' }, track: { id: 3, name: 'Sinnerman' } },
         statements: written([
-          `select ${entryColumns}, "playlist_track"."playlist_id" as "playlist", "playlist_track"."track_id" as "track" ` +
-            'from "playlist_track" where "playlist_track"."playlist_id" = ? and "playlist_track"."track_id" = ?',
-          'select "playlists"."id" as "id", cast("playlists"."name" as text) as "name" from "playlists" where "playlists"."id" in (?)',
-          'select "tracks"."id" as "id", cast("tracks"."name" as text) as "name" from "tracks" where "tracks"."id" in (?)',
+          entry,
+          // In one wave, keyed by the entry's statement: its to-one relations hold one column each.
+          related('"playlists"', '"playlist_track"."playlist_id"'),
+          related('"tracks"', '"playlist_track"."track_id"'),
         ]),
       })
     })

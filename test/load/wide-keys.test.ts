@@ -1,7 +1,7 @@
 import Fastify, { type FastifyInstance } from 'fastify'
 import t from 'tap'
 import expandPlugin from '../../plugin/index.js'
-import { asWrittenOn, dialects, inComparableOrder, type Dialect, type TestDatabase } from '../fixtures/dialects.js'
+import { asWrittenOn, dialects, inComparableOrder, inOneWave, inWave, keySubqueryOf, type Dialect, type TestDatabase } from '../fixtures/dialects.js'
 import {
   Account, Entry, NumberedAccount, NumberedOrder, Order, Tag, at53, createWideKeyTables, maxInt8, past53, wideKeyResources,
 } from '../fixtures/wide-keys.js'
@@ -88,6 +88,11 @@ for (const dialect of dialects()) {
     const sqlOf = (statements: string[]) => inComparableOrder(dialect, statements.map((statement) => writtenOn(dialect, statement)))
     const ok = (body: unknown, ...statements: string[]) => ({ status: 200, body: JSON.stringify(body), statements: sqlOf(statements) })
     const bodyOf = async (url: string) => JSON.parse((await get(url)).body) as Page
+    /** What a relation's statement reads its keys from: its parent statement's `column` in one wave, else the keys bound. */
+    const keyed = (parent: string, column: string, keys: string) => inOneWave(dialect) ? keySubqueryOf(parent, column) : keys
+    /** A relation's statement as sent: in one wave, joined from the keys it answers for. */
+    const wave = (statement: string) => inOneWave(dialect) ? inWave(dialect, statement) : statement
+    const accountById = 'select cast("accounts"."id" as text) as "id", cast("accounts"."name" as text) as "name" from "accounts" where "accounts"."id" = $1'
     /** Every page forward from `url`, then back from the last one: the ids of each page. */
     const walk = async (url: string) => {
       const forward: Array<Array<Page['data'][number]['id']>> = []
@@ -108,9 +113,9 @@ for (const dialect of dialects()) {
     t.test('detail by id: the key and the ids of its relations as exact text', async (t) => {
       t.same(await get(`/accounts/${past53}`), ok(
         accountRow[past53],
-        'select cast("accounts"."id" as text) as "id", cast("accounts"."name" as text) as "name" from "accounts" where "accounts"."id" = $1',
-        'select cast("orders"."id" as text) as "id", cast("orders"."account_id" as text) as "__expand_parent" from "orders" ' +
-          'where "orders"."account_id" in ($1) order by "orders"."account_id", "orders"."id" limit 16384'
+        accountById,
+        wave('select cast("orders"."id" as text) as "id", cast("orders"."account_id" as text) as "__expand_parent" from "orders" ' +
+          `where "orders"."account_id" in (${keyed(accountById, '"accounts"."id"', '$1')}) order by "orders"."account_id", "orders"."id" limit 16384`)
       ))
       t.same(database.parameters, [[past53], [past53]], 'bound as the text it is')
       t.same((await get(`/accounts/${at53}`)).body, JSON.stringify(accountRow[at53]), '2^53 is an account of its own')
@@ -118,43 +123,49 @@ for (const dialect of dialects()) {
       t.same((await get('/accounts/5')).body, JSON.stringify(accountRow[5]), 'a small key: text too')
       t.equal((await get('/accounts/9007199254740994')).status, 404, 'the key next to one is not it')
       t.equal((await get('/accounts/9223372036854775808')).status, 404, 'past the largest int8: no row')
+      const tagById = 'select cast("tags"."id" as text) as "id", cast("tags"."name" as text) as "name" from "tags" where "tags"."id" = $1'
       t.same(await get(`/tags/${past53}`), ok(
         { id: past53, name: 'past', orders: ['7', '9007199254740995'] },
-        'select cast("tags"."id" as text) as "id", cast("tags"."name" as text) as "name" from "tags" where "tags"."id" = $1',
-        'select cast("order_tags"."order_id" as text) as "id", cast("order_tags"."tag_id" as text) as "__expand_parent" from "order_tags" ' +
-          'inner join "orders" on "orders"."id" = "order_tags"."order_id" where "order_tags"."tag_id" in ($1) ' +
-          'order by "order_tags"."tag_id", "order_tags"."order_id" limit 16384'
+        tagById,
+        wave('select cast("order_tags"."order_id" as text) as "id", cast("order_tags"."tag_id" as text) as "__expand_parent" from "order_tags" ' +
+          `inner join "orders" on "orders"."id" = "order_tags"."order_id" where "order_tags"."tag_id" in (${keyed(tagById, '"tags"."id"', '$1')}) ` +
+          'order by "order_tags"."tag_id", "order_tags"."order_id" limit 16384')
       ), 'many-to-many ids through a join table of bigints')
     })
 
     t.test('relations expanded both ways, each child with its own parent', async (t) => {
       const pastTag = { id: past53, name: 'past', orders: ['7', '9007199254740995'] }
       const nextToLargest = { id: '9223372036854775806', name: 'next to largest', orders: ['9007199254740995'] }
+      const orderById = 'select cast("orders"."id" as text) as "id", cast("orders"."label" as text) as "label", cast("orders"."account_id" as text) as "account" ' +
+        'from "orders" where "orders"."id" = $1'
+      const account = 'select cast("accounts"."id" as text) as "id", cast("accounts"."name" as text) as "name" from "accounts" ' +
+        `where "accounts"."id" in (${keyed(orderById, '"orders"."account_id"', '$1')})`
+      const tags = 'select cast("tags"."id" as text) as "id", cast("tags"."name" as text) as "name", cast("order_tags"."order_id" as text) as "__expand_parent" ' +
+        `from "tags" inner join "order_tags" on "order_tags"."tag_id" = "tags"."id" where "order_tags"."order_id" in (${keyed(orderById, '"orders"."id"', '$1')}) ` +
+        'order by "order_tags"."order_id", "order_tags"."tag_id" limit 16384'
       t.same(await get('/orders/9007199254740995?expand=account,tags'), ok(
         { id: '9007199254740995', label: 'past one', account: accountRow[past53], tags: [pastTag, nextToLargest] },
-        'select cast("orders"."id" as text) as "id", cast("orders"."label" as text) as "label", cast("orders"."account_id" as text) as "account" ' +
-          'from "orders" where "orders"."id" = $1',
-        'select cast("accounts"."id" as text) as "id", cast("accounts"."name" as text) as "name" from "accounts" where "accounts"."id" in ($1)',
-        'select cast("orders"."id" as text) as "id", cast("orders"."account_id" as text) as "__expand_parent" from "orders" ' +
-          'where "orders"."account_id" in ($1) order by "orders"."account_id", "orders"."id" limit 16384',
-        'select cast("tags"."id" as text) as "id", cast("tags"."name" as text) as "name", cast("order_tags"."order_id" as text) as "__expand_parent" ' +
-          'from "tags" inner join "order_tags" on "order_tags"."tag_id" = "tags"."id" where "order_tags"."order_id" in ($1) ' +
-          'order by "order_tags"."order_id", "order_tags"."tag_id" limit 16384',
-        'select cast("order_tags"."order_id" as text) as "id", cast("order_tags"."tag_id" as text) as "__expand_parent" from "order_tags" ' +
-          'inner join "orders" on "orders"."id" = "order_tags"."order_id" where "order_tags"."tag_id" in ($1, $2) ' +
-          'order by "order_tags"."tag_id", "order_tags"."order_id" limit 16384'
+        orderById,
+        wave(account),
+        wave('select cast("orders"."id" as text) as "id", cast("orders"."account_id" as text) as "__expand_parent" from "orders" ' +
+          `where "orders"."account_id" in (${keyed(account, '"accounts"."id"', '$1')}) order by "orders"."account_id", "orders"."id" limit 16384`),
+        wave(tags),
+        wave('select cast("order_tags"."order_id" as text) as "id", cast("order_tags"."tag_id" as text) as "__expand_parent" from "order_tags" ' +
+          `inner join "orders" on "orders"."id" = "order_tags"."order_id" where "order_tags"."tag_id" in (${keyed(tags, '"tags"."id"', '$1, $2')}) ` +
+          'order by "order_tags"."tag_id", "order_tags"."order_id" limit 16384')
       ), 'to-one and many-to-many')
       const pastOne = { id: '9007199254740995', label: 'past one', account: past53, tags: [past53, '9223372036854775806'] }
       const pastTwo = { id: '9007199254740998', label: 'past two', account: past53, tags: [] }
+      const orders = 'select cast("orders"."id" as text) as "id", cast("orders"."label" as text) as "label", cast("orders"."account_id" as text) as "account", ' +
+        `cast("orders"."account_id" as text) as "__expand_parent" from "orders" where "orders"."account_id" in (${keyed(accountById, '"accounts"."id"', '$1')}) ` +
+        'order by "orders"."account_id", "orders"."id" limit 16384'
       t.same(await get(`/accounts/${past53}?expand=orders`), ok(
         { id: past53, name: 'past 2^53', orders: [pastOne, pastTwo] },
-        'select cast("accounts"."id" as text) as "id", cast("accounts"."name" as text) as "name" from "accounts" where "accounts"."id" = $1',
-        'select cast("orders"."id" as text) as "id", cast("orders"."label" as text) as "label", cast("orders"."account_id" as text) as "account", ' +
-          'cast("orders"."account_id" as text) as "__expand_parent" from "orders" where "orders"."account_id" in ($1) ' +
-          'order by "orders"."account_id", "orders"."id" limit 16384',
-        'select cast("order_tags"."tag_id" as text) as "id", cast("order_tags"."order_id" as text) as "__expand_parent" from "order_tags" ' +
-          'inner join "tags" on "tags"."id" = "order_tags"."tag_id" where "order_tags"."order_id" in ($1, $2) ' +
-          'order by "order_tags"."order_id", "order_tags"."tag_id" limit 16384'
+        accountById,
+        wave(orders),
+        wave('select cast("order_tags"."tag_id" as text) as "id", cast("order_tags"."order_id" as text) as "__expand_parent" from "order_tags" ' +
+          `inner join "tags" on "tags"."id" = "order_tags"."tag_id" where "order_tags"."order_id" in (${keyed(orders, '"orders"."id"', '$1, $2')}) ` +
+          'order by "order_tags"."order_id", "order_tags"."tag_id" limit 16384')
       ), 'to-many: the orders of 2^53 + 1 only, none of 2^53')
       t.same((await get(`/accounts/${at53}?expand=orders.account&fields=id,orders.id,orders.account.id`)).body,
         JSON.stringify({ id: at53, orders: [{ id: '9007199254740996', account: { id: at53 } }] }), 'there and back')

@@ -113,7 +113,9 @@ for (const dialect of dialects()) {
       const twice = await get(app, database, '/people?fields=id&filter[pets.species][in]=cat,dog&limit=2')
       t.same(twice.body, { data: [{ id: 1 }, { id: 3 }], limit: 2, offset: 0, total: 3 }, 'Ana has a cat and a dog: once')
       const count = statement('select count(*) as "total" from "people" where exists (select 1 as "found" from (select "pets".* from "pets"')
-      t.equal(plain(found.statements[1]!).slice(0, count.length), count, 'the COUNT, the same EXISTS')
+      // After the page; in one wave, the pets' statement (sent with the page) may end before or after it.
+      const counted = found.statements.map(plain).find((text) => text.startsWith(statement('select count(*)')))
+      t.equal(counted?.slice(0, count.length), count, 'the COUNT, the same EXISTS')
     })
 
     t.test('exists and not exists, in the related scope', async (t) => {

@@ -2,7 +2,7 @@ import { Type } from '@sinclair/typebox'
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify'
 import t from 'tap'
 import expandPlugin, { defineResource } from '../../plugin/index.js'
-import { asWrittenOn, dialects, type Dialect, type TestDatabase } from '../fixtures/dialects.js'
+import { asWrittenOn, dialects, inOneWave, inWave, keySubqueryOf, type Dialect, type TestDatabase } from '../fixtures/dialects.js'
 import { Person, Pet, Toy, openSeeded, resources } from '../fixtures/tables.js'
 import { publishedFailure } from '../../plugin/trace/channels.js'
 import { recordEvents, type RecordedEvent } from './events.js'
@@ -129,23 +129,32 @@ for (const dialect of dialects()) {
     t.teardown(() => explaining.close())
     const mechanismOf = async (url: string) => String((await explaining.inject(url)).headers['x-mechanism'])
     const root = (kind: string) => ({ kind, path: '', system, wave: 0, keyCount: undefined })
-    const relation = (path: string, wave: number, keyCount: number) => ({ kind: 'rows', path, system, wave, keyCount })
-    const toys = `select "toys"."id" as "id", cast("toys"."name" as text) as "name", "pet_toys"."pet_id" as "__expand_parent" from "toys" inner join "pet_toys" on "pet_toys"."toy_id" = "toys"."id" where "pet_toys"."pet_id" in (${p(1)}) order by "pet_toys"."pet_id", "pet_toys"."toy_id" limit 16384`
+    const oneWave = inOneWave(dialect)
+    // In one wave, every relation's statement is sent with the root's (wave 0) and binds no keys of its own.
+    const relation = (path: string, wave: number, keyCount: number) =>
+      ({ kind: 'rows', path, system, wave: oneWave ? 0 : wave, keyCount: oneWave ? undefined : keyCount })
+    /** What a relation's statement reads its keys from: its parent statement's `column` in one wave, else the keys bound. */
+    const keyed = (parent: string, column: string, keys: string) => oneWave ? keySubqueryOf(parent, column) : keys
+    /** A relation's statement as sent: in one wave, joined from the keys it answers for. */
+    const wave = (statement: string) => oneWave ? inWave(dialect, statement) : statement
+    const toys = (keys: string) => `select "toys"."id" as "id", cast("toys"."name" as text) as "name", "pet_toys"."pet_id" as "__expand_parent" from "toys" inner join "pet_toys" on "pet_toys"."toy_id" = "toys"."id" where "pet_toys"."pet_id" in (${keys}) order by "pet_toys"."pet_id", "pet_toys"."toy_id" limit 16384`
 
     t.test('a detail with a nested to-one and a many-to-many relation, then the same again from the caches', async (t) => {
       const url = '/pets/1?expand=owner.employer,toys'
       const mechanism = await mechanismOf(url)
+      const pet = `select ${petColumns} from "pets" where "pets"."id" = ${p(1)}`
+      const owner = `select ${personColumns} from "people" where "people"."id" in (${keyed(pet, '"pets"."owner_id"', p(1))})`
       for (const cached of [false, true]) {
         recorder.events.length = 0
         const response = await app.inject(url)
         t.equal(response.statusCode, 200)
         t.strictSame(comparable(dialect, recorder.events), comparable(dialect, [
           ...plan('/pets/:id', cached),
-          ...statement(root('one'), written(`select ${petColumns} from "pets" where "pets"."id" = ${p(1)}`), 1),
-          ...statement(relation('owner', 1, 1), written(`select ${personColumns} from "people" where "people"."id" in (${p(1)})`), 1),
+          ...statement(root('one'), written(pet), 1),
+          ...statement(relation('owner', 1, 1), written(wave(owner)), 1),
           ...statement(relation('owner.employer', 2, 1),
-            written(`select "companies"."id" as "id", cast("companies"."name" as text) as "name", "companies"."public" as "public" from "companies" where "companies"."id" in (${p(1)})`), 1),
-          ...statement(relation('toys', 1, 1), written(toys), 2),
+            written(wave(`select "companies"."id" as "id", cast("companies"."name" as text) as "name", "companies"."public" as "public" from "companies" where "companies"."id" in (${keyed(owner, '"people"."employer_id"', p(1))})`)), 1),
+          ...statement(relation('toys', 1, 1), written(wave(toys(keyed(pet, '"pets"."id"', p(1))))), 2),
           ...serialize(mechanism, cached, Buffer.byteLength(response.body)),
         ]), cached ? 'the plan and the serializer came from their caches' : 'planned and compiled for this request')
         // Each stage's events carry one message object, completed as the stage goes.
@@ -157,6 +166,7 @@ for (const dialect of dialects()) {
     t.test('a filtered list page with its count, then the same again', async (t) => {
       const url = '/pets?expand=owner,toys&filter[species]=dog&limit=1'
       const mechanism = await mechanismOf(url)
+      const page = `select ${petColumns} from "pets" where "pets"."species" = ${p(1)} order by "pets"."id" asc limit ${p(2)} offset ${p(3)}`
       for (const cached of [false, true]) {
         recorder.events.length = 0
         const response = await app.inject(url)
@@ -164,10 +174,10 @@ for (const dialect of dialects()) {
         t.strictSame(response.json().data.map((pet: { name: string }) => pet.name), ['Odie'])
         t.strictSame(comparable(dialect, recorder.events), comparable(dialect, [
           ...plan('/pets', cached),
-          ...statement(root('page'), written(`select ${petColumns} from "pets" where "pets"."species" = ${p(1)} order by "pets"."id" asc limit ${p(2)} offset ${p(3)}`), 1),
+          ...statement(root('page'), written(page), 1),
           ...statement(root('count'), written(`select count(*) as "total" from "pets" where "pets"."species" = ${p(1)}`), 1),
-          ...statement(relation('owner', 1, 1), written(`select ${personColumns} from "people" where "people"."id" in (${p(1)})`), 1),
-          ...statement(relation('toys', 1, 1), written(toys), 1),
+          ...statement(relation('owner', 1, 1), written(wave(`select ${personColumns} from "people" where "people"."id" in (${keyed(page, '"pets"."owner_id"', p(1))})`)), 1),
+          ...statement(relation('toys', 1, 1), written(wave(toys(keyed(page, '"pets"."id"', p(1))))), 1),
           ...serialize(mechanism, cached, Buffer.byteLength(response.body)),
         ]))
       }

@@ -25,6 +25,14 @@ export interface ExpandDialect {
    * them would only reorder them.
    */
   readonly loadsConcurrently: boolean
+  /**
+   * Whether a request's relation statements are all sent with its root
+   * statement, each taking its keys from a subquery of its parent's statement
+   * instead of from its parent's rows (load/one-wave.ts): one round trip where
+   * a plan of depth N takes N + 1. Only where the statements also run
+   * concurrently (`loadsConcurrently`).
+   */
+  readonly loadsInOneWave: boolean
 
   /** `contains` on `column`, ignoring case: the condition, and the one value it binds (the text, or a pattern made of it). */
   contains(column: string, text: string): { readonly condition: Expression<SqlBool>; readonly value: unknown }

@@ -36,6 +36,8 @@ export const mysqlDialect: ExpandDialect = {
   systemName: 'mysql',
   // On a pool, statements beyond its free connections wait for one, as any other query does.
   loadsConcurrently: true,
+  // As on PostgreSQL (the key subqueries are derived tables: MariaDB takes no `limit` in an `in` subquery itself).
+  loadsInOneWave: true,
 
   /**
    * `instr(cast(lower(column) as binary), cast(lower(?) as binary)) > 0`, the

@@ -21,6 +21,8 @@ export const sqliteDialect: ExpandDialect = {
   systemName: 'sqlite',
   // Kysely's SQLite driver has one connection and runs its statements one after another.
   loadsConcurrently: false,
+  // In process, a statement has no round trip to save: its parents' statements repeated as subqueries would only cost.
+  loadsInOneWave: false,
 
   /**
    * `instr(lower(column), lower(?)) > 0`, the text itself bound. SQLite has no

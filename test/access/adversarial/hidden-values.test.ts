@@ -89,7 +89,7 @@ for (const dialect of dialects()) {
   t.test(`a relation ordered by a hidden field on ${dialect.name}`, async (t) => {
     const database = await openTeams(t, dialect)
     const app = await buildTeams(t, database)
-    const bySalary = /order by "members"."team_id", "members"."salary" desc, "members"."id" limit \d+$/m
+    const bySalary = /order by "members"."team_id", "members"."salary" desc, "members"."id" limit \d+(\)|$)/m
     const rosterBySalary = new RegExp(asWrittenOn(dialect, bySalary.source), bySalary.flags)
 
     t.test('ids: by key for a caller who may not see the salary, by salary for one who may', async (t) => {

@@ -2,7 +2,7 @@ import { Type } from '@sinclair/typebox'
 import Fastify, { type FastifyInstance } from 'fastify'
 import t from 'tap'
 import expandPlugin, { defineResource, type AnyResource } from '../../../plugin/index.js'
-import { asWrittenOn, dialects, inComparableOrder, type Dialect, type TestDatabase } from '../../fixtures/dialects.js'
+import { asSent, asWrittenOn, dialects, inComparableOrder, keySubqueryOf, type Dialect, type TestDatabase } from '../../fixtures/dialects.js'
 import { openTenants, readCallers, tenantResources } from '../../fixtures/tenants.js'
 
 // The attack: a second resource on a scoped table, declared without a scope (a
@@ -143,15 +143,20 @@ for (const dialect of dialects()) {
       database.reset()
       await get('/post-cards?expand=author,tags', 1)
       const postScope = '("posts"."deleted_at" is null and "posts"."tenant_id" = ?)'
+      const page = `select "posts"."id" as "id", cast("posts"."title" as text) as "title", "posts"."author_id" as "author" from "posts" where ${postScope} order by "posts"."id" limit ? offset ?`
+      const authors = 'select "authors"."id" as "id", cast("authors"."name" as text) as "name" from "authors" ' +
+        'where ("authors"."deleted_at" is null and "authors"."tenant_id" = ?) and "authors"."id" in (?, ?, ?, ?)'
+      // In one wave, each keyed by its parent's statement (the page's, the authors' keyed by it).
+      const authorsSent = asSent(dialect, authors, page, '"posts"."author_id"')
+      const keyedAuthors = authors.replace(' in (?, ?, ?, ?)', ` in (${keySubqueryOf(page, '"posts"."author_id"')})`)
       t.strictSame(inComparableOrder(dialect, database.statements), inComparableOrder(dialect, [
-        `select "posts"."id" as "id", cast("posts"."title" as text) as "title", "posts"."author_id" as "author" from "posts" where ${postScope} order by "posts"."id" limit ? offset ?`,
-        'select "authors"."id" as "id", cast("authors"."name" as text) as "name" from "authors" ' +
-          'where ("authors"."deleted_at" is null and "authors"."tenant_id" = ?) and "authors"."id" in (?, ?, ?, ?)',
-        `select "posts"."id" as "id", "posts"."author_id" as "__expand_parent" from "posts" where ${postScope} ` +
-          'and "posts"."author_id" in (?, ?) order by "posts"."author_id", "posts"."id" limit 16384',
-        'select "tags"."id" as "id", cast("tags"."label" as text) as "label", "post_tags"."post_id" as "__expand_parent" from "tags" ' +
+        page,
+        authorsSent,
+        asSent(dialect, `select "posts"."id" as "id", "posts"."author_id" as "__expand_parent" from "posts" where ${postScope} ` +
+          'and "posts"."author_id" in (?, ?) order by "posts"."author_id", "posts"."id" limit 16384', keyedAuthors, '"authors"."id"'),
+        asSent(dialect, 'select "tags"."id" as "id", cast("tags"."label" as text) as "label", "post_tags"."post_id" as "__expand_parent" from "tags" ' +
           'inner join "post_tags" on "post_tags"."tag_id" = "tags"."id" where ("tags"."tenant_id" is null or "tags"."tenant_id" = ?) ' +
-          'and "post_tags"."post_id" in (?, ?, ?, ?) order by "post_tags"."post_id", "post_tags"."tag_id" limit 16384',
+          'and "post_tags"."post_id" in (?, ?, ?, ?) order by "post_tags"."post_id", "post_tags"."tag_id" limit 16384', page, '"posts"."id"'),
       ].map((text) => writtenOn(dialect, text))), "the statements Post's own route would run (its short page tells its total: no count), with Author's and Tag's scopes")
     })
 

@@ -1,0 +1,202 @@
+import type { LevelPlan, PlannedField } from '../plan/plan.js'
+import { readsCompositeKey } from '../graph/composite-relations.js'
+import { keyColumnOf, keySubquery, nestedScope, waveJoin, waveKey, waveStatement } from '../sql/key-subqueries.js'
+import { hasStatement, limitOf, relationIdsQuery, relationRowsQuery, rowBoundOf } from '../sql/relation-statements.js'
+import type { AnySelect, Row } from '../sql/selection.js'
+import type { ScopeParts } from '../sql/statement-templates.js'
+import { loadChannel, type StatementLabel } from '../trace/channels.js'
+import { positionsOf } from '../trace/positions.js'
+import { keyOf } from './batch-loader.js'
+import type { LoadContext } from './load-context.js'
+
+type RelationField = Extract<PlannedField, { kind: 'id' | 'expanded' }>
+
+/** A generated route's own statement (its page, its row), as the relation statements of one wave take their keys from it. */
+export interface RootStatement {
+  /** The statement, built for `values` (called only when its relations' statements are compiled). */
+  readonly build: () => AnySelect
+  /** What it binds after its scope's values (a page's limit and offset, a row's key): every statement of the wave binds them last. */
+  readonly values: readonly unknown[]
+  /** What tells it apart from the route's other statements of the same plan (`page`, `one`, a filtered page's shape). */
+  readonly purpose: string
+  /** Its scope's parts, the values it binds first (see `scopeParts`); a null key: built for this request alone. */
+  readonly scope: ScopeParts | undefined
+}
+
+/**
+ * The relation statements of a request sent together with its route's own
+ * statement (`sendOneWave`), each taking its keys from a subquery of its
+ * parent's statement (sql/key-subqueries.ts) rather than from the parent's
+ * rows: a plan of any depth costs one round trip. The loader takes each
+ * relation's rows from here (batch-loader's `rowsOf`) and places and charges
+ * them as it does a statement's it sent itself; the keys of the parents it
+ * placed that a statement did not answer for, it reads by value.
+ */
+export class OneWave {
+  private readonly sent = new Map<PlannedField, Promise<WaveAnswer>>()
+  private readonly taken = new Set<PlannedField>()
+  private readonly all: Array<Promise<unknown>> = []
+
+  /** Holds the rows of a field's statement, sent. */
+  add (field: PlannedField, rows: Promise<Row[]>): void {
+    const answer = rows.then(answerOf)
+    // Awaited by the loader when it takes them, by `settled` when it does not: never an unhandled rejection.
+    answer.catch(ignore)
+    this.sent.set(field, answer)
+    this.all.push(answer)
+  }
+
+  /**
+   * For a field's statement, sent: the rows it read the first time (none
+   * after: its chunks of keys past the first, which the statement read with
+   * the first), and which of `keys` it did not answer for. Undefined for a
+   * field the wave did not send.
+   */
+  async take (field: PlannedField, keys: readonly unknown[]): Promise<{ rows: Row[]; missing: unknown[] } | undefined> {
+    const sent = this.sent.get(field)
+    if (sent === undefined) return undefined
+    const { rows, covered } = await sent
+    const first = !this.taken.has(field)
+    this.taken.add(field)
+    return { rows: first ? rows : [], missing: keys.filter((key) => !covered.has(keyOf(key))) }
+  }
+
+  /** Settles when every statement of the wave has answered, taken or not: a load answers with none left running. */
+  async settled (): Promise<void> {
+    await Promise.allSettled(this.all)
+  }
+}
+
+/** A one-wave statement's answer: its relation's rows, and the parent keys it read them for (sql/key-subqueries.ts). */
+interface WaveAnswer {
+  readonly rows: Row[]
+  readonly covered: ReadonlySet<unknown>
+}
+
+/** Each row says a parent key it answered for; a row without a relation row is that alone. */
+function answerOf (read: Row[]): WaveAnswer {
+  const rows: Row[] = []
+  const covered = new Set<unknown>()
+  for (const row of read) {
+    covered.add(keyOf(row[waveKey]))
+    const join = row[waveJoin]
+    if (join !== null && join !== undefined) rows.push(row)
+  }
+  return { rows, covered }
+}
+
+const ignore = (): void => {}
+
+/**
+ * Sends the statement of every relation of the plan below `root`, keyed by
+ * subqueries of `statement`, when the database loads in one wave
+ * (`loadsInOneWave`, outside a transaction) and the plan allows it; else
+ * undefined, and the loader sends each level's statements once its parents'
+ * rows are in. Every statement reads at most the budget's bound of rows
+ * (`ObjectBudget.rowBound`, nothing loaded yet): the budget is charged when
+ * the loader places them, as when they come one level at a time, so a
+ * request over it answers the same error.
+ */
+export function sendOneWave (context: LoadContext, root: LevelPlan, statement: RootStatement): OneWave | undefined {
+  const { db, dialect } = context
+  if (!dialect.loadsInOneWave || !dialect.loadsConcurrently || db.isTransaction || !inOneWave(context, root)) return undefined
+  // A client gone by now is found before its rows are placed (batch-loader's `rowsOf`): the load stops there, the wave answered.
+  const wave = new OneWave()
+  sendLevel(context, wave, root, root, memoized(statement.build), statement.scope, statement)
+  return wave
+}
+
+/**
+ * Whether every relation statement of the level and below can take its keys
+ * from a subquery: not a relation resolved by a function (it is called with
+ * its parents' rows), not an aggregate, and not a relation reading each
+ * parent's first rows (`limit`, or the request's list options on it), nor
+ * one over a composite key (its statements match keys part by part).
+ */
+function inOneWave (context: LoadContext, level: LevelPlan): boolean {
+  for (const field of level.fields) {
+    switch (field.kind) {
+      case 'value': case 'computed': continue
+      case 'aggregate': return false
+      case 'id': case 'expanded': break
+      default: field satisfies never
+    }
+    if (field.relation.link.kind === 'function' || readsCompositeKey(field.relation)) return false
+    if (limitOf(context, field) !== undefined || context.listed(field) !== undefined) return false
+    if (field.kind === 'expanded' && !inOneWave(context, field.level)) return false
+  }
+  return true
+}
+
+/**
+ * Sends the statements of a level's relations, each keyed by `parent` (the
+ * statement of the level's rows, whose scope parts are `parentScope`: its
+ * own, then its parents' up to the root's), and those of the levels below.
+ */
+function sendLevel (
+  context: LoadContext, wave: OneWave, root: LevelPlan, level: LevelPlan,
+  parent: () => AnySelect, parentScope: ScopeParts | undefined, rootStatement: RootStatement
+): void {
+  const { db, templates } = context
+  for (const field of level.fields) {
+    if (field.kind !== 'id' && field.kind !== 'expanded') continue
+    if (!hasStatement(field)) continue
+    const column = keyColumnOf(level.node, field)
+    const bound = rowBoundOf(context, field.relation) ?? 0
+    const keys = memoized(() => keySubquery(db, parent(), column))
+    const ordered = field.relation.link.kind !== 'to-one'
+    const build = () => waveStatement(db, keys(), (waveKeys) => statementOf(context, field, waveKeys, bound), ordered)
+    // Its parents' statement first (its keys, a common table expression), then its own scope's values.
+    const own = context.scopeParts(field.relation.target)
+    const key = nestedScope(own, parentScope)?.key
+    const scope = key === undefined ? undefined : { key, values: parentScope?.values ?? [] }
+    const values = [...rootStatement.values, ...(own?.values ?? [])]
+    // The bound is a literal of the statement's text, or of a subquery's: one template per bound.
+    const purpose = `wave ${rootStatement.purpose}/limit ${context.budget.rowBound}`
+    const label = loadChannel.hasSubscribers ? labelOf(context, root, field) : undefined
+    wave.add(field, templates.rows(db, field, purpose, values, build, false, scope, label))
+    if (field.kind === 'expanded') {
+      // The level below takes its keys from this relation's rows: its statement keyed as here, without the wave's join.
+      const rows = memoized(() => statementOf(context, field, keys(), bound))
+      sendLevel(context, wave, root, field.level, rows, nestedScope(own, parentScope), rootStatement)
+    }
+  }
+}
+
+function statementOf (context: LoadContext, field: RelationField, keys: AnySelect, bound: number): AnySelect {
+  return field.kind === 'expanded' ? relationRowsQuery(context, field, keys, bound) : relationIdsQuery(context, field, keys, bound)
+}
+
+/** A statement sent with the route's own: in its round trip (wave 0), binding no keys of its own. */
+function labelOf (context: LoadContext, root: LevelPlan, field: RelationField): StatementLabel {
+  const { path } = positionsOf(root).get(field)!
+  return { kind: field.kind === 'id' ? 'ids' : 'rows', path, system: context.dialect.systemName, wave: 0, keyCount: undefined }
+}
+
+/** Built once, when first asked: a statement template kept from an earlier request needs none. */
+function memoized (build: () => AnySelect): () => AnySelect {
+  let built: AnySelect | undefined
+  return () => (built ??= build())
+}
+
+/**
+ * What a route reads before its relations' rows (`read`: its own statement,
+ * then its count), with the relations' statements sent right after its own
+ * statement (`sendOneWave`): the route's statement first, so that it has the
+ * database's attention first, and its count follows it as soon as it has
+ * answered. When the route's read fails, the statements of the wave are
+ * awaited before the error is answered, so that none is left running.
+ */
+export async function withOneWave<T> (
+  context: LoadContext, root: LevelPlan, statement: RootStatement, read: () => Promise<T>
+): Promise<[T, OneWave | undefined]> {
+  const reading = read()
+  // Never throws: each statement is built, compiled and run inside its own promise.
+  const wave = sendOneWave(context, root, statement)
+  try {
+    return [await reading, wave]
+  } catch (error) {
+    await wave?.settled()
+    throw error
+  }
+}

@@ -1,0 +1,277 @@
+import { tracingChannel } from 'node:diagnostics_channel'
+import { Type } from '@sinclair/typebox'
+import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify'
+import { Kysely, PostgresDialect } from 'kysely'
+import pg from 'pg'
+import t from 'tap'
+import expandPlugin, { defineResource } from '../../plugin/index.js'
+import { ResourceGraph } from '../../plugin/graph/resource-graph.js'
+import { keySubquery, nestedScope, waveStatement } from '../../plugin/sql/key-subqueries.js'
+import { relationRowsQuery } from '../../plugin/sql/relation-statements.js'
+import { postgresDialect } from '../../plugin/sql/dialects/index.js'
+import type { AnySelect } from '../../plugin/sql/selection.js'
+import type { LoadMessage } from '../../plugin/trace/channels.js'
+import { asWrittenOn, dialects, inOneWave, inWave, keySubqueryOf, type TestDatabase } from '../fixtures/dialects.js'
+import { Company, PetStore, Toy, openSeeded } from '../fixtures/tables.js'
+import { schemas } from '../fixtures/pets.js'
+
+// The pets tables with a scope on people and on pets, each read from a header: the scope of every level
+// applies in the statements of the levels below it, inside their key subqueries.
+const hidden = (request: FastifyRequest, header: string) => String(request.headers[header] ?? '')
+
+const Person = defineResource({
+  name: 'Person',
+  namespace: 'people',
+  table: 'people',
+  schema: Type.Object({
+    id: Type.Integer(),
+    name: Type.String(),
+    employer: Type.Union([Type.Integer(), Type.Null()]),
+    pets: Type.Array(Type.Integer()),
+    first_pet: Type.Array(Type.Integer()),
+  }),
+  fields: ['id', 'name', 'employer'],
+  expandable: {
+    employer: ['Company', { column: 'employer_id' }],
+    pets: ['Pet', { many: true, foreignKey: 'owner_id', fields: ['id', 'name', 'toys'] }],
+    first_pet: ['Pet', { many: true, foreignKey: 'owner_id', fields: ['id', 'name'], limit: 1 }],
+  },
+  scope: (eb, request) => eb('people.name', '<>', hidden(request, 'x-hidden-person')),
+})
+
+const Pet = defineResource({
+  name: 'Pet',
+  table: 'pets',
+  schema: schemas.Pet,
+  fields: ['id', 'name', 'species', 'owner', 'sold_from', 'toys'],
+  columns: { owner: 'owner_id', sold_from: 'sold_from_id' },
+  expandable: {
+    owner: 'people.Person',
+    sold_from: ['PetStore', { fields: ['id', 'name'] }],
+    toys: ['Toy', { many: true, omit: ['secret'], through: { table: 'pet_toys', from: 'pet_id', to: 'toy_id' } }],
+  },
+  scope: (eb, request) => eb('pets.species', '<>', hidden(request, 'x-hidden-species')),
+})
+
+async function build (database: TestDatabase, maxObjects?: number): Promise<FastifyInstance> {
+  const app = Fastify()
+  const resources = [Company, Person, Pet, PetStore, Toy]
+  await app.register(expandPlugin, { db: database.db, resources, ...(maxObjects === undefined ? {} : { maxObjects }) })
+  app.expand.routes('/pets', Pet, { permitListExpands: ['owner.employer', 'toys', 'sold_from'] })
+  app.expand.routes('/people', Person, { permitListExpands: ['pets.toys', 'employer'] })
+  await app.ready()
+  return app
+}
+
+/** Every event of the load channel, in the order published. */
+function recordLoads (): { events: Array<{ event: string; message: LoadMessage }>; stop: () => void } {
+  const events: Array<{ event: string; message: LoadMessage }> = []
+  const channel = tracingChannel<unknown, LoadMessage>('fastify-expand:load')
+  const on = (event: string) => (message: LoadMessage) => { events.push({ event, message }) }
+  const handlers = { start: on('start'), end: on('end'), asyncStart: on('asyncStart'), asyncEnd: on('asyncEnd'), error: on('error') }
+  channel.subscribe(handlers)
+  return { events, stop: () => channel.unsubscribe(handlers) }
+}
+
+for (const dialect of dialects()) {
+  t.test(`one wave on ${dialect.name}`, async (t) => {
+    const database = await openSeeded(t, dialect)
+    const app = await build(database)
+    t.teardown(() => app.close())
+    const recorder = recordLoads()
+    t.teardown(recorder.stop)
+    const oneWave = inOneWave(dialect)
+    const p = (index: number) => (dialect.name === 'postgres' ? `$${index}` : '?')
+    const written = (statements: string[]) => statements.map((statement) => asWrittenOn(dialect, statement))
+    const get = async (url: string, headers: Record<string, string> = {}) => {
+      recorder.events.length = 0
+      database.reset()
+      const response = await app.inject({ url, headers })
+      return { status: response.statusCode, body: response.json(), statements: [...database.statements], events: [...recorder.events] }
+    }
+    const rowsOf = (events: Array<{ event: string; message: LoadMessage }>, path: string) =>
+      events.find(({ event, message }) => event === 'asyncEnd' && message.path === path)?.message.rowCount
+
+    t.test('the page\'s round trips: every relation statement sent before any statement answers', async (t) => {
+      const { status, body, events } = await get('/pets?limit=3&expand=owner.employer,toys')
+      t.equal(status, 200)
+      t.same(body.data.map((pet: { owner: { employer: { id: number } | null } }) => pet.owner.employer?.id ?? null), [1, 1, 2])
+      const started = events.filter(({ event }) => event === 'start').map(({ message }) => `${message.kind} ${message.path} ${message.wave}`)
+      const firstAnswer = events.findIndex(({ event }) => event === 'asyncEnd')
+      const sentBefore = events.slice(0, firstAnswer).filter(({ event }) => event === 'start').map(({ message }) => `${message.kind} ${message.path} ${message.wave}`)
+      if (oneWave) {
+        t.same(sentBefore.sort(), ['page  0', 'rows owner 0', 'rows owner.employer 0', 'rows toys 0'], 'one wave: the page and every relation of the plan')
+        t.same(started.sort(), ['count  0', 'page  0', 'rows owner 0', 'rows owner.employer 0', 'rows toys 0'], 'the count once the page is full')
+        t.ok(events.filter(({ message }) => message.kind === 'rows').every(({ message }) => message.keyCount === undefined), 'no keys of their own')
+      } else {
+        t.same(sentBefore, ['page  0'], 'SQLite: one statement after another, each level once its parents are read')
+        t.same(started, ['page  0', 'count  0', 'rows owner 1', 'rows owner.employer 2', 'rows toys 1'])
+      }
+    })
+
+    t.test('the scope of every level in the subqueries of the levels below: a hidden parent brings no child', async (t) => {
+      // Fred (pets 1 and 2) hidden: the pets of Sally and Bob only.
+      const people = await get('/people?expand=pets&fields=id,pets.name', { 'x-hidden-person': 'Fred' })
+      t.same(people.body.data, [{ id: 2, pets: [{ name: 'Nemo' }] }, { id: 3, pets: [] }, { id: 4, pets: [{ name: 'Rex' }] }])
+      // In one wave, each parent key the statement answers for without a row is a row of its own (Ann's).
+      t.equal(rowsOf(people.events, 'pets'), oneWave ? 3 : 2, 'the pets of visible people only are read')
+      const page = `select "people"."id" as "id" from "people" where "people"."name" <> ${p(1)} order by "people"."id" limit ${p(2)} offset ${p(3)}`
+      const pets = (at: number, keys: string) => 'select "pets"."id" as "id", cast("pets"."name" as text) as "name", "pets"."owner_id" as "__expand_parent" from "pets" ' +
+        `where "pets"."species" <> ${p(at)} and "pets"."owner_id" in (${keys}) order by "pets"."owner_id", "pets"."id" limit 16384`
+      const peopleAt = (at: number) => `select "people"."id" as "id" from "people" where "people"."name" <> ${p(at)} order by "people"."id" limit ${p(at + 1)} offset ${p(at + 2)}`
+      t.same(people.statements.filter((statement) => statement.includes('__expand_parent')), written([
+        oneWave ? inWave(dialect, pets(1, keySubqueryOf(peopleAt(2), '"people"."id"'))) : pets(1, [p(2), p(3), p(4), p(5)].join(', ')),
+      ]), oneWave ? 'the people\'s scope in the keys\' subquery, its values before the pets\' own' : 'the visible people\'s keys')
+      t.equal(people.statements.filter((statement) => statement === asWrittenOn(dialect, page)).length, 1)
+
+      // Dogs hidden: Odie's and Rex's toys are not read, at depth 2.
+      const deep = await get('/people?expand=pets.toys&fields=id,pets.toys', { 'x-hidden-species': 'dog' })
+      t.same(deep.body.data, [
+        { id: 1, pets: [{ toys: [{ id: 1, name: 'ball' }, { id: 2, name: 'string' }] }] },
+        { id: 2, pets: [{ toys: [] }] },
+        { id: 3, pets: [] },
+        { id: 4, pets: [] },
+      ])
+      t.equal(rowsOf(deep.events, 'pets.toys'), oneWave ? 3 : 2, 'the toys of visible pets only are read (and in one wave, Nemo\'s key)')
+    })
+
+    t.test('a relation reading each parent\'s first rows loads once its parents are read, in every dialect', async (t) => {
+      const { body, events, statements } = await get('/people/1?expand=first_pet')
+      t.same(body.first_pet, [{ id: 1, name: 'Garfield' }])
+      const relation = events.find(({ event, message }) => event === 'start' && message.path === 'first_pet')!.message
+      t.same({ wave: relation.wave, keyCount: relation.keyCount }, { wave: 1, keyCount: 1 }, 'keyed by its parent\'s key, in the wave after it')
+      t.equal(statements.length, 2)
+    })
+
+    t.test('a failed root statement answers once the statements sent with it have answered', async (t) => {
+      // 2^31: past an int4 key (PostgreSQL refuses it, the others find no row): 404 everywhere.
+      const { status, events } = await get('/pets/2147483648?expand=owner.employer,toys')
+      t.equal(status, 404)
+      const starts = events.filter(({ event }) => event === 'start').length
+      const answers = events.filter(({ event }) => event === 'asyncEnd').length
+      t.equal(starts, oneWave ? 4 : 1)
+      t.equal(answers, starts, 'every statement sent had answered before the response')
+    })
+  })
+
+  t.test(`the object budget in one wave on ${dialect.name}: the same answers as one level at a time`, async (t) => {
+    const database = await openSeeded(t, dialect)
+    const app = await build(database, 6)
+    t.teardown(() => app.close())
+    database.reset()
+    t.equal((await app.inject('/pets?expand=owner&fields=id,owner')).statusCode, 200)
+    const tooLarge = await app.inject('/pets?expand=owner.employer&fields=id,owner')
+    t.equal(tooLarge.statusCode, 400)
+    t.equal(tooLarge.json().code, 'FST_EXPAND_TOO_LARGE')
+    t.equal((await app.inject('/pets?expand=owner')).statusCode, 400, '4 toy ids + 4 owners = 8')
+    t.equal((await app.inject('/pets?limit=3&expand=owner.employer&fields=id,owner')).statusCode, 200, '3 owners + 3 employers = 6')
+    t.equal((await app.inject('/pets?limit=3&expand=owner.employer')).statusCode, 400, 'and the 3 toy ids of pets 1 to 3: 9')
+    // Every to-many statement reads one row past what the budget has left at most, rounded up to a power of two:
+    // in one wave, sent before anything is loaded, 7 → 8 on each; one level at a time, less below a level that charged some.
+    const bounded = database.statements.filter((statement) => statement.includes('__expand_parent'))
+    t.ok(bounded.length > 0)
+    if (inOneWave(dialect)) t.ok(bounded.every((statement) => statement.includes(' limit 8)')), 'limit 8 on each')
+    else t.ok(bounded.every((statement) => / limit [1248]$/.test(statement)), 'limit 8 at most')
+  })
+}
+
+t.test('key subqueries: the parent statement as a derived table, and the scope values of each level in order', async (t) => {
+  const db = new Kysely<any>({ dialect: new PostgresDialect({ pool: new pg.Pool() }) })
+  t.teardown(() => db.destroy())
+  const parent = db.selectFrom('pets').select(['pets.id as id', 'pets.owner_id as owner']).where('pets.species', '=', 'cat').orderBy('pets.id').limit(3)
+  const keys = keySubquery(db, parent, 'pets.owner_id')
+  t.equal(keys.compile().sql,
+    'select distinct "__expand_key_rows"."key" from (select "pets"."owner_id" as "key" from "pets" where "pets"."species" = $1 order by "pets"."id" limit $2) as "__expand_key_rows"')
+  const people = (keys: AnySelect) => db.selectFrom('people').select(['people.id as id', 'people.id as __expand_wave_join'])
+    .where('people.name', '<>', 'Fred').where('people.id', 'in', keys)
+  const compiled = waveStatement(db, keys, people, false).compile()
+  t.equal(compiled.sql,
+    'with "__expand_wave_keys" as (select distinct "__expand_key_rows"."key" from (select "pets"."owner_id" as "key" from "pets" ' +
+    'where "pets"."species" = $1 order by "pets"."id" limit $2) as "__expand_key_rows") ' +
+    'select "__expand_wave_rows"."id", "__expand_wave_rows"."__expand_wave_join", "__expand_wave_keys"."key" as "__expand_wave_key" from "__expand_wave_keys" ' +
+    'left join (select "people"."id" as "id", "people"."id" as "__expand_wave_join" from "people" where "people"."name" <> $3 ' +
+    'and "people"."id" in (select "__expand_wave_keys"."key" from "__expand_wave_keys")) as "__expand_wave_rows" ' +
+    'on "__expand_wave_rows"."__expand_wave_join" = "__expand_wave_keys"."key"',
+    'the keys read once, first; every key joined to its rows, or to none')
+  t.same(compiled.parameters, ['cat', 3, 'Fred'], 'the parents\' values, then the statement\'s own scope\'s')
+  t.equal(waveStatement(db, keys, people, true).compile().sql, `${compiled.sql} order by "__expand_wave_rows"."__expand_wave_row"`,
+    'a to-many relation\'s rows in its statement\'s order')
+  t.equal(nestedScope(undefined, undefined), undefined)
+  t.same(nestedScope({ key: 'a', values: [1] }, undefined), { key: 'a>', values: [1] })
+  t.same(nestedScope(undefined, { key: 'b', values: [2] }), { key: '>b', values: [2] })
+  t.same(nestedScope({ key: 'a', values: [1] }, { key: 'b', values: [2, 3] }), { key: 'a>b', values: [1, 2, 3] })
+  t.same(nestedScope({ key: null, values: [1] }, { key: 'b', values: [2] }), { key: null, values: [1, 2] }, 'a scope without a shape: built per request')
+  t.same(nestedScope({ key: 'a', values: [] }, { key: null, values: [] }), { key: null, values: [] })
+})
+
+t.test('a relation with limit takes its keys as a list, never a subquery', async (t) => {
+  const db = new Kysely<any>({ dialect: new PostgresDialect({ pool: new pg.Pool() }) })
+  t.teardown(() => db.destroy())
+  const relation = new ResourceGraph([Company, Person, Pet, PetStore, Toy]).node(Person).relations.get('first_pet')!
+  const field = { kind: 'expanded', name: 'first_pet', relation, level: { node: relation.target, fields: [] }, orderBy: undefined } as const
+  const context = { db, dialect: postgresDialect, listed: () => undefined, scope: () => undefined }
+  t.throws(() => relationRowsQuery(context as never, field as never, db.selectFrom('people').select('people.id'), 8),
+    new TypeError('this relation takes its keys as a list, never as a subquery'))
+})
+
+/**
+ * A pool whose statements of one wave wait until the page's statement has
+ * answered and `between` has run: the page read before a write, its
+ * relations' statements after it, as when a write lands between them.
+ */
+function writeBetween (pool: pg.Pool, between: () => Promise<void>): pg.Pool {
+  let pageAnswered!: () => void
+  const answered = new Promise<void>((resolve) => { pageAnswered = resolve })
+  const connect = async () => {
+    const client = await pool.connect()
+    return {
+      async query (text: string, values?: unknown[]) {
+        if (text.startsWith('with "__expand_wave_keys"')) await answered
+        const result = await client.query(text, values)
+        if (text.startsWith('select') && / order by "pets"\."id" limit \$\d+ offset \$\d+$/.test(text)) {
+          await between()
+          pageAnswered()
+        }
+        return result
+      },
+      release: (error?: Error | boolean) => client.release(error),
+    }
+  }
+  return { connect, end: async () => await pool.end() } as unknown as pg.Pool
+}
+
+for (const dialect of dialects().filter((dialect) => dialect.name === 'postgres')) {
+  t.test(`a write between the page and its relations' statements on ${dialect.name}: each parent placed is answered for`, async (t) => {
+    const database = await openSeeded(t, dialect)
+    const plain = await build(database)
+    t.teardown(() => plain.close())
+    const url = '/pets?limit=1&expand=owner.employer,toys'
+    const before = await plain.inject(url)
+    t.equal(before.statusCode, 200)
+    const [{ schema }] = (await database.db.selectNoFrom((eb) => eb.fn<string>('current_schema').as('schema')).execute()) as [{ schema: string }]
+    const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 4, options: `-c search_path=${schema}` })
+    const sent: Array<{ sql: string; parameters: readonly unknown[] }> = []
+    // Pet 0 (Bob's, no toys) comes first in the table once written: the relations' subqueries read it as the page.
+    const insertPetZero = async () => {
+      await database.db.insertInto('pets').values({ id: 0, name: 'Zero', species: 'cat', owner_id: 4, sold_from_id: null }).execute()
+    }
+    const db = new Kysely<any>({
+      dialect: new PostgresDialect({ pool: writeBetween(pool, insertPetZero) }),
+      log: (event) => { if (event.level === 'query') sent.push({ sql: event.query.sql, parameters: event.query.parameters }) },
+    })
+    const gated = await build({ ...database, db })
+    t.teardown(async () => { await gated.close(); await db.destroy() })
+    const during = await gated.inject(url)
+    t.equal(during.statusCode, 200)
+    t.same(during.json().data, before.json().data, 'Garfield, with Fred, his employer and both toys: as before the write')
+    t.same(during.json().data[0].toys.map((toy: { name: string }) => toy.name), ['ball', 'string'])
+    const waves = sent.filter(({ sql }) => sql.startsWith('with '))
+    t.equal(waves.length, 3, 'owner, owner.employer and toys sent with the page')
+    const byKey = sent.filter(({ sql }) => !sql.startsWith('with ') && / in \(\$\d+\)/.test(sql)).map(({ sql, parameters }) => [sql.split(' from ')[1]!.split(' ')[0], parameters])
+    t.same(byKey.sort(), [['"companies"', [1]], ['"people"', ['', 1]], ['"toys"', [1]]].sort(),
+      'Fred (not Bob), his employer, and Garfield\'s toys read by key after the wave: their parents were not the wave\'s')
+    t.equal(sent.length, 2 + 3 + 3, 'the page, its count, the wave, and the three relations read again')
+    const after = await plain.inject(url)
+    t.equal(after.json().data[0].name, 'Zero', 'the write is there for the next request')
+  })
+}
