@@ -212,7 +212,7 @@ for (const dialect of dialects()) {
 
     database.reset()
     await get('/post-cards/3', 1)
-    t.strictSame(database.statements[0], writtenOn(dialect,
+    t.strictSame(database.statements.find((statement) => !statement.startsWith('with ')), writtenOn(dialect,
       'select "posts"."id" as "id", cast("posts"."title" as text) as "title", "posts"."author_id" as "author" from "posts" ' +
       'where (("posts"."deleted_at" is null and "posts"."tenant_id" = ?) and ("posts"."tenant_id" = ? and "posts"."id" > ?)) ' +
       'and "posts"."id" = ?'), 'the detail: both conditions AND-ed in its one statement')
