@@ -25,8 +25,8 @@ export const waveKey = '__expand_wave_key'
  * The distinct keys of a relation's rows as a subquery of the statement that
  * reads its parents (`parent`, compiled with every condition and bound of its
  * own: its scope, filters, order, limit): the parents' key column (`column`),
- * for `key in (...)`. The parent statement is a derived table, whose order
- * and limit MariaDB does not take in an `in` subquery itself. Its rows are
+ * for `key in (...)`. The parent statement is a derived table: some
+ * databases take no order or limit in an `in` subquery itself. Its rows are
  * the rows the parent statement reads, so a parent that the request's scope
  * hides brings no child either.
  */
