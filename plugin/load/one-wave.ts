@@ -35,7 +35,6 @@ export interface RootStatement {
 export class OneWave {
   private readonly sent = new Map<PlannedField, Promise<WaveAnswer>>()
   private readonly taken = new Set<PlannedField>()
-  private readonly all: Array<Promise<unknown>> = []
 
   /** Holds the rows of a field's statement, sent. */
   add (field: PlannedField, rows: Promise<Row[]>): void {
@@ -43,7 +42,6 @@ export class OneWave {
     // Awaited by the loader when it takes them, by `settled` when it does not: never an unhandled rejection.
     answer.catch(ignore)
     this.sent.set(field, answer)
-    this.all.push(answer)
   }
 
   /**
@@ -63,7 +61,7 @@ export class OneWave {
 
   /** Settles when every statement of the wave has answered, taken or not: a load answers with none left running. */
   async settled (): Promise<void> {
-    await Promise.allSettled(this.all)
+    await Promise.allSettled(this.sent.values())
   }
 }
 
@@ -144,8 +142,7 @@ function sendLevel (
     const column = keyColumnOf(level.node, field)
     const bound = rowBoundOf(context, field.relation) ?? 0
     const keys = memoized(() => keySubquery(db, parent(), column))
-    const ordered = field.relation.link.kind !== 'to-one'
-    const build = () => waveStatement(db, keys(), (waveKeys) => statementOf(context, field, waveKeys, bound), ordered)
+    const build = () => waveStatement(db, keys(), (waveKeys) => statementOf(context, field, waveKeys, bound))
     // Its parents' statement first (its keys, a common table expression), then its own scope's values.
     const own = context.scopeParts(field.relation.target)
     const key = nestedScope(own, parentScope)?.key

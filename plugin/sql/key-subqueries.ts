@@ -1,7 +1,7 @@
 import { AliasNode, IdentifierNode, sql } from 'kysely'
 import type { PlannedField } from '../plan/plan.js'
 import { ownerColumn, type ResourceNode } from '../graph/resource-graph.js'
-import type { RelationOrder } from './dialects/index.js'
+import { rowNumberOver, type RelationOrder } from './dialects/index.js'
 import { keyColumn, tableOf, type AnyKysely, type AnySelect } from './selection.js'
 import type { ScopeParts } from './statement-templates.js'
 
@@ -43,20 +43,20 @@ export function keySubquery (db: AnyKysely, parent: AnySelect, column: string): 
  * where it has none, so that the loader knows which parents the statement
  * answered for: a parent the request placed whose key is not among them (its
  * parents' statement read other rows a moment later, as a concurrent insert
- * shifts a page) is loaded by its key after the wave. A to-many relation's
- * rows keep the statement's order (`waveRow`).
+ * shifts a page) is loaded by its key after the wave. Rows that say their
+ * place in the relation statement's order (`waveRow`, a to-many relation's)
+ * keep it.
  */
-export function waveStatement (
-  db: AnyKysely, parentKeys: AnySelect, statement: (keys: AnySelect) => AnySelect, ordered: boolean
-): AnySelect {
+export function waveStatement (db: AnyKysely, parentKeys: AnySelect, statement: (keys: AnySelect) => AnySelect): AnySelect {
   const related = statement((db.selectFrom(waveKeys) as AnySelect).select(`${waveKeys}.${keyName}`))
+  const names = selectedNames(related)
   // Each of its columns by name (never `*`), but its place in the order: the statement is ordered by it.
-  const columns = selectedNames(related).filter((name) => name !== waveRow).map((name) => `${waveRows}.${name}`)
+  const columns = names.filter((name) => name !== waveRow).map((name) => `${waveRows}.${name}`)
   const joined = (db.with(waveKeys, () => parentKeys).selectFrom(waveKeys) as AnySelect)
     .leftJoin(related.as(waveRows), `${waveRows}.${waveJoin}`, `${waveKeys}.${keyName}`)
     .select(columns)
     .select(`${waveKeys}.${keyName} as ${waveKey}`)
-  return ordered ? joined.orderBy(`${waveRows}.${waveRow}`) : joined
+  return names.includes(waveRow) ? joined.orderBy(`${waveRows}.${waveRow}`) : joined
 }
 
 /** The names a statement selects its columns under: a relation statement names each (`column as name`). */
@@ -76,8 +76,7 @@ function selectedNames (query: AnySelect): string[] {
 export function withWaveColumns (query: AnySelect, joinColumn: string, order?: readonly RelationOrder[]): AnySelect {
   const joined = query.select(sql.ref(joinColumn).as(waveJoin))
   if (order === undefined) return joined
-  const terms = order.map(([column, direction]) => direction === 'desc' ? sql`${sql.ref(column)} desc` : sql.ref(column))
-  return joined.select(sql<number>`row_number() over (order by ${sql.join(terms)})`.as(waveRow))
+  return joined.select(rowNumberOver(order).as(waveRow))
 }
 
 /**

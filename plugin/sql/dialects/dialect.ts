@@ -1,4 +1,4 @@
-import { sql, type AliasableExpression, type Expression, type ExpressionBuilder, type SqlBool } from 'kysely'
+import { sql, type AliasableExpression, type Expression, type ExpressionBuilder, type RawBuilder, type SqlBool } from 'kysely'
 import type { ValueType } from '../../routes/list-declarations.js'
 import type { AnyKysely, AnySelect } from '../selection.js'
 
@@ -158,6 +158,18 @@ export function orderedBy<Q extends AnySelect> (query: Q, order: readonly Relati
   let ordered = query
   for (const [column, direction] of order) ordered = (direction === 'desc' ? ordered.orderBy(column, 'desc') : ordered.orderBy(column)) as Q
   return ordered
+}
+
+/**
+ * `row_number() over([partition by <partition>] order by <order>)`, written
+ * as Kysely writes a window: each row's place in `order`, within its
+ * partition if any. The databases that load concurrently read it (window
+ * functions since PostgreSQL 8.4, MariaDB 10.2, MySQL 8.0).
+ */
+export function rowNumberOver (order: readonly RelationOrder[], partition?: string): RawBuilder<number> {
+  const terms = order.map(([column, direction]) => direction === 'desc' ? sql`${sql.ref(column)} desc` : sql.ref(column))
+  const partitioned = partition === undefined ? sql`` : sql`partition by ${sql.ref(partition)} `
+  return sql<number>`row_number() over(${partitioned}order by ${sql.join(terms)})`
 }
 
 /** `(k1, k2) > (?, ?)`, each value bound once: the form every database reads. */

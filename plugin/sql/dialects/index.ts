@@ -9,7 +9,7 @@ import { sqliteDialect } from './sqlite.js'
 export type {
   DatabaseFailureKind, ExpandDialect, FilterValue, LimitedRelation, OrderDirection, RelationOrder, RelationSource,
 } from './dialect.js'
-export { orderedBy, parentKey } from './dialect.js'
+export { orderedBy, parentKey, rowNumberOver } from './dialect.js'
 export { mysqlDialect } from './mysql.js'
 export { postgresDialect } from './postgres.js'
 export { sqliteDialect } from './sqlite.js'

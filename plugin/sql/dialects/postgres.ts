@@ -4,6 +4,7 @@ import type { AnySelect } from '../selection.js'
 import {
   literalLimit,
   parentKey,
+  rowNumberOver,
   rowValueComparison,
   standardNumberCasts,
   type DriverError,
@@ -130,11 +131,7 @@ const rowNumber = '__expand_row'
  * (window functions since 10.2 and 8.0) run the same statement.
  */
 export function rowNumberedFirstRows ({ db, source, order, limit, bound, tagged }: LimitedRelation): AnySelect {
-  const numbered = tagged().select((eb) => eb.fn.agg<number>('row_number').over((over) => {
-    let window = over.partitionBy(source.parentColumn)
-    for (const [column, direction] of order) window = direction === 'desc' ? window.orderBy(column, 'desc') : window.orderBy(column)
-    return window
-  }).as(rowNumber))
+  const numbered = tagged().select(rowNumberOver(order, source.parentColumn).as(rowNumber))
   const firstRows = db.selectFrom(numbered.as(numberedRows))
     .select(source.columns.map((column) => sql.id(numberedRows, column).as(column)))
     .where(sql.id(numberedRows, rowNumber), '<=', sql.lit(limit))
