@@ -2,6 +2,7 @@ import type Database from 'better-sqlite3'
 import { Kysely, PostgresDialect } from 'kysely'
 import pg from 'pg'
 import { namePreparedStatements } from '../../plugin/index.js'
+import { postgresDialect, resolveDialectAs } from '../../plugin/sql/dialects/index.js'
 import { indexStatements, tableStatements } from '../../test/fixtures/tables.js'
 
 /** The benchmarks' PostgreSQL, when DATABASE_URL names one (as for the test suite); undefined: the PostgreSQL cases are skipped. */
@@ -19,8 +20,29 @@ export interface PetsPostgres {
   db: Kysely<any>
   /** A Kysely instance over a pool of its own (as large) through `namePreparedStatements`. */
   namedDb: Kysely<any>
+  /** A Kysely instance over a pool of its own (as large) loading level by level (`levelByLevel`). */
+  levelDb: Kysely<any>
+  /** A pool and Kysely instances over the same schema through 127.0.0.1:`port` (a proxy in front of the database). */
+  through(port: number): PetsPostgresThrough
   /** Drops the schema and closes the pool. */
   close(): Promise<void>
+}
+
+/** The copy read through another port: the plugin loading in one wave, as on PostgreSQL, and level by level. */
+export interface PetsPostgresThrough {
+  pool: pg.Pool
+  /** A Kysely instance over `pool`: PostgreSQL's dialect, relations sent with the page (one wave). */
+  db: Kysely<any>
+  /** A Kysely instance over `pool` resolved to PostgreSQL's dialect with `loadsInOneWave: false`: each level once its parents are read. */
+  levelDb: Kysely<any>
+  close(): Promise<void>
+}
+
+/** A Kysely instance over `pool` loading level by level on PostgreSQL (plugin/sql/dialects/postgres.ts loads in one wave). */
+export function levelByLevel (pool: pg.Pool): Kysely<any> {
+  const db = new Kysely<any>({ dialect: new PostgresDialect({ pool }) })
+  resolveDialectAs(db, Object.freeze({ ...postgresDialect, loadsInOneWave: false }))
+  return db
 }
 
 /**
@@ -67,14 +89,34 @@ export async function copyPetsToPostgres (database: Database.Database, url: stri
   const pool = newPool()
   const db = new Kysely<any>({ dialect: new PostgresDialect({ pool }) })
   const namedDb = new Kysely<any>({ dialect: new PostgresDialect({ pool: namePreparedStatements(newPool()) }) })
+  const levelDb = levelByLevel(newPool())
   return {
     schema,
     pool,
     db,
     namedDb,
+    levelDb,
+    through (port) {
+      const address = new URL(url)
+      address.hostname = '127.0.0.1'
+      address.port = String(port)
+      const pool = new pg.Pool({ connectionString: address.href, max: poolSize, options: `-c search_path=${schema}` })
+      const db = new Kysely<any>({ dialect: new PostgresDialect({ pool }) })
+      const levelDb = levelByLevel(pool)
+      return {
+        pool,
+        db,
+        levelDb,
+        async close () {
+          await levelDb.destroy().catch(() => {})
+          await db.destroy().catch(() => {})
+        },
+      }
+    },
     async close () {
       await db.destroy()
       await namedDb.destroy()
+      await levelDb.destroy()
       const dropper = new pg.Client({ connectionString: url })
       await dropper.connect()
       await dropper.query(`DROP SCHEMA ${schema} CASCADE`)

@@ -14,6 +14,7 @@ import {
 import { defineResource, isResource, type AnyResource, type RelationDefinition, type RelationOptions } from '../../plugin/index.js'
 import { createPetsDatabase, kyselyOver, petResources } from '../domain/pets-db.js'
 import { copyPetsToMariadb, mariadbUrl } from '../domain/pets-mysql.js'
+import { latencyProxy } from '../domain/latency-proxy.js'
 import { copyPetsToPostgres, poolSize, postgresUrl } from '../domain/pets-pg.js'
 import { assertSameText, type BenchCase, type Suite } from '../runner.js'
 import { tracingCostCase } from './tracing-cost.js'
@@ -30,6 +31,10 @@ export const drizzleUnpreparedName = "Drizzle's relational query, built per requ
 export const postgresCaseName = `${pageRows} rows, expand=${expandOfDepth[2]}, PostgreSQL`
 export const postgresRoutesName = 'app.expand.routes on PostgreSQL'
 export const postgresNamedName = 'app.expand.routes on PostgreSQL (namePreparedStatements)'
+export const postgresLevelName = 'app.expand.routes on PostgreSQL, level by level (loadsInOneWave: false)'
+/** Milliseconds the proxy of the away case holds each chunk, each way. */
+const awayDelay = 1
+export const postgresAwayCaseName = `${pageRows} rows, expand=${expandOfDepth[2]}, PostgreSQL ${awayDelay} ms away each way`
 export const postgresHandName = 'hand-written single statement on PostgreSQL'
 export const postgresWrittenName = 'PostgreSQL writes the body (one named statement, the limit)'
 export const postgraphileName = 'PostGraphile 5 (Amber preset, grafserv on Fastify 5)'
@@ -248,7 +253,10 @@ export const endToEndSuite: Suite = {
       'written by a response schema or by JSON.stringify;',
     'and, without a response schema, built per request, as its first examples write it.',
     `With DATABASE_URL set, the same page on PostgreSQL (the same rows copied into a schema of their own, a pool of ${poolSize}): the plugin's route on Kysely's PostgresDialect`,
-    '(over the pool itself, and over `namePreparedStatements`, which makes the statements that run again named prepared statements)',
+    '(over the pool itself, and over `namePreparedStatements`, which makes the statements that run again named prepared statements;',
+    'both send the relations\' statements with the page, in one wave), the same route loading level by level',
+    '(each level\'s statements once its parents\' rows are in, as on SQLite and MariaDB:',
+    'a Kysely instance resolved to PostgreSQL\'s dialect with `loadsInOneWave: false`)',
     'against one hand-written named statement holding the count (the baseline of that case), and Drizzle\'s relational query.',
     `Two anchors of that case: ${postgresWrittenName}, a plain Fastify route returning the string that one named statement has`,
     'PostgreSQL write (row_to_json and array_to_json write compact JSON), byte-identical to the plugin\'s body and content type,',
@@ -256,6 +264,9 @@ export const endToEndSuite: Suite = {
     `and ${postgraphileName} (benchmarks/contenders, Node 22 or later, left out with the reason printed otherwise) answering`,
     'the GraphQL query of the same page over the same tables (the relations declared as its smart tags, the toys through the join',
     'table\'s connection, the count as totalCount), its records lifted into the API\'s shape and written by JSON.stringify for the check.',
+    `The case "${postgresAwayCaseName}" runs the PostgreSQL page through a TCP proxy in a process of its own that holds each chunk`,
+    `${awayDelay} ms (Node's timers: a little more) in each direction, a database a network away: the plugin in one wave and level by level,`,
+    'the hand-written statement and the limit.',
     'With MARIADB_URL set, the same page on MariaDB (the same rows copied into a database of their own, collation utf8mb4_nopad_bin,',
     `a mysql2 pool of ${poolSize} set as the tests set theirs):`,
     "the plugin's route on Kysely's MysqlDialect (over the pool itself, and over `prepareMysqlStatements`,",
@@ -330,6 +341,7 @@ export const endToEndSuite: Suite = {
       const onPostgres: PageContender[] = [
         { name: postgresRoutesName, app: await track(routesApp(postgres.db)), request: pageRequest, records: envelopeRecords },
         { name: postgresNamedName, app: await track(routesApp(postgres.namedDb)), request: pageRequest, records: envelopeRecords },
+        { name: postgresLevelName, app: await track(routesApp(postgres.levelDb)), request: pageRequest, records: envelopeRecords },
         {
           name: postgresHandName,
           app: await track(handWrittenServerApp(handWrittenPostgresPage(postgres.pool))),
@@ -379,6 +391,32 @@ export const endToEndSuite: Suite = {
         )
       }
       cases.push(pageCase(postgresCaseName, postgresHandName, onPostgres, expected))
+
+      // The same page with the database a network away: what one wave saves is round trips.
+      const address = new URL(postgresUrl!)
+      const proxy = await latencyProxy(address.hostname, Number(address.port || 5432), awayDelay)
+      const away = postgres.through(proxy.port)
+      closers.push(async () => {
+        await away.close()
+        await proxy.close()
+      })
+      cases.push(pageCase(postgresAwayCaseName, postgresHandName, [
+        { name: postgresRoutesName, app: await track(routesApp(away.db)), request: pageRequest, records: envelopeRecords },
+        { name: postgresLevelName, app: await track(routesApp(away.levelDb)), request: pageRequest, records: envelopeRecords },
+        {
+          name: postgresHandName,
+          app: await track(handWrittenServerApp(handWrittenPostgresPage(away.pool))),
+          request: handRequest,
+          records: envelopeRecords,
+        },
+        {
+          name: postgresWrittenName,
+          app: await track(postgresWrittenBodyApp(away.pool)),
+          request: handRequest,
+          records: envelopeRecords,
+          sameBodyAs: postgresRoutesName,
+        },
+      ], expected))
     }
 
     const mariadb = mariadbUrl === undefined ? undefined : await copyPetsToMariadb(database, mariadbUrl)

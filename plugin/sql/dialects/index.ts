@@ -41,6 +41,16 @@ export function dialectOf (db: AnyKysely): ExpandDialect {
   return dialect
 }
 
+/**
+ * Resolves `db` to `dialect` from now on, in place of its adapter's: for
+ * measuring one loading choice of a dialect against another over the same
+ * database (benchmarks/suites/end-to-end.ts loads PostgreSQL level by level
+ * beside one wave).
+ */
+export function resolveDialectAs (db: AnyKysely, dialect: ExpandDialect): void {
+  resolved.set(db, dialect)
+}
+
 /** Network errors of a connection, as Node reports them for any driver. */
 const connectionErrorCodes = new Set([
   'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN',
