@@ -96,12 +96,22 @@ const ignore = (): void => {}
  * request over it answers the same error.
  */
 export function sendOneWave (context: LoadContext, root: LevelPlan, statement: RootStatement): OneWave | undefined {
-  const { db, dialect } = context
-  if (!dialect.loadsInOneWave || !dialect.loadsConcurrently || db.isTransaction || !inOneWave(context, root)) return undefined
+  if (!sendsTogether(context) || !inOneWave(context, root)) return undefined
   // A client gone by now is found before its rows are placed (batch-loader's `rowsOf`): the load stops there, the wave answered.
   const wave = new OneWave()
   sendLevel(context, wave, root, root, memoized(statement.build), statement.scope, statement)
   return wave
+}
+
+/**
+ * Whether the request's statements go out together instead of each once the
+ * one before it has answered: the database loads in one wave
+ * (`loadsInOneWave`), outside a transaction (one connection, one statement
+ * at a time).
+ */
+export function sendsTogether (context: LoadContext): boolean {
+  const { db, dialect } = context
+  return dialect.loadsInOneWave && dialect.loadsConcurrently && !db.isTransaction
 }
 
 /**
@@ -178,16 +188,18 @@ function memoized (build: () => AnySelect): () => AnySelect {
 
 /**
  * What a route reads before its relations' rows (`read`: its own statement,
- * then its count), with the relations' statements sent right after its own
+ * and its count), with the relations' statements sent right after its own
  * statement (`sendOneWave`): the route's statement first, so that it has the
- * database's attention first, and its count follows it as soon as it has
- * answered. When the route's read fails, the statements of the wave are
- * awaited before the error is answered, so that none is left running.
+ * database's attention first. `read` is told whether the statements go out
+ * together (`sendsTogether`): then its count goes with its statement, else
+ * it follows once the statement has answered. When the route's read fails,
+ * the statements of the wave are awaited before the error is answered, so
+ * that none is left running.
  */
 export async function withOneWave<T> (
-  context: LoadContext, root: LevelPlan, statement: RootStatement, read: () => Promise<T>
+  context: LoadContext, root: LevelPlan, statement: RootStatement, read: (together: boolean) => Promise<T>
 ): Promise<[T, OneWave | undefined]> {
-  const reading = read()
+  const reading = read(sendsTogether(context))
   // Never throws: each statement is built, compiled and run inside its own promise.
   const wave = sendOneWave(context, root, statement)
   try {

@@ -261,10 +261,11 @@ export function registerResourceRoutes (
       const pageValues = [limit, offset]
       // The relations' statements go with the page's where the database loads in one wave (load/one-wave.ts).
       const statement = { build: () => plainPage(pageValues), values: pageValues, purpose: 'page', scope: parts }
-      const [{ rows, total }, wave] = await withOneWave(loadContext, plan.root, statement, async () => {
-        const rows = await templates.rows(db, plan.root, 'page', pageValues, plainPage, false, parts, rootStatement(loadContext, 'page'))
-        return { rows, total: withTotal ? await totalOf(rows, () => countRows([], [], '')) : undefined }
-      })
+      const [{ rows, total }, wave] = await withOneWave(loadContext, plan.root, statement, async (together) => await pageAndTotal(
+        () => templates.rows(db, plan.root, 'page', pageValues, plainPage, false, parts, rootStatement(loadContext, 'page')),
+        () => countRows([], [], ''),
+        together
+      ))
       await loadRows(loadContext, plan.root, rows, wave)
       return pageOf(rows, total)
     }
@@ -322,12 +323,13 @@ export function registerResourceRoutes (
     const offsetPage = () => page().limit(limit).offset(offset)
     const pageValues = [...values, limit, offset]
     const statement = { build: offsetPage, values: pageValues, purpose, scope: statementScope }
-    const [{ rows, total }, wave] = await withOneWave(loadContext, plan.root, statement, async () => {
-      const label = rootStatement(loadContext, 'page')
-      const rows = await filtered(templates.rows(db, plan.root, purpose, pageValues, offsetPage, false, statementScope, label))
-      const total = withTotal ? await filtered(totalOf(rows, () => countRows(conditions, filterValues, shape, filterSource()))) : undefined
-      return { rows, total }
-    })
+    const [{ rows, total }, wave] = await withOneWave(loadContext, plan.root, statement, async (together) => await filtered(pageAndTotal(
+      () => templates.rows(db, plan.root, purpose, pageValues, offsetPage, false, statementScope, rootStatement(loadContext, 'page')),
+      () => countRows(conditions, filterValues, shape, filterSource()),
+      // A filtered page is often shorter than its limit (a search), and its COUNT repeats the filters over every row:
+      // it follows the page, so that a search runs once where the page tells its total.
+      together && list.filters.length === 0
+    )))
     await loadRows(loadContext, plan.root, rows, wave)
     return pageOf(rows, total)
 
@@ -343,14 +345,31 @@ export function registerResourceRoutes (
     }
 
     /**
-     * The page's `total`: told by the page itself when it ends before the
-     * limit with rows in it (or is the first page), so the COUNT (which
-     * repeats the page's filters over every row) runs only for a full page or
-     * one past the end.
+     * The page's rows, and its `total` where the route counts: told by the
+     * page itself when it ends before the limit with rows in it (or is the
+     * first page), else the COUNT's (which repeats the page's filters over
+     * every row). Statements going out `together` (one wave, a page without
+     * filters), the count is sent with the page, its answer dropped where the
+     * page tells the total: a round trip saved on a full page for a COUNT's
+     * work on a short one. Else the count is sent only for a full page or one
+     * past the end, once the page has answered.
      */
-    async function totalOf (rows: readonly Row[], count: () => Promise<number>): Promise<number> {
-      if (rows.length < limit && (rows.length > 0 || offset === 0)) return offset + rows.length
-      return await count()
+    async function pageAndTotal (
+      page: () => Promise<Row[]>, count: () => Promise<number>, together: boolean
+    ): Promise<{ rows: Row[]; total: number | undefined }> {
+      const tellsTotal = (rows: readonly Row[]) => rows.length < limit && (rows.length > 0 || offset === 0)
+      if (!withTotal) return { rows: await page(), total: undefined }
+      if (!together) {
+        const rows = await page()
+        return { rows, total: tellsTotal(rows) ? offset + rows.length : await count() }
+      }
+      // Both awaited whatever the other answers, so that neither is left running.
+      const [read, counted] = await Promise.allSettled([page(), count()])
+      if (read.status === 'rejected') throw read.reason
+      const rows = read.value
+      if (tellsTotal(rows)) return { rows, total: offset + rows.length }
+      if (counted.status === 'rejected') throw counted.reason
+      return { rows, total: counted.value }
     }
 
     /**

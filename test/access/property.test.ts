@@ -402,7 +402,8 @@ function expectedAnswer (sample: Sample, request: Request, oneWave: boolean): Ex
   const level = planner.level(sample.root, toTree(request.expand), toTree(request.fields), toTree(request.omit), [], true)
   if (planner.errors.length > 0) return { kind: 'error', bodies: planner.errors }
   const loader = new ReferenceLoader(request.caller)
-  // In one wave every relation statement is sent with the root's, before its rows (and whether there are any) are known.
+  // In one wave every relation statement is sent with the root's, before its rows (and whether there are any) are known,
+  // and so is the COUNT of a list (its requests have no filters).
   const relationStatements = () => oneWave ? planStatements(level) : loader.statements
   const visible = visibleRows(request.caller, sample.root)
   const { target } = sample
@@ -410,7 +411,7 @@ function expectedAnswer (sample: Sample, request: Request, oneWave: boolean): Ex
     const [limit, offset] = target.page ?? [20, 0]
     const page = visible.slice(offset, offset + limit)
     const data = loader.shape(level, page)
-    return { kind: 'ok', status: 200, body: { data, limit, offset, total: visible.length }, statements: 1 + (pageRunsCount(page.length, limit, offset) ? 1 : 0) + relationStatements() }
+    return { kind: 'ok', status: 200, body: { data, limit, offset, total: visible.length }, statements: 1 + (pageRunsCount(page.length, limit, offset, oneWave) ? 1 : 0) + relationStatements() }
   }
   const row = visible.find((candidate) => candidate.id === target.id)
   if (row === undefined) {

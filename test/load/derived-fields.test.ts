@@ -1,7 +1,7 @@
 import Fastify, { type FastifyInstance } from 'fastify'
 import t, { type Test } from 'tap'
 import expandPlugin, { defineResource } from '../../plugin/index.js'
-import { asWrittenOn, dialects, inComparableOrder, type Dialect, type TestDatabase } from '../fixtures/dialects.js'
+import { asWrittenOn, countOfShortPage, dialects, inComparableOrder, type Dialect, type TestDatabase } from '../fixtures/dialects.js'
 import { openRelationTables } from '../fixtures/relation-lists.js'
 import { DerivedPerson, derivedResources } from '../fixtures/derived.js'
 import { Type } from '@sinclair/typebox'
@@ -88,10 +88,13 @@ function runOn (dialect: Dialect): void {
 
       const all = await get(app, database, `/people?expand=${allDerived}`)
       t.same(all.body, { data: everyPerson, limit: 20, offset: 0, total: 5 })
-      t.same(all.statements.map(plain).slice(0, 1), [
+      // Statements are logged as they answer: the page is told by its offset (its count, in one wave, goes with it).
+      const isPage = (statement: string) => statement.includes(' offset ')
+      t.same(all.statements.map(plain).filter(isPage), [
         written('select "people"."id" as "id", cast("people"."name" as text) as "name", upper("people"."name") as "shout" from "people" order by "people"."id" limit ? offset ?'),
       ], 'a computed field is read with its row')
-      t.same(ordered(all.statements.slice(1)), ordered([
+      t.same(ordered(all.statements.filter((statement) => !isPage(statement))), ordered([
+        ...countOfShortPage(dialect, 'select count(*) as "total" from "people"'),
         petAggregates(dialect, 8),
         `select "people"."manager_id" as "__expand_parent", cast(count(*) as ${integer}) as "report_count", max("people"."born") as "youngest_report" ` +
         `from "people" where "people"."manager_id" in (${keys(8)}) group by "people"."manager_id"`,

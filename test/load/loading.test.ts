@@ -173,7 +173,7 @@ for (const dialect of dialects()) {
 
     t.test('sparse fieldsets prune the selected columns; undeclared columns are never read', async (t) => {
       const { statements } = await get(app, database, '/pets?fields=id,name')
-      t.equal(statements.length, 1, 'the root alone: a page shorter than its limit tells its total')
+      t.equal(statements.length, inOneWave(dialect) ? 2 : 1, 'the root alone: a page shorter than its limit tells its total (its count sent with it in one wave)')
       const root = statements.find((statement) => statement.includes(asWrittenOn(dialect, '"pets"."name"')))!
       const selected = [...root.slice(0, root.indexOf(' from ')).matchAll(new RegExp(asWrittenOn(dialect, '"pets"\\."(\\w+)"'), 'g'))].map((match) => match[1])
       t.same(selected, ['id', 'name'])

@@ -8,7 +8,7 @@ import expandPlugin, { defineResource } from '../../plugin/index.js'
 import { ResourceGraph } from '../../plugin/graph/resource-graph.js'
 import { keySubquery, nestedScope, waveStatement } from '../../plugin/sql/key-subqueries.js'
 import { relationRowsQuery } from '../../plugin/sql/relation-statements.js'
-import { postgresDialect } from '../../plugin/sql/dialects/index.js'
+import { postgresDialect, resolveDialectAs } from '../../plugin/sql/dialects/index.js'
 import type { AnySelect } from '../../plugin/sql/selection.js'
 import type { LoadMessage } from '../../plugin/trace/channels.js'
 import { asWrittenOn, dialects, inOneWave, inWave, keySubqueryOf, type TestDatabase } from '../fixtures/dialects.js'
@@ -53,10 +53,10 @@ const Pet = defineResource({
   scope: (eb, request) => eb('pets.species', '<>', hidden(request, 'x-hidden-species')),
 })
 
-async function build (database: TestDatabase, maxObjects?: number): Promise<FastifyInstance> {
+async function build (database: TestDatabase, maxObjects?: number, db = database.db): Promise<FastifyInstance> {
   const app = Fastify()
   const resources = [Company, Person, Pet, PetStore, Toy]
-  await app.register(expandPlugin, { db: database.db, resources, ...(maxObjects === undefined ? {} : { maxObjects }) })
+  await app.register(expandPlugin, { db, resources, ...(maxObjects === undefined ? {} : { maxObjects }) })
   app.expand.routes('/pets', Pet, { permitListExpands: ['owner.employer', 'toys', 'sold_from'] })
   app.expand.routes('/people', Person, { permitListExpands: ['pets.toys', 'employer'] })
   await app.ready()
@@ -100,8 +100,9 @@ for (const dialect of dialects()) {
       const firstAnswer = events.findIndex(({ event }) => event === 'asyncEnd')
       const sentBefore = events.slice(0, firstAnswer).filter(({ event }) => event === 'start').map(({ message }) => `${message.kind} ${message.path} ${message.wave}`)
       if (oneWave) {
-        t.same(sentBefore.sort(), ['page  0', 'rows owner 0', 'rows owner.employer 0', 'rows toys 0'], 'one wave: the page and every relation of the plan')
-        t.same(started.sort(), ['count  0', 'page  0', 'rows owner 0', 'rows owner.employer 0', 'rows toys 0'], 'the count once the page is full')
+        t.same(sentBefore.sort(), ['count  0', 'page  0', 'rows owner 0', 'rows owner.employer 0', 'rows toys 0'],
+          'one wave: the page, its count and every relation of the plan')
+        t.same(started.sort(), ['count  0', 'page  0', 'rows owner 0', 'rows owner.employer 0', 'rows toys 0'], 'nothing after')
         t.ok(events.filter(({ message }) => message.kind === 'rows').every(({ message }) => message.keyCount === undefined), 'no keys of their own')
       } else if (dialect.name === 'mariadb') {
         t.same(sentBefore, ['page  0'], 'MariaDB: level by level, each level once its parents are read (plugin/sql/dialects/mysql.ts)')
@@ -110,6 +111,21 @@ for (const dialect of dialects()) {
         t.same(sentBefore, ['page  0'], 'SQLite: one statement after another, each level once its parents are read')
         t.same(started, ['page  0', 'count  0', 'rows owner 1', 'rows owner.employer 2', 'rows toys 1'])
       }
+    })
+
+    t.test('the count: sent with the page in one wave, read only where the page cannot tell the total', async (t) => {
+      const counts = (events: Array<{ event: string; message: LoadMessage }>) =>
+        events.filter(({ event, message }) => event === 'start' && message.kind === 'count').length
+      const short = await get('/pets?limit=10&fields=id')
+      t.same(short.body, { data: [{ id: 1 }, { id: 2 }, { id: 3 }, { id: 4 }], limit: 10, offset: 0, total: 4 })
+      t.equal(counts(short.events), oneWave ? 1 : 0, oneWave ? 'sent with the page, its answer dropped: the page tells it' : 'the page tells it')
+      const past = await get('/pets?limit=2&offset=10&fields=id')
+      t.same(past.body, { data: [], limit: 2, offset: 10, total: 4 }, 'past the end: the count tells it')
+      t.equal(counts(past.events), 1)
+      const full = await get('/pets?limit=2&offset=1&fields=id')
+      t.same(full.body, { data: [{ id: 2 }, { id: 3 }], limit: 2, offset: 1, total: 4 })
+      const answered = full.events.filter(({ event }) => event === 'asyncEnd').map(({ message }) => message.kind)
+      t.same(answered.sort(), ['count', 'page'], 'every statement sent answered before the response')
     })
 
     t.test('the scope of every level in the subqueries of the levels below: a hidden parent brings no child', async (t) => {
@@ -156,6 +172,26 @@ for (const dialect of dialects()) {
       t.equal(answers, starts, 'every statement sent had answered before the response')
     })
   })
+
+  if (dialect.name === 'postgres') {
+    t.test('PostgreSQL resolved level by level (resolveDialectAs, as the benchmarks compare them): the same body, a level per round trip', async (t) => {
+      const database = await openSeeded(t, dialect)
+      // Another Kysely instance over the same connections (and the same statement log): resolved on its own.
+      const levelDb = database.db.withPlugin({ transformQuery: ({ node }) => node, transformResult: async ({ result }) => result })
+      resolveDialectAs(levelDb, Object.freeze({ ...postgresDialect, loadsInOneWave: false }))
+      const [oneWave, levels] = [await build(database), await build(database, undefined, levelDb)]
+      t.teardown(() => Promise.all([oneWave.close(), levels.close()]))
+      const recorder = recordLoads()
+      t.teardown(recorder.stop)
+      const url = '/pets?limit=3&expand=owner.employer,toys'
+      const expected = (await oneWave.inject(url)).body
+      recorder.events.length = 0
+      const response = await levels.inject(url)
+      t.equal(response.body, expected)
+      const started = recorder.events.filter(({ event }) => event === 'start').map(({ message }) => `${message.kind} ${message.path} ${message.wave}`)
+      t.same(started, ['page  0', 'count  0', 'rows owner 1', 'rows toys 1', 'rows owner.employer 2'], 'the count once the page has answered; each level after its parents')
+    })
+  }
 
   t.test(`the object budget in one wave on ${dialect.name}: the same answers as one level at a time`, async (t) => {
     const database = await openSeeded(t, dialect)
@@ -279,5 +315,42 @@ for (const dialect of dialects().filter((dialect) => dialect.name === 'postgres'
     t.equal(sent.length, 2 + 3 + 3, 'the page, its count, the wave, and the three relations read again')
     const after = await plain.inject(url)
     t.equal(after.json().data[0].name, 'Zero', 'the write is there for the next request')
+  })
+}
+
+for (const dialect of dialects().filter((dialect) => dialect.name === 'postgres')) {
+  t.test(`a page that fails with its count in flight on ${dialect.name}: answered once the count has answered`, async (t) => {
+    const database = await openSeeded(t, dialect)
+    const [{ schema }] = (await database.db.selectNoFrom((eb) => eb.fn<string>('current_schema').as('schema')).execute()) as [{ schema: string }]
+    const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 4, options: `-c search_path=${schema}` })
+    const answered: string[] = []
+    // The page is cancelled as a statement_timeout cancels it; the count answers a moment later.
+    const failingPage = {
+      async connect () {
+        const client = await pool.connect()
+        return {
+          async query (text: string, values?: unknown[]) {
+            if (/ offset \$\d+$/.test(text)) {
+              answered.push('page')
+              throw Object.assign(new Error('canceling statement due to statement timeout'), { code: '57014' })
+            }
+            await new Promise((resolve) => setTimeout(resolve, 50))
+            const result = await client.query(text, values)
+            answered.push(text.startsWith('select count(*)') ? 'count' : 'other')
+            return result
+          },
+          release: (error?: Error | boolean) => client.release(error),
+        }
+      },
+      end: async () => await pool.end(),
+    } as unknown as pg.Pool
+    const db = new Kysely<any>({ dialect: new PostgresDialect({ pool: failingPage }) })
+    const app = await build({ ...database, db })
+    t.teardown(async () => { await app.close(); await db.destroy() })
+    const response = await app.inject('/pets?fields=id')
+    answered.push('response')
+    t.equal(response.statusCode, 503)
+    t.notMatch(response.body, /canceling/, 'no driver text')
+    t.same(answered, ['page', 'count', 'response'], 'the count sent with the page, answered before the response')
   })
 }

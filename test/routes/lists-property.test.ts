@@ -4,7 +4,7 @@ import t from 'tap'
 import expandPlugin from '../../plugin/index.js'
 import { dialects } from '../fixtures/dialects.js'
 import { Animal, animalColumns, createListTables, keepers, listResources, seedListTables, type AnimalRow } from '../fixtures/list-tables.js'
-import { pageRunsCount } from '../helpers/page-count.js'
+import { countGoesWithPage, pageRunsCount } from '../helpers/page-count.js'
 
 // Random filters, sorts, offset pages and cursor walks (with rows inserted and
 // deleted between pages) against an in-memory reference, on every dialect.
@@ -117,7 +117,7 @@ for (const dialect of dialects()) {
         const reply = await app.inject({ url: `/animals?${query}`, headers: headersOf(tenant) })
         const data = expected.slice(offset, offset + limit).map(({ id }) => ({ id }))
         t.same(reply.json(), { data, limit, offset, total: expected.length }, query)
-        const wanted = pageRunsCount(data.length, limit, offset) ? 2 : 1
+        const wanted = pageRunsCount(data.length, limit, offset, countGoesWithPage(dialect, filters.length > 0)) ? 2 : 1
         if (database.statements.length !== wanted) t.fail(`${query}: ${database.statements.length} statements, not ${wanted === 2 ? 'page and count' : 'the page alone'}`)
       }
     }), { numRuns: 20 })
