@@ -237,10 +237,9 @@ goals.push({
   evaluate: (results) => {
     const wave = find(results, 'end-to-end', postgresRoutesName, postgresAwayCaseName)[0]
     const levels = find(results, 'end-to-end', postgresLevelName, postgresAwayCaseName)[0]
-    const hand = find(results, 'end-to-end', postgresHandName, postgresAwayCaseName)[0]
     const near = find(results, 'end-to-end', postgresLevelName, postgresCaseName)[0]
     const nearWave = find(results, 'end-to-end', postgresRoutesName, postgresCaseName)[0]
-    if (wave === undefined || levels === undefined || hand === undefined || near === undefined || nearWave === undefined) return undefined
+    if (wave === undefined || levels === undefined || near === undefined || nearWave === undefined) return undefined
     const value = wave.median / levels.median
     return {
       met: value >= 1.2,

@@ -101,17 +101,9 @@ export async function copyPetsToPostgres (database: Database.Database, url: stri
       address.hostname = '127.0.0.1'
       address.port = String(port)
       const pool = new pg.Pool({ connectionString: address.href, max: poolSize, options: `-c search_path=${schema}` })
+      // Both Kysely instances hold nothing but the pool: ending it closes them.
       const db = new Kysely<any>({ dialect: new PostgresDialect({ pool }) })
-      const levelDb = levelByLevel(pool)
-      return {
-        pool,
-        db,
-        levelDb,
-        async close () {
-          await levelDb.destroy().catch(() => {})
-          await db.destroy().catch(() => {})
-        },
-      }
+      return { pool, db, levelDb: levelByLevel(pool), close: async () => await pool.end() }
     },
     async close () {
       await db.destroy()

@@ -338,23 +338,27 @@ export const endToEndSuite: Suite = {
 
     const postgres = postgresUrl === undefined ? undefined : await copyPetsToPostgres(database, postgresUrl)
     if (postgres !== undefined) {
-      const onPostgres: PageContender[] = [
-        { name: postgresRoutesName, app: await track(routesApp(postgres.db)), request: pageRequest, records: envelopeRecords },
-        { name: postgresNamedName, app: await track(routesApp(postgres.namedDb)), request: pageRequest, records: envelopeRecords },
-        { name: postgresLevelName, app: await track(routesApp(postgres.levelDb)), request: pageRequest, records: envelopeRecords },
+      /** The hand-written statement (the baseline) and the limit over `pool`, the limit's body checked against `sameBodyAs`'s. */
+      const anchorsOn = async (pool: Pool, sameBodyAs: string): Promise<PageContender[]> => [
         {
           name: postgresHandName,
-          app: await track(handWrittenServerApp(handWrittenPostgresPage(postgres.pool))),
+          app: await track(handWrittenServerApp(handWrittenPostgresPage(pool))),
           request: handRequest,
           records: envelopeRecords,
         },
         {
           name: postgresWrittenName,
-          app: await track(postgresWrittenBodyApp(postgres.pool)),
+          app: await track(postgresWrittenBodyApp(pool)),
           request: handRequest,
           records: envelopeRecords,
-          sameBodyAs: postgresNamedName,
+          sameBodyAs,
         },
+      ]
+      const onPostgres: PageContender[] = [
+        { name: postgresRoutesName, app: await track(routesApp(postgres.db)), request: pageRequest, records: envelopeRecords },
+        { name: postgresNamedName, app: await track(routesApp(postgres.namedDb)), request: pageRequest, records: envelopeRecords },
+        { name: postgresLevelName, app: await track(routesApp(postgres.levelDb)), request: pageRequest, records: envelopeRecords },
+        ...await anchorsOn(postgres.pool, postgresNamedName),
       ]
       if (postgraphile !== undefined) {
         const served = await postgraphile.postgraphileApp(postgresUrl!, postgres.schema, poolSize)
@@ -403,19 +407,7 @@ export const endToEndSuite: Suite = {
       cases.push(pageCase(postgresAwayCaseName, postgresHandName, [
         { name: postgresRoutesName, app: await track(routesApp(away.db)), request: pageRequest, records: envelopeRecords },
         { name: postgresLevelName, app: await track(routesApp(away.levelDb)), request: pageRequest, records: envelopeRecords },
-        {
-          name: postgresHandName,
-          app: await track(handWrittenServerApp(handWrittenPostgresPage(away.pool))),
-          request: handRequest,
-          records: envelopeRecords,
-        },
-        {
-          name: postgresWrittenName,
-          app: await track(postgresWrittenBodyApp(away.pool)),
-          request: handRequest,
-          records: envelopeRecords,
-          sameBodyAs: postgresRoutesName,
-        },
+        ...await anchorsOn(away.pool, postgresRoutesName),
       ], expected))
     }
 
