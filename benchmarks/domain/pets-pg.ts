@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3'
-import { Kysely, PostgresDialect, type PostgresDialectConfig } from 'kysely'
+import { Kysely, PostgresDialect } from 'kysely'
 import pg from 'pg'
 import { namePreparedStatements } from '../../plugin/index.js'
 import { postgresDialect, resolveDialectAs } from '../../plugin/sql/dialects/index.js'
@@ -22,8 +22,6 @@ export interface PetsPostgres {
   namedDb: Kysely<any>
   /** A Kysely instance over a pool of its own (as large) loading level by level (`levelByLevel`). */
   levelDb: Kysely<any>
-  /** A Kysely instance over a pool of its own (as large) through `namePreparedStatements`, its relations in one statement (`inOneStatement`). */
-  oneStatementDb: Kysely<any>
   /** A pool and Kysely instances over the same schema through 127.0.0.1:`port` (a proxy in front of the database). */
   through(port: number): PetsPostgresThrough
   /** Drops the schema and closes the pool. */
@@ -37,8 +35,6 @@ export interface PetsPostgresThrough {
   db: Kysely<any>
   /** A Kysely instance over `pool` resolved to PostgreSQL's dialect with `loadsInOneWave: false`: each level once its parents are read. */
   levelDb: Kysely<any>
-  /** A Kysely instance over `pool`, its relations in one statement (`inOneStatement`). */
-  oneStatementDb: Kysely<any>
   close(): Promise<void>
 }
 
@@ -46,13 +42,6 @@ export interface PetsPostgresThrough {
 export function levelByLevel (pool: pg.Pool): Kysely<any> {
   const db = new Kysely<any>({ dialect: new PostgresDialect({ pool }) })
   resolveDialectAs(db, Object.freeze({ ...postgresDialect, loadsInOneWave: false }))
-  return db
-}
-
-/** A Kysely instance over `pool` sending a request's relation statements as one (`relationsInOneStatement`). */
-export function inOneStatement (pool: PostgresDialectConfig['pool']): Kysely<any> {
-  const db = new Kysely<any>({ dialect: new PostgresDialect({ pool }) })
-  resolveDialectAs(db, Object.freeze({ ...postgresDialect, relationsInOneStatement: true }))
   return db
 }
 
@@ -101,14 +90,12 @@ export async function copyPetsToPostgres (database: Database.Database, url: stri
   const db = new Kysely<any>({ dialect: new PostgresDialect({ pool }) })
   const namedDb = new Kysely<any>({ dialect: new PostgresDialect({ pool: namePreparedStatements(newPool()) }) })
   const levelDb = levelByLevel(newPool())
-  const oneStatementDb = inOneStatement(namePreparedStatements(newPool()))
   return {
     schema,
     pool,
     db,
     namedDb,
     levelDb,
-    oneStatementDb,
     through (port) {
       const address = new URL(url)
       address.hostname = '127.0.0.1'
@@ -116,13 +103,12 @@ export async function copyPetsToPostgres (database: Database.Database, url: stri
       const pool = new pg.Pool({ connectionString: address.href, max: poolSize, options: `-c search_path=${schema}` })
       // Both Kysely instances hold nothing but the pool: ending it closes them.
       const db = new Kysely<any>({ dialect: new PostgresDialect({ pool }) })
-      return { pool, db, levelDb: levelByLevel(pool), oneStatementDb: inOneStatement(pool), close: async () => await pool.end() }
+      return { pool, db, levelDb: levelByLevel(pool), close: async () => await pool.end() }
     },
     async close () {
       await db.destroy()
       await namedDb.destroy()
       await levelDb.destroy()
-      await oneStatementDb.destroy()
       const dropper = new pg.Client({ connectionString: url })
       await dropper.connect()
       await dropper.query(`DROP SCHEMA ${schema} CASCADE`)

@@ -2,7 +2,6 @@ import type { LevelPlan, PlannedField } from '../plan/plan.js'
 import { readsCompositeKey } from '../graph/composite-relations.js'
 import { keyColumnOf, keySubquery, nestedScope, waveJoin, waveKey, waveStatement } from '../sql/key-subqueries.js'
 import { hasStatement, limitOf, relationIdsQuery, relationRowsQuery, rowBoundOf } from '../sql/relation-statements.js'
-import { partsOf, relationsStatement, type PartsLayout, type StatementPart } from '../sql/relations-statement.js'
 import type { AnySelect, Row } from '../sql/selection.js'
 import type { ScopeParts } from '../sql/statement-templates.js'
 import { loadChannel, type StatementLabel } from '../trace/channels.js'
@@ -39,11 +38,7 @@ export class OneWave {
 
   /** Holds the rows of a field's statement, sent. */
   add (field: PlannedField, rows: Promise<Row[]>): void {
-    this.answer(field, rows.then(answerOf))
-  }
-
-  /** Holds a field's answer: its rows, and the parent keys they were read for. */
-  answer (field: PlannedField, answer: Promise<WaveAnswer>): void {
+    const answer = rows.then(answerOf)
     // Awaited by the loader when it takes them, by `settled` when it does not: never an unhandled rejection.
     answer.catch(ignore)
     this.sent.set(field, answer)
@@ -104,8 +99,7 @@ export function sendOneWave (context: LoadContext, root: LevelPlan, statement: R
   if (!sendsTogether(context) || !inOneWave(context, root)) return undefined
   // A client gone by now is found before its rows are placed (batch-loader's `rowsOf`): the load stops there, the wave answered.
   const wave = new OneWave()
-  if (context.dialect.relationsInOneStatement) sendInOneStatement(context, wave, root, statement)
-  else sendLevel(context, wave, root, root, memoized(statement.build), statement.scope, statement)
+  sendLevel(context, wave, root, root, memoized(statement.build), statement.scope, statement)
   return wave
 }
 
@@ -175,64 +169,6 @@ function sendLevel (
     }
   }
 }
-
-/**
- * Sends the statements of every relation of the plan below `root` as one
- * (sql/relations-statement.ts): each relation's statement a part reading its
- * keys from its parent's part, the route's statement read once for them all.
- * Each field's answer is its part's rows; the parent keys it answered for are
- * those its parent part read (the route's statement may have read other rows
- * a moment before, as a concurrent insert shifts a page).
- */
-function sendInOneStatement (context: LoadContext, wave: OneWave, root: LevelPlan, rootStatement: RootStatement): void {
-  const { db, templates } = context
-  const parts: StatementPart[] = [{ parent: undefined, keyColumn: undefined, statement: () => rootStatement.build(), rows: false }]
-  const fields: RelationField[] = []
-  const scopes: Array<ScopeParts | undefined> = []
-  const walk = (level: LevelPlan, part: number): void => {
-    for (const field of level.fields) {
-      if (field.kind !== 'id' && field.kind !== 'expanded') continue
-      if (!hasStatement(field)) continue
-      const index = parts.length
-      const bound = rowBoundOf(context, field.relation) ?? 0
-      parts.push({ parent: part, keyColumn: keyColumnOf(level.node, field), statement: (keys) => statementOf(context, field, keys!, bound), rows: true })
-      fields.push(field)
-      scopes.push(context.scopeParts(field.relation.target))
-      if (field.kind === 'expanded') walk(field.level, index)
-    }
-  }
-  walk(root, 0)
-  if (fields.length === 0) return
-  // Bound in the order of the parts: the route's statement's scope and values, then each relation's scope.
-  const rootScope = rootStatement.scope
-  const key = scopes.some((scope) => scope?.key === null) || rootScope?.key === null
-    ? null
-    : `${rootScope?.key ?? ''}${scopes.map((scope) => `>${scope?.key ?? ''}`).join('')}`
-  const scope = rootScope === undefined && scopes.every((scope) => scope === undefined)
-    ? undefined
-    : { key, values: rootScope?.values ?? [] }
-  const values = [...rootStatement.values, ...scopes.flatMap((scope) => scope?.values ?? [])]
-  let built: ReturnType<typeof relationsStatement> | undefined
-  const build = () => (built ??= relationsStatement(db, parts))
-  const layout = layouts.get(root) ?? layouts.set(root, build().layout).get(root)!
-  // The bounds are literals of the statement's text: one template per budget.
-  const purpose = `relations ${rootStatement.purpose}/limit ${context.budget.rowBound}`
-  const label: StatementLabel | undefined = loadChannel.hasSubscribers
-    ? { kind: 'rows', path: fields.map((field) => positionsOf(root).get(field)!.path).join(','), system: context.dialect.systemName, wave: 0, keyCount: undefined }
-    : undefined
-  const read = templates.rows(db, root, purpose, values, () => build().query, false, scope, label).then((rows) => partsOf(rows, layout))
-  for (const [index, field] of fields.entries()) {
-    const part = index + 1
-    const parent = parts[part]!.parent!
-    wave.answer(field, read.then(({ rows, keys }) => ({
-      rows: rows[part]!,
-      covered: new Set(keys[parent]!.get(part)!.map(keyOf)),
-    })))
-  }
-}
-
-/** Per plan, how its relations statement's rows are read back (the same for every statement of the plan's route). */
-const layouts = new WeakMap<LevelPlan, PartsLayout>()
 
 function statementOf (context: LoadContext, field: RelationField, keys: AnySelect, bound: number): AnySelect {
   return field.kind === 'expanded' ? relationRowsQuery(context, field, keys, bound) : relationIdsQuery(context, field, keys, bound)

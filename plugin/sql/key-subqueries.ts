@@ -60,7 +60,7 @@ export function waveStatement (db: AnyKysely, parentKeys: AnySelect, statement: 
 }
 
 /** The names a statement selects its columns under: a relation statement names each (`column as name`). */
-export function selectedNames (query: AnySelect): string[] {
+function selectedNames (query: AnySelect): string[] {
   return (query.toOperationNode().selections ?? []).map(({ selection }) => {
     const named = AliasNode.is(selection) && IdentifierNode.is(selection.alias)
     if (!named) throw new TypeError('a relation statement names each column it selects')

@@ -33,14 +33,6 @@ export interface ExpandDialect {
    * concurrently (`loadsConcurrently`).
    */
   readonly loadsInOneWave: boolean
-  /**
-   * Whether, loading in one wave, the relations' statements go as one
-   * (sql/relations-statement.ts): each relation's statement a common table
-   * expression reading its keys from its parent's, the route's own statement
-   * read once for them all, where each statement of the wave runs its
-   * parents' again.
-   */
-  readonly relationsInOneStatement: boolean
 
   /** `contains` on `column`, ignoring case: the condition, and the one value it binds (the text, or a pattern made of it). */
   contains(column: string, text: string): { readonly condition: Expression<SqlBool>; readonly value: unknown }

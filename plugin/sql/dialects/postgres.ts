@@ -24,7 +24,6 @@ export const postgresDialect: ExpandDialect = {
   loadsConcurrently: true,
   // A server a network away: each level's round trip saved outweighs its parents' statements repeated as subqueries.
   loadsInOneWave: true,
-  relationsInOneStatement: false,
 
   /**
    * `lower(column) like lower(?) escape '\'`, the text between wildcards with
