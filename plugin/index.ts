@@ -316,7 +316,8 @@ export type { PlannedCall } from './load/function-relations.js'
 export type {
   LoadMessage, PlanMessage, PublishedFailure, SerializeMessage, StatementKind, StatementLabel, WriterKind,
 } from './trace/channels.js'
-export type { ResourceRoutesOptions, ResourceRouteOptions, ListPage, CursorPage } from './routes/resource-routes.js'
+export type { ResourceRoutesOptions, ResourceRouteOptions } from './routes/resource-routes.js'
+export type { ListPage, CursorPage } from './routes/list-pages.js'
 export { filterOperators, type FilterDeclaration, type FilterOperator } from './routes/list-declarations.js'
 export type { Row } from './sql/selection.js'
 export { cachePreparedStatements, type StatementCacheOptions } from './drivers/statement-cache.js'

@@ -1,7 +1,7 @@
 import { listBodySchema, type EnvelopeShape } from '../compile/response-schema.js'
 import type { JsonSchema, ResourceNode } from '../graph/resource-graph.js'
 import type { GeneratedListRoute, GeneratedRoute } from '../routes/generated-route.js'
-import type { CursorPage, ListPage } from '../routes/resource-routes.js'
+import type { CursorPage, ListPage } from '../routes/list-pages.js'
 import { defaultExample } from './level-schemas.js'
 
 /** How the route wraps its items, as its `expandable` setting says. */
@@ -41,7 +41,7 @@ function applicationEnvelope (properties: Readonly<Record<string, JsonSchema>>):
   return { properties, required: 'array', additionalProperties: undefined }
 }
 
-/** The page a generated list route answers (`ListPage` and `CursorPage` of routes/resource-routes.ts), and its example. */
+/** The page a generated list route answers (`ListPage` and `CursorPage` of routes/list-pages.ts), and its example. */
 interface Page {
   readonly shape: EnvelopeShape
   readonly example: Record<string, unknown>

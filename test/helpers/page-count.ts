@@ -13,7 +13,7 @@ export function pageRunsCount (rows: number, limit: number, offset: number, with
 
 /**
  * Whether an offset page's COUNT goes out with the page, before the page
- * tells whether it needs it (plugin/routes/resource-routes.ts's
+ * tells whether it needs it (plugin/routes/list-pages.ts's
  * `pageAndTotal`): where statements go out together (`inOneWave`), on a page
  * without filters.
  */
