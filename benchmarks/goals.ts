@@ -214,12 +214,15 @@ goals.push({
     return { met: routes.best.median / hand.median >= 0.8, figure: routes.against(hand) }
   },
   whenMet: 'The page\'s count and relation statements are sent with it in one round trip (one wave, docs/loading.md), each relation ' +
-    'statement reading its parents\' keys from a subquery that repeats their statement; with `namePreparedStatements` PostgreSQL parses ' +
+    'statement reading its parents\' keys from a subquery that repeats their statement. With `pipelineStatements` all five go to one ' +
+    'connection, none waiting for the answer before it (pg\'s pipeline mode): PostgreSQL works for one backend and pg reads one ' +
+    'socket, where a pool wakes a backend and reads a socket per statement; with `namePreparedStatements` PostgreSQL parses ' +
     'and plans each statement once per connection, as it does the hand-written named statement.',
   whenMissed: 'In one wave the page, its count and its relations share a round trip, but the server runs the ' +
     'page\'s statement again inside each relation statement (three times on this page, the owners\' statement twice), the four ' +
     'statements share the 2 cores with the server and the load generator, and pg builds a row object for each row where the ' +
-    'hand-written statement returns fewer, wider rows. Without `namePreparedStatements` each statement is also parsed and planned again.',
+    'hand-written statement returns fewer, wider rows. Without `pipelineStatements` each statement takes a connection of its own (a ' +
+    'backend woken, a socket read), without `namePreparedStatements` each is also parsed and planned again.',
 })
 
 goals.push({
@@ -232,9 +235,10 @@ goals.push({
   },
   whenMet: 'The limit is one round trip in which PostgreSQL builds the JSON text itself (row_to_json, array_to_json) and Node only ' +
     'hands the string on: no row objects, no serializing. The plugin reads rows and writes them with a serializer compiled for the ' +
-    'combination, the page\'s count and relation statements sent with it in one round trip (one wave).',
-  whenMissed: 'The plugin sends five statements (the page, its count and its three relation statements, in one round trip) ' +
-    'where the limit sends one; the server runs the page\'s statement again inside each relation statement, and pg builds a ' +
+    'combination, the page\'s count and relation statements sent with it in one round trip (one wave), on one connection with ' +
+    '`pipelineStatements`.',
+  whenMissed: 'The plugin sends five statements (the page, its count and its three relation statements, in one round trip, ' +
+    'on one connection with `pipelineStatements`) where the limit sends one; the server runs the page\'s statement again inside each relation statement, and pg builds a ' +
     'row object for each of about 535 rows that the serializer then writes, where the limit receives one string.',
 })
 
