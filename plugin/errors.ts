@@ -355,8 +355,6 @@ export const messages = {
   toManyNotLoadable: (resource: string, field: string) =>
     `Resource '${resource}', field '${field}': a to-many relation needs foreignKey or through to be loaded`,
   unknownStatementOption: (owner: string, name: string) => `${owner}: unknown option '${name}'`,
-  poolNotPipelined: 'pipelineStatements: the pool\'s clients must run in pipeline mode: ' +
-    'new pg.Pool({ ..., pipeline: true }), pg 8.23 or later',
   // load/function-relations.ts: what a relation's `load` function returned.
   loadNotAMap: (relation: string, returned: string, many: boolean) =>
     `The load function of ${relation} returned ${returned}, expected a Map from key to ${many ? 'an array of rows' : 'row'}`,

@@ -1,4 +1,3 @@
-import { withStatementLease } from './drivers/pipelined-statements.js'
 import type { FastifyInstance, FastifyPluginCallback, FastifyRequest } from 'fastify'
 import type { Kysely, SelectQueryBuilder } from 'kysely'
 import fp from 'fastify-plugin'
@@ -199,8 +198,7 @@ const expandPluginCallback: FastifyPluginCallback<ExpandPluginOptions> = (app, p
     async load (request, rows, options) {
       const plan = planOf(request).expansion
       // Loading writes fields into the given objects, whatever their declared type: rows are records at runtime.
-      const context = contextFor(request, options)
-      await withStatementLease(async () => { await loadRows(context, plan.root, rows as unknown as Row[]) })
+      await loadRows(contextFor(request, options), plan.root, rows as unknown as Row[])
       return rows as never
     },
     select (request, options) {
@@ -324,7 +322,6 @@ export { filterOperators, type FilterDeclaration, type FilterOperator } from './
 export type { Row } from './sql/selection.js'
 export { cachePreparedStatements, type StatementCacheOptions } from './drivers/statement-cache.js'
 export { namePreparedStatements, type NamedStatementOptions } from './drivers/named-statements.js'
-export { pipelineStatements } from './drivers/pipelined-statements.js'
 export { prepareMysqlStatements, type PreparedMysqlStatementOptions } from './drivers/prepared-mysql-statements.js'
 export { databaseFailure } from './sql/statement-templates.js'
 export {

@@ -1,7 +1,7 @@
 import type Database from 'better-sqlite3'
 import { Kysely, PostgresDialect } from 'kysely'
 import pg from 'pg'
-import { namePreparedStatements, pipelineStatements } from '../../plugin/index.js'
+import { namePreparedStatements } from '../../plugin/index.js'
 import { postgresDialect, resolveDialectAs } from '../../plugin/sql/dialects/index.js'
 import { indexStatements, tableStatements } from '../../test/fixtures/tables.js'
 
@@ -22,8 +22,6 @@ export interface PetsPostgres {
   namedDb: Kysely<any>
   /** A Kysely instance over a pool of its own (as large) loading level by level (`levelByLevel`). */
   levelDb: Kysely<any>
-  /** A Kysely instance over a pool of its own (as large) of pipeline-mode clients, through pipelineStatements, namePreparedStatements. */
-  pipelinedDb: Kysely<any>
   /** A pool and Kysely instances over the same schema through 127.0.0.1:`port` (a proxy in front of the database). */
   through(port: number): PetsPostgresThrough
   /** Drops the schema and closes the pool. */
@@ -37,8 +35,6 @@ export interface PetsPostgresThrough {
   db: Kysely<any>
   /** A Kysely instance over `pool` resolved to PostgreSQL's dialect with `loadsInOneWave: false`: each level once its parents are read. */
   levelDb: Kysely<any>
-  /** A Kysely instance over a pool of its own through the same port: pipeline-mode clients, through `pipelineStatements`. */
-  pipelinedDb: Kysely<any>
   close(): Promise<void>
 }
 
@@ -47,11 +43,6 @@ export function levelByLevel (pool: pg.Pool): Kysely<any> {
   const db = new Kysely<any>({ dialect: new PostgresDialect({ pool }) })
   resolveDialectAs(db, Object.freeze({ ...postgresDialect, loadsInOneWave: false }))
   return db
-}
-
-/** A pool as large as the others of pipeline-mode clients (pg 8.23), for `pipelineStatements`. */
-function pipelinedPool (url: string, schema: string): pg.Pool {
-  return new pg.Pool({ connectionString: url, max: poolSize, options: `-c search_path=${schema}`, pipeline: true } as pg.PoolConfig)
 }
 
 /**
@@ -99,16 +90,12 @@ export async function copyPetsToPostgres (database: Database.Database, url: stri
   const db = new Kysely<any>({ dialect: new PostgresDialect({ pool }) })
   const namedDb = new Kysely<any>({ dialect: new PostgresDialect({ pool: namePreparedStatements(newPool()) }) })
   const levelDb = levelByLevel(newPool())
-  const pipelinedDb = new Kysely<any>({
-    dialect: new PostgresDialect({ pool: namePreparedStatements(pipelineStatements(pipelinedPool(url, schema))) }),
-  })
   return {
     schema,
     pool,
     db,
     namedDb,
     levelDb,
-    pipelinedDb,
     through (port) {
       const address = new URL(url)
       address.hostname = '127.0.0.1'
@@ -116,23 +103,12 @@ export async function copyPetsToPostgres (database: Database.Database, url: stri
       const pool = new pg.Pool({ connectionString: address.href, max: poolSize, options: `-c search_path=${schema}` })
       // Both Kysely instances hold nothing but the pool: ending it closes them.
       const db = new Kysely<any>({ dialect: new PostgresDialect({ pool }) })
-      const pipelined = new Kysely<any>({ dialect: new PostgresDialect({ pool: pipelineStatements(pipelinedPool(address.href, schema)) }) })
-      return {
-        pool,
-        db,
-        levelDb: levelByLevel(pool),
-        pipelinedDb: pipelined,
-        close: async () => {
-          await pool.end()
-          await pipelined.destroy()
-        },
-      }
+      return { pool, db, levelDb: levelByLevel(pool), close: async () => await pool.end() }
     },
     async close () {
       await db.destroy()
       await namedDb.destroy()
       await levelDb.destroy()
-      await pipelinedDb.destroy()
       const dropper = new pg.Client({ connectionString: url })
       await dropper.connect()
       await dropper.query(`DROP SCHEMA ${schema} CASCADE`)

@@ -32,8 +32,6 @@ export const postgresCaseName = `${pageRows} rows, expand=${expandOfDepth[2]}, P
 export const postgresRoutesName = 'app.expand.routes on PostgreSQL'
 export const postgresNamedName = 'app.expand.routes on PostgreSQL (namePreparedStatements)'
 export const postgresLevelName = 'app.expand.routes on PostgreSQL, level by level (loadsInOneWave: false)'
-export const postgresPipelinedName = 'app.expand.routes on PostgreSQL (pipelineStatements, namePreparedStatements)'
-export const postgresAwayPipelinedName = 'app.expand.routes on PostgreSQL (pipelineStatements)'
 /** Milliseconds the proxy of the away case holds each chunk, each way. */
 const awayDelay = 1
 export const postgresAwayCaseName = `${pageRows} rows, expand=${expandOfDepth[2]}, PostgreSQL ${awayDelay} ms away each way`
@@ -360,7 +358,6 @@ export const endToEndSuite: Suite = {
         { name: postgresRoutesName, app: await track(routesApp(postgres.db)), request: pageRequest, records: envelopeRecords },
         { name: postgresNamedName, app: await track(routesApp(postgres.namedDb)), request: pageRequest, records: envelopeRecords },
         { name: postgresLevelName, app: await track(routesApp(postgres.levelDb)), request: pageRequest, records: envelopeRecords },
-        { name: postgresPipelinedName, app: await track(routesApp(postgres.pipelinedDb)), request: pageRequest, records: envelopeRecords },
         ...await anchorsOn(postgres.pool, postgresNamedName),
       ]
       if (postgraphile !== undefined) {
@@ -410,7 +407,6 @@ export const endToEndSuite: Suite = {
       cases.push(pageCase(postgresAwayCaseName, postgresHandName, [
         { name: postgresRoutesName, app: await track(routesApp(away.db)), request: pageRequest, records: envelopeRecords },
         { name: postgresLevelName, app: await track(routesApp(away.levelDb)), request: pageRequest, records: envelopeRecords },
-        { name: postgresAwayPipelinedName, app: await track(routesApp(away.pipelinedDb)), request: pageRequest, records: envelopeRecords },
         ...await anchorsOn(away.pool, postgresRoutesName),
       ], expected))
     }

@@ -1,4 +1,3 @@
-import { outsideStatementLease } from '../drivers/pipelined-statements.js'
 import type { FastifyRequest } from 'fastify'
 import { InvalidDataError, RelationLoadFailedError, RequestAbortedError, UnavailableError, messages } from '../errors.js'
 import { relationName, type FunctionLink, type RelationEdge, type ResourceNode } from '../graph/resource-graph.js'
@@ -136,8 +135,7 @@ async function call (context: LoadContext, field: FunctionField, link: FunctionL
   recordCall(request, field, keys.length)
   let answer: unknown
   try {
-    // The application's function: never on a connection the load's statements are pipelined on.
-    answer = await outsideStatementLease(() => link.load(keys, { request, signal }))
+    answer = await link.load(keys, { request, signal })
   } catch (error) {
     if (signal.aborted) throw new RequestAbortedError()
     if (error instanceof UnavailableError) throw 'headers' in error ? error : withRetryAfter(error)

@@ -7,7 +7,6 @@ import { attachedPlan, routeListTarget } from '../plan/request-plan.js'
 import type { AnyResource } from '../graph/resource.js'
 import { loadRows } from '../load/batch-loader.js'
 import { withOneWave } from '../load/one-wave.js'
-import { withStatementLease } from '../drivers/pipelined-statements.js'
 import { CursorCodec } from '../plan/cursors.js'
 import { listTarget } from '../plan/list-plan.js'
 import { generatedRouteConfig, type GeneratedRoute } from './generated-route.js'
@@ -222,9 +221,7 @@ export function registerResourceRoutes (
     // Everything about the request was read and resolved when it was planned (before this handler, after its
     // route's hooks, or when a hook first asked): its fieldsFor answers, its query as it was then.
     const { expansion: plan, list } = attachedPlan(request, 'list')
-    const loadContext = loading.contextFor(request)
-    // On a pipelined pool (drivers/pipelined-statements.ts) the page's statements and its relations' share a connection.
-    return await withStatementLease(async () => await readListPage(pages, loadContext, plan, list))
+    return await readListPage(pages, loading.contextFor(request), plan, list)
   })
 
   const detailSetting = {
@@ -249,22 +246,19 @@ export function registerResourceRoutes (
     const values = keyValues(node.key, request.params.id)
     const parts = loadContext.scopeParts(node)
     const statement = { build: () => one(values), values, purpose: 'one', scope: parts }
-    // On a pipelined pool (drivers/pipelined-statements.ts) the row's statement and its relations' share a connection.
-    return await withStatementLease(async () => {
-      const [row, wave] = await withOneWave(loadContext, plan.root, statement, async () => {
-        let row: Row | undefined
-        try {
-          [row] = await templates.rows(db, plan.root, 'one', values, one, false, parts, rootStatement(loadContext, 'one'))
-        } catch (error) {
-          if (isUnstorableValue(error)) throw notFound()
-          throw error
-        }
-        if (row === undefined) throw notFound()
-        return row
-      })
-      await loadRows(loadContext, plan.root, [row], wave)
+    const [row, wave] = await withOneWave(loadContext, plan.root, statement, async () => {
+      let row: Row | undefined
+      try {
+        [row] = await templates.rows(db, plan.root, 'one', values, one, false, parts, rootStatement(loadContext, 'one'))
+      } catch (error) {
+        if (isUnstorableValue(error)) throw notFound()
+        throw error
+      }
+      if (row === undefined) throw notFound()
       return row
     })
+    await loadRows(loadContext, plan.root, [row], wave)
+    return row
   })
 }
 
