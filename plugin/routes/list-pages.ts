@@ -59,7 +59,6 @@ export async function readListPage (
   route: ListRoute, loadContext: LoadContext, plan: ExpansionPlan, list: ListPlan
 ): Promise<ListPage | CursorPage> {
   const { node, primaryKeyColumns, withTotal, cursors, declaration, countSite } = route
-  const table = tableOf(node)
   const { limit } = list
   const offset = list.kind === 'offset' ? list.offset : 0
   const { db, templates } = loadContext
@@ -206,7 +205,7 @@ export async function readListPage (
     conditions: readonly Condition[], values: readonly unknown[], shape: string | null, from?: ReturnType<typeof derivedSource>
   ): Promise<number> {
     const [count] = await templates.rows(db, countSite, shape === '' ? 'count' : `count${shape ?? ''}`, values, () => {
-      const count = (db.selectFrom(from ?? table) as AnySelect).select((eb) => eb.fn.countAll().as('total'))
+      const count = (db.selectFrom(from ?? tableOf(node)) as AnySelect).select((eb) => eb.fn.countAll().as('total'))
       const scoped = scope === undefined ? count : count.where(scope)
       return conditions.reduce((current, condition) => current.where(condition), scoped)
     }, false, shape === null ? { key: null, values: [] } : parts, rootStatement(loadContext, 'count'))
