@@ -191,8 +191,9 @@ function memoized (build: () => AnySelect): () => AnySelect {
  * and its count), with the relations' statements sent right after its own
  * statement (`sendOneWave`): the route's statement first, so that it has the
  * database's attention first. `read` is told whether the statements go out
- * together (`sendsTogether`): then its count goes with its statement, else
- * it follows once the statement has answered. When the route's read fails,
+ * together (`sendsTogether`): then an unfiltered page's statement reads its
+ * count too, else the count follows once the page has answered. When the
+ * route's read fails,
  * the statements of the wave are awaited before the error is answered, so
  * that none is left running.
  */

@@ -76,6 +76,9 @@ export async function readListPage (
       () => templates.rows(db, plan.root, 'page', pageValues, plainPage, false, parts, rootStatement(loadContext, 'page')),
       () => countRows([], [], ''),
       together
+        ? () => templates.rows(db, plan.root, 'page and total', pageValues, (values) => withTotalColumn(plainPage(values)),
+            false, countedScope(parts), rootStatement(loadContext, 'page'))
+        : undefined
     ))
     await loadRows(loadContext, plan.root, rows, wave)
     return pageOf(rows, total)
@@ -140,6 +143,9 @@ export async function readListPage (
     // A filtered page is often shorter than its limit (a search), and its COUNT repeats the filters over every row:
     // it follows the page, so that a search runs once where the page tells its total.
     together && list.filters.length === 0
+      ? () => templates.rows(db, plan.root, `${purpose} and total`, pageValues, () => withTotalColumn(offsetPage()),
+          false, countedScope(statementScope), rootStatement(loadContext, 'page'))
+      : undefined
   )))
   await loadRows(loadContext, plan.root, rows, wave)
   return pageOf(rows, total)
@@ -159,28 +165,27 @@ export async function readListPage (
    * The page's rows, and its `total` where the route counts: told by the
    * page itself when it ends before the limit with rows in it (or is the
    * first page), else the COUNT's (which repeats the page's filters over
-   * every row). Statements going out `together` (one wave, a page without
-   * filters), the count is sent with the page, its answer dropped where the
-   * page tells the total: a round trip saved on a full page for a COUNT's
-   * work on a short one. Else the count is sent only for a full page or one
-   * past the end, once the page has answered.
+   * every row). Where statements go out together (one wave, a page without
+   * filters), the page's own statement reads the count (`counted`): a round
+   * trip saved on a full page for a COUNT's work on a short one, and the
+   * total read with the rows. Else the count is sent only for a full page or
+   * one past the end, once the page has answered; in one wave, only for a
+   * page past the end, which has no row to carry it.
    */
   async function pageAndTotal (
-    page: () => Promise<Row[]>, count: () => Promise<number>, together: boolean
+    page: () => Promise<Row[]>, count: () => Promise<number>, counted: (() => Promise<Row[]>) | undefined
   ): Promise<{ rows: Row[]; total: number | undefined }> {
     const tellsTotal = (rows: readonly Row[]) => rows.length < limit && (rows.length > 0 || offset === 0)
     if (!withTotal) return { rows: await page(), total: undefined }
-    if (!together) {
+    if (counted === undefined) {
       const rows = await page()
       return { rows, total: tellsTotal(rows) ? offset + rows.length : await count() }
     }
-    // Both awaited whatever the other answers, so that neither is left running.
-    const [read, counted] = await Promise.allSettled([page(), count()])
-    if (read.status === 'rejected') throw read.reason
-    const rows = read.value
+    const read = await counted()
+    // Each row without the count: the level's own columns, as the plain page's rows have them.
+    const rows = read.map(selectedRow(plan.root))
     if (tellsTotal(rows)) return { rows, total: offset + rows.length }
-    if (counted.status === 'rejected') throw counted.reason
-    return { rows, total: counted.value }
+    return { rows, total: read.length > 0 ? Number(read[0]![totalColumn]) : await count() }
   }
 
   /**
@@ -200,6 +205,25 @@ export async function readListPage (
     }
   }
 
+  /**
+   * The page's statement also reading its COUNT (`totalColumn`): a subquery of
+   * its select list, under the request's scope, written before the page's own
+   * conditions, so that its values are bound first (`countedScope`).
+   */
+  function withTotalColumn (page: AnySelect): AnySelect {
+    return page.select((eb) => {
+      const count = (eb.selectFrom(tableOf(node)) as AnySelect).select((inner) => inner.fn.countAll().as('total'))
+      return (scope === undefined ? count : count.where(scope)).as(totalColumn)
+    })
+  }
+
+  /** The scope parts of a page that reads its count (`withTotalColumn`): the scope's values, then the page's own. */
+  function countedScope (page: ScopeParts | undefined): ScopeParts | undefined {
+    if (parts === undefined || parts.values.length === 0) return page
+    if (page === undefined || page.key === null || parts.key === null) return { key: null, values: [] }
+    return { key: `count ${parts.key}|${page.key}`, values: [...parts.values, ...page.values], distinct: page.values }
+  }
+
   /** The rows of the list under the request's scope and filters: one COUNT statement. */
   async function countRows (
     conditions: readonly Condition[], values: readonly unknown[], shape: string | null, from?: ReturnType<typeof derivedSource>
@@ -212,6 +236,9 @@ export async function readListPage (
     return Number(count!.total)
   }
 }
+
+/** Of each row of a page that reads its COUNT (`withTotalColumn`): the count. */
+const totalColumn = '__expand_total'
 
 /** The distinct aggregates and computed fields among those a list's filters and sort keys read, in order. */
 function derivedOf (...lists: ReadonlyArray<ReadonlyArray<DerivedField | undefined>>): DerivedField[] {

@@ -110,7 +110,7 @@ export class StatementTemplates {
       if (!sameValues(compiled.parameters, parameters)) this.templates.set(variant, null)
       // Equal values in several positions would not tell which parameter is which:
       // keep the template of a later run. Repeated keys of an IN list are interchangeable.
-      else if (distinctPositions(values, Math.abs(keyCount), scope?.values ?? [])) this.templates.set(variant, compiled)
+      else if (distinctPositions(values, Math.abs(keyCount), scope?.distinct ?? scope?.values ?? [])) this.templates.set(variant, compiled)
     }
     return await run(db, compiled, label)
   }
@@ -187,6 +187,13 @@ const retryAfterSeconds = 1
 export interface ScopeParts {
   readonly key: string | null
   readonly values: readonly unknown[]
+  /**
+   * Where the statement writes a condition twice (a page reading its count
+   * under the same scope), so that `values` repeat some of their own: each
+   * value once. Told apart from each other and from the statement's other
+   * values, they show which parameter is which; the repeats are the same.
+   */
+  readonly distinct?: readonly unknown[]
 }
 
 /**

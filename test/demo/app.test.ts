@@ -7,7 +7,7 @@ import { buildApp } from '../../demo/app.js'
 import { connect, type DemoDatabase, type DemoTables } from '../../demo/database.js'
 import { countRows, generateRows, seedCounts, seedIfEmpty } from '../../demo/seed.js'
 import { fakePriceService, priceServiceLatencyMs } from '../../schemas/price-service.js'
-import { dialects } from '../fixtures/dialects.js'
+import { dialects, inOneWave } from '../fixtures/dialects.js'
 import { startDemoServer } from '../helpers/demo-server.js'
 
 const orderedTables: Array<[keyof DemoTables, string]> = [
@@ -81,7 +81,8 @@ for (const dialect of dialects()) {
     const page = await app.inject('/people?limit=100&expand=employer')
     t.equal(page.statusCode, 200)
     t.equal(page.json().data.length, 100)
-    t.equal(database.statements.length, 3, 'a page of 100 people with employers: page, count, companies')
+    t.equal(database.statements.length, inOneWave(dialect) ? 2 : 3,
+      'a page of 100 people with employers: page (reading its count in one wave), count (after a full page elsewhere), companies')
     const everything = await app.inject('/people/8768?expand=employer,pets.toys.maker,pets.visits')
     for (const statement of database.statements) t.notMatch(statement, /password_hash|select \*|\.\*/, 'the undeclared column is never selected')
     t.notMatch(page.body + everything.body, /password_hash|scrypt\$/, 'nor shown')

@@ -2,7 +2,7 @@ import Fastify, { type FastifyInstance } from 'fastify'
 import t from 'tap'
 import expandPlugin from '../../plugin/index.js'
 import { databaseOf, onDatabase } from '../fixtures/databases.js'
-import { asWrittenOn, countOfShortPage, dialects, inComparableOrder, inOneWave, inWave, keySubqueryOf, type Dialect, type TestDatabase } from '../fixtures/dialects.js'
+import { asWrittenOn, dialects, inComparableOrder, inOneWave, inWave, keySubqueryOf, pageAsSent, type Dialect, type TestDatabase } from '../fixtures/dialects.js'
 import {
   compositeKeyResources, createCompositeKeys, Order, OrderLine, Playlist, PlaylistTrack, Shipment, Tag,
 } from '../fixtures/composite-keys.js'
@@ -61,8 +61,8 @@ for (const dialect of dialects()) {
         statements: inComparableOrder(dialect, database.statements),
       }
     }
-    /** The COUNT of a short page of `table`'s route, sent with the page in one wave (`countOfShortPage`). */
-    const countOf = (table: string) => countOfShortPage(dialect, `select count(*) as "total" from "${table}"`)
+    /** A short page of `table`'s route, which reads its COUNT in one wave (`pageAsSent`). */
+    const pageOf = (page: string, table: string) => pageAsSent(dialect, page, `select count(*) as "total" from "${table}"`)
     /** Expected statements written with double quotes and `?`: as the dialect writes them (numbered placeholders on PostgreSQL). */
     const written = (statements: string[]) =>
       inComparableOrder(dialect, statements.map((statement) => numbered(dialect, asWrittenOn(dialect, statement))))
@@ -115,8 +115,8 @@ for (const dialect of dialects()) {
           total: 3,
         },
         statements: written([
-          `select ${entryColumns} from "playlist_track" order by "playlist_track"."playlist_id", "playlist_track"."track_id" limit ? offset ?`,
-          ...countOf('playlist_track'),
+          pageOf(`select ${entryColumns} from "playlist_track" order by "playlist_track"."playlist_id", "playlist_track"."track_id" limit ? offset ?`,
+            'playlist_track'),
         ]),
       })
     })
@@ -129,7 +129,7 @@ for (const dialect of dialects()) {
       t.strictSame(await get('/shipments'), {
         status: 200,
         body: { data: shipments, limit: 20, offset: 0, total: 4 },
-        statements: written([`select ${shipmentColumns} from "shipments" order by "shipments"."id" limit ? offset ?`, ...countOf('shipments')]),
+        statements: written([pageOf(`select ${shipmentColumns} from "shipments" order by "shipments"."id" limit ? offset ?`, 'shipments')]),
       })
       const expanded = await get('/shipments?expand=line')
       t.strictSame(expanded, {
@@ -141,8 +141,7 @@ for (const dialect of dialects()) {
           total: 4,
         },
         statements: written([
-          `select ${shipmentColumns} from "shipments" order by "shipments"."id" limit ? offset ?`,
-          ...countOf('shipments'),
+          pageOf(`select ${shipmentColumns} from "shipments" order by "shipments"."id" limit ? offset ?`, 'shipments'),
           `select ${lineColumns} from "order_lines" where (("order_lines"."order_id" = ? and "order_lines"."line_no" = ?) ` +
             'or ("order_lines"."order_id" = ? and "order_lines"."line_no" = ?))',
           'select "shipments"."id" as "id", "shipments"."order_id" as "__expand_parent.0", "shipments"."line_no" as "__expand_parent.1" ' +
@@ -170,8 +169,7 @@ for (const dialect of dialects()) {
         data: [{ id: 1, lines: [{ product: 'Pen' }, { product: 'Ink' }] }, { id: 2, lines: [] }], limit: 20, offset: 0, total: 2,
       }, 'under the related scope')
       t.strictSame(expanded.statements, written([
-        'select "orders"."id" as "id" from "orders" order by "orders"."id" limit ? offset ?',
-        ...countOf('orders'),
+        pageOf('select "orders"."id" as "id" from "orders" order by "orders"."id" limit ? offset ?', 'orders'),
         'select "order_lines"."order_id" as "orderId", "order_lines"."line_no" as "lineNo", cast("order_lines"."product" as text) as "product", ' +
           '"order_lines"."order_id" as "__expand_parent" from "order_lines" where "order_lines"."product" <> ? and "order_lines"."order_id" in (?, ?) ' +
           'order by "order_lines"."order_id", "order_lines"."line_no" limit 16384',

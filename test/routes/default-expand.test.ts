@@ -2,7 +2,7 @@ import { Type } from '@sinclair/typebox'
 import Fastify, { type FastifyInstance } from 'fastify'
 import t from 'tap'
 import expandPlugin, { defineResource, isExpanded, isIncluded, type ExpansionExplanation } from '../../plugin/index.js'
-import { dialects, type TestDatabase } from '../fixtures/dialects.js'
+import { dialects, inOneWave, type TestDatabase } from '../fixtures/dialects.js'
 import { Pet, openSeeded, resources } from '../fixtures/tables.js'
 
 // Route option defaultExpand: paths expanded when the request has no `expand`
@@ -72,7 +72,7 @@ for (const dialect of dialects()) {
     t.test('list route: the defaults on every row, in the same statement counts', async (t) => {
       const { body, statements } = await get('/pets?limit=2')
       t.same(body, { data: [{ ...garfield, owner: fred }, { ...odie, owner: fred }], limit: 2, offset: 0, total: 4 })
-      t.equal(statements.length, 4, 'page, count, owner, toy ids')
+      t.equal(statements.length, inOneWave(dialect) ? 3 : 4, 'page, count (read by the page in one wave), owner, toy ids')
     })
 
     t.test('route option: isExpanded, isIncluded and explain see the defaults', async (t) => {

@@ -89,6 +89,32 @@ t.test('positional values: a template only from values that tell their positions
   t.equal(builds, 3, 'built once more, for the template')
 })
 
+t.test('a condition written twice: one template where `distinct` names each of its values once', async (t) => {
+  const db = await petsDatabase()
+  t.teardown(() => db.destroy())
+  const templates = new StatementTemplates()
+  let builds = 0
+  // A page that reads its count under the same condition (as plugin/routes/list-pages.ts writes it): the condition's values twice.
+  const page = async (site: object, hidden: string, limit: number, offset: number, distinct: boolean) => {
+    const scope = { key: 'name <> ?|name <> ?', values: [hidden, hidden], ...(distinct ? { distinct: [hidden] } : {}) }
+    return await templates.rows(db, site, 'page and total', [limit, offset], ([limit, offset]) => {
+      builds++
+      return db.selectFrom('pets').select((eb) => ['id', eb.selectFrom('pets').select(eb.fn.countAll().as('total')).where('name', '<>', hidden).as('total')])
+        .where('name', '<>', hidden).orderBy('id').limit(limit as number).offset(offset as number)
+    }, false, scope)
+  }
+  const told = {}
+  t.same(await page(told, 'Pet 1', 2, 0, true), [{ id: 2, total: 19 }, { id: 3, total: 19 }])
+  t.same(await page(told, 'Pet 3', 2, 1, true), [{ id: 2, total: 19 }, { id: 4, total: 19 }], 'the template: the other value in both places')
+  t.same(await page(told, 'Pet 30', 1, 19, true), [{ id: 20, total: 20 }])
+  t.equal(builds, 1, 'built once')
+  builds = 0
+  const untold = {}
+  await page(untold, 'Pet 1', 2, 0, false)
+  await page(untold, 'Pet 3', 2, 1, false)
+  t.equal(builds, 2, 'without `distinct`, equal values cannot tell their positions: built every time')
+})
+
 t.test('key lists longer than largestTemplateKeys: built every time, not padded', async (t) => {
   const db = await petsDatabase()
   t.teardown(() => db.destroy())
