@@ -65,7 +65,7 @@ const stoppedByOther = new Error('stopped: another relation of this load failed'
  * transaction (one connection, which runs one statement at a time), and only
  * where the dialect's connections run them so (`loadsConcurrently`).
  */
-function runsConcurrently ({ db, dialect }: LoadContext): boolean {
+export function runsConcurrently ({ db, dialect }: LoadContext): boolean {
   return dialect.loadsConcurrently && !db.isTransaction
 }
 

@@ -3,9 +3,9 @@ import type { ListPlan } from '../plan/list-plan.js'
 import type { ResourceNode } from '../graph/resource-graph.js'
 import type { DerivedField } from '../graph/derived-fields.js'
 import { BadFilterError, messages } from '../errors.js'
-import { loadRows } from '../load/batch-loader.js'
+import { loadRows, runsConcurrently } from '../load/batch-loader.js'
 import type { LoadContext } from '../load/load-context.js'
-import { withOneWave } from '../load/one-wave.js'
+import { withOneWave, type OneWave } from '../load/one-wave.js'
 import { derivedSource } from '../sql/aggregate-statements.js'
 import { keysetCondition, orderBy, selectKeys, sortJoins } from '../sql/list-order.js'
 import { listConditions, type Condition } from '../sql/list-statements.js'
@@ -80,8 +80,7 @@ export async function readListPage (
             false, countedScope(parts), rootStatement(loadContext, 'page'))
         : undefined
     ))
-    await loadRows(loadContext, plan.root, rows, wave)
-    return pageOf(rows, total)
+    return pageOf(rows, await withRelations(rows, total, wave))
   }
 
   const { keys } = list
@@ -147,8 +146,7 @@ export async function readListPage (
           false, countedScope(statementScope), rootStatement(loadContext, 'page'))
       : undefined
   )))
-  await loadRows(loadContext, plan.root, rows, wave)
-  return pageOf(rows, total)
+  return pageOf(rows, await withRelations(rows, total, wave))
 
   /** What the count reads: the table, or through a subquery the derived fields its filters need. */
   function filterSource (): ReturnType<typeof derivedSource> | undefined {
@@ -169,23 +167,54 @@ export async function readListPage (
    * filters), the page's own statement reads the count (`counted`): a round
    * trip saved on a full page for a COUNT's work on a short one, and the
    * total read with the rows. Else the count is sent only for a full page or
-   * one past the end, once the page has answered; in one wave, only for a
-   * page past the end, which has no row to carry it.
+   * one past the end, once the page has answered (in one wave, only for a page
+   * past the end, which has no row to carry it); where the load's statements
+   * run at the same time, with the first level of the page's relations.
    */
   async function pageAndTotal (
     page: () => Promise<Row[]>, count: () => Promise<number>, counted: (() => Promise<Row[]>) | undefined
-  ): Promise<{ rows: Row[]; total: number | undefined }> {
+  ): Promise<{ rows: Row[]; total: Total | undefined }> {
     const tellsTotal = (rows: readonly Row[]) => rows.length < limit && (rows.length > 0 || offset === 0)
     if (!withTotal) return { rows: await page(), total: undefined }
     if (counted === undefined) {
       const rows = await page()
-      return { rows, total: tellsTotal(rows) ? offset + rows.length : await count() }
+      return { rows, total: tellsTotal(rows) ? offset + rows.length : await counting(count) }
     }
     const read = await counted()
     // Each row without the count: the level's own columns, as the plain page's rows have them.
     const rows = read.map(selectedRow(plan.root))
     if (tellsTotal(rows)) return { rows, total: offset + rows.length }
-    return { rows, total: read.length > 0 ? Number(read[0]![totalColumn]) : await count() }
+    return { rows, total: read.length > 0 ? Number(read[0]![totalColumn]) : await counting(count) }
+  }
+
+  /**
+   * The count sent: where the load's statements run at the same time
+   * (`runsConcurrently`), its answer awaited by `withRelations` (`pending`,
+   * never an unhandled rejection before it is); else its answer, before the
+   * relations' statements are sent.
+   */
+  async function counting (count: () => Promise<number>): Promise<Total> {
+    if (!runsConcurrently(loadContext)) return await count()
+    const pending = filtered(count())
+    pending.catch(ignore)
+    return { pending }
+  }
+
+  /**
+   * Loads the page's relations, the page's COUNT (when one was sent) read in
+   * the meantime: in the round trip of the first level's statements rather than
+   * in one of its own. Both settle before the request is answered; the count's
+   * error first, as it was sent first.
+   */
+  async function withRelations (rows: Row[], total: Total | undefined, wave: OneWave | undefined): Promise<number | undefined> {
+    if (typeof total !== 'object') {
+      await loadRows(loadContext, plan.root, rows, wave)
+      return total
+    }
+    const [loaded, counted] = await Promise.allSettled([loadRows(loadContext, plan.root, rows, wave), total.pending])
+    if (counted.status === 'rejected') throw counted.reason
+    if (loaded.status === 'rejected') throw loaded.reason
+    return counted.value
   }
 
   /**
@@ -236,6 +265,11 @@ export async function readListPage (
     return Number(count!.total)
   }
 }
+
+const ignore = (): void => {}
+
+/** A page's total: known, or its COUNT's answer still to come (`pending`), read while the page's relations load. */
+type Total = number | { readonly pending: Promise<number> }
 
 /** Of each row of a page that reads its COUNT (`withTotalColumn`): the count. */
 const totalColumn = '__expand_total'

@@ -148,7 +148,9 @@ function runOn (dialect: Dialect): void {
       t.same(plain(sorted.statements[0]!), written(`select "people"."id" as "id", cast("people"."name" as text) as "name" from ${derived} ` +
         `where "people"."__expand_derived_pet_count" >= ? order by "people"."__expand_derived_pet_count" desc, ${nullsLast}, "people"."id" asc limit ? offset ?`))
       const countStart = written('select count(*) as "total" from (select "people".*, coalesce')
-      t.equal(plain(sorted.statements[1]!).slice(0, countStart.length), countStart, 'the count reads the same subquery')
+      // Statements are logged as they answer: the count may answer after the aggregate, read with it where statements run at once.
+      const count = sorted.statements.map(plain).find((statement) => statement.startsWith(written('select count(*)')))
+      t.equal(count?.slice(0, countStart.length), countStart, 'the count reads the same subquery')
       t.equal(sorted.statements.length, 3, 'the page, its count, the aggregate of the shown rows')
 
       t.same((await get(app, database, '/people?sort=-last_pet&fields=id,last_pet')).body.data,

@@ -107,6 +107,11 @@ for (const dialect of dialects()) {
       } else if (dialect.name === 'mariadb') {
         t.same(sentBefore, ['page  0'], 'MariaDB: level by level, each level once its parents are read (plugin/sql/dialects/mysql.ts)')
         t.same(started.sort(), ['count  0', 'page  0', 'rows owner 1', 'rows owner.employer 2', 'rows toys 1'])
+        const countAnswered = events.findIndex(({ event, message }) => event === 'asyncEnd' && message.kind === 'count')
+        const sentBeforeCount = events.slice(0, countAnswered).filter(({ event }) => event === 'start').map(({ message }) => `${message.kind} ${message.path} ${message.wave}`)
+        // The level below may start too, if owner answers first.
+        t.same(sentBeforeCount.filter((sent) => !sent.endsWith(' 2')).sort(), ['count  0', 'page  0', 'rows owner 1', 'rows toys 1'],
+          'the full page\'s count in the round trip of the first level')
       } else {
         t.same(sentBefore, ['page  0'], 'SQLite: one statement after another, each level once its parents are read')
         t.same(started, ['page  0', 'count  0', 'rows owner 1', 'rows owner.employer 2', 'rows toys 1'])
@@ -195,6 +200,10 @@ for (const dialect of dialects()) {
       t.equal(response.body, expected)
       const started = recorder.events.filter(({ event }) => event === 'start').map(({ message }) => `${message.kind} ${message.path} ${message.wave}`)
       t.same(started, ['page  0', 'count  0', 'rows owner 1', 'rows toys 1', 'rows owner.employer 2'], 'the count once the page has answered; each level after its parents')
+      const countAnswered = recorder.events.findIndex(({ event, message }) => event === 'asyncEnd' && message.kind === 'count')
+      // The level below may start too, if owner answers first.
+      t.same(recorder.events.slice(0, countAnswered).filter(({ event, message }) => event === 'start' && message.wave < 2).map(({ message }) => message.path || message.kind),
+        ['page', 'count', 'owner', 'toys'], 'the count read with the first level')
     })
   }
 
