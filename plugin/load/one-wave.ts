@@ -83,7 +83,8 @@ function answerOf (read: Row[]): WaveAnswer {
   return { rows, covered }
 }
 
-const ignore = (): void => {}
+/** Handles a rejection awaited elsewhere, so that it is never reported as unhandled before it is. */
+export const ignore = (): void => {}
 
 /**
  * Sends the statement of every relation of the plan below `root`, keyed by
@@ -193,9 +194,8 @@ function memoized (build: () => AnySelect): () => AnySelect {
  * database's attention first. `read` is told whether the statements go out
  * together (`sendsTogether`): then an unfiltered page's statement reads its
  * count too, else the count follows once the page has answered. When the
- * route's read fails,
- * the statements of the wave are awaited before the error is answered, so
- * that none is left running.
+ * route's read fails, the statements of the wave are awaited before the
+ * error is answered, so that none is left running.
  */
 export async function withOneWave<T> (
   context: LoadContext, root: LevelPlan, statement: RootStatement, read: (together: boolean) => Promise<T>

@@ -5,7 +5,7 @@ import type { DerivedField } from '../graph/derived-fields.js'
 import { BadFilterError, messages } from '../errors.js'
 import { loadRows, runsConcurrently } from '../load/batch-loader.js'
 import type { LoadContext } from '../load/load-context.js'
-import { withOneWave, type OneWave } from '../load/one-wave.js'
+import { ignore, withOneWave, type OneWave } from '../load/one-wave.js'
 import { derivedSource } from '../sql/aggregate-statements.js'
 import { keysetCondition, orderBy, selectKeys, sortJoins } from '../sql/list-order.js'
 import { listConditions, type Condition } from '../sql/list-statements.js'
@@ -72,14 +72,8 @@ export async function readListPage (
     const pageValues = [limit, offset]
     // The relations' statements go with the page's where the database loads in one wave (load/one-wave.ts).
     const statement = { build: () => plainPage(pageValues), values: pageValues, purpose: 'page', scope: parts }
-    const [{ rows, total }, wave] = await withOneWave(loadContext, plan.root, statement, async (together) => await pageAndTotal(
-      () => templates.rows(db, plan.root, 'page', pageValues, plainPage, false, parts, rootStatement(loadContext, 'page')),
-      () => countRows([], [], ''),
-      together
-        ? () => templates.rows(db, plan.root, 'page and total', pageValues, (values) => withTotalColumn(plainPage(values)),
-            false, countedScope(parts), rootStatement(loadContext, 'page'))
-        : undefined
-    ))
+    const [{ rows, total }, wave] = await withOneWave(loadContext, plan.root, statement, async (together) =>
+      await pageAndTotal(pageRead('page', pageValues, plainPage, parts), () => countRows([], [], ''), together))
     return pageOf(rows, await withRelations(rows, total, wave))
   }
 
@@ -137,16 +131,28 @@ export async function readListPage (
   const pageValues = [...values, limit, offset]
   const statement = { build: offsetPage, values: pageValues, purpose, scope: statementScope }
   const [{ rows, total }, wave] = await withOneWave(loadContext, plan.root, statement, async (together) => await filtered(pageAndTotal(
-    () => templates.rows(db, plan.root, purpose, pageValues, offsetPage, false, statementScope, rootStatement(loadContext, 'page')),
+    pageRead(purpose, pageValues, offsetPage, statementScope),
     () => countRows(conditions, filterValues, shape, filterSource()),
     // A filtered page is often shorter than its limit (a search), and its COUNT repeats the filters over every row:
     // it follows the page, so that a search runs once where the page tells its total.
     together && list.filters.length === 0
-      ? () => templates.rows(db, plan.root, `${purpose} and total`, pageValues, () => withTotalColumn(offsetPage()),
-          false, countedScope(statementScope), rootStatement(loadContext, 'page'))
-      : undefined
   )))
   return pageOf(rows, await withRelations(rows, total, wave))
+
+  /**
+   * An offset page's statement, named by `purpose` among the templates: read
+   * alone (`plain`), or reading its COUNT too (`counted`, `withTotalColumn`).
+   */
+  function pageRead (
+    purpose: string, values: readonly unknown[], build: (values: readonly unknown[]) => AnySelect, statementScope: ScopeParts | undefined
+  ): PageRead {
+    return {
+      plain: async () =>
+        await templates.rows(db, plan.root, purpose, values, build, false, statementScope, rootStatement(loadContext, 'page')),
+      counted: async () => await templates.rows(db, plan.root, `${purpose} and total`, values, (bound) => withTotalColumn(build(bound)),
+        false, countedScope(statementScope), rootStatement(loadContext, 'page'))
+    }
+  }
 
   /** What the count reads: the table, or through a subquery the derived fields its filters need. */
   function filterSource (): ReturnType<typeof derivedSource> | undefined {
@@ -172,15 +178,15 @@ export async function readListPage (
    * run at the same time, with the first level of the page's relations.
    */
   async function pageAndTotal (
-    page: () => Promise<Row[]>, count: () => Promise<number>, counted: (() => Promise<Row[]>) | undefined
+    page: PageRead, count: () => Promise<number>, counted: boolean
   ): Promise<{ rows: Row[]; total: Total | undefined }> {
     const tellsTotal = (rows: readonly Row[]) => rows.length < limit && (rows.length > 0 || offset === 0)
-    if (!withTotal) return { rows: await page(), total: undefined }
-    if (counted === undefined) {
-      const rows = await page()
+    if (!withTotal) return { rows: await page.plain(), total: undefined }
+    if (!counted) {
+      const rows = await page.plain()
       return { rows, total: tellsTotal(rows) ? offset + rows.length : await counting(count) }
     }
-    const read = await counted()
+    const read = await page.counted()
     // Each row without the count: the level's own columns, as the plain page's rows have them.
     const rows = read.map(selectedRow(plan.root))
     if (tellsTotal(rows)) return { rows, total: offset + rows.length }
@@ -266,10 +272,14 @@ export async function readListPage (
   }
 }
 
-const ignore = (): void => {}
-
 /** A page's total: known, or its COUNT's answer still to come (`pending`), read while the page's relations load. */
 type Total = number | { readonly pending: Promise<number> }
+
+/** An offset page's statement: alone, or reading its COUNT too. */
+interface PageRead {
+  readonly plain: () => Promise<Row[]>
+  readonly counted: () => Promise<Row[]>
+}
 
 /** Of each row of a page that reads its COUNT (`withTotalColumn`): the count. */
 const totalColumn = '__expand_total'
