@@ -48,7 +48,7 @@ const statements = {
   'to-one': {
     bounded: false,
     rows (context, _link, { relation, level }, keys) {
-      const statement = selectLevel(context.db, level, context.scope(relation.target)).where(keyColumn(level.node), 'in', keys)
+      const statement = whereKeys(context, selectLevel(context.db, level, context.scope(relation.target)), keyColumn(level.node), keys)
       return Array.isArray(keys) ? statement : withWaveColumns(statement, keyColumn(level.node))
     },
     ids: undefined,
@@ -129,9 +129,8 @@ function toManyStatement (
     const tag: AliasableExpression<unknown> = parentKeyReadAsText(relation.owner)
       ? dialect.asText(source.parentColumn)
       : sql.ref(source.parentColumn)
-    const statement = source.select(scope === undefined ? from : from.where(scope))
-      .select(tag.as(parentKey))
-      .where(source.parentColumn, 'in', keys)
+    const statement = whereKeys(context, source.select(scope === undefined ? from : from.where(scope)).select(tag.as(parentKey)),
+      source.parentColumn, keys)
     // Keyed by its parents' statement (load/one-wave.ts): each row says its parent and its place in the order.
     return Array.isArray(keys) ? statement : withWaveColumns(statement, source.parentColumn, [[source.parentColumn, 'asc'], ...order])
   }
@@ -142,6 +141,11 @@ function toManyStatement (
 }
 
 /** Keys as a list: a relation over a composite key, or with `limit`, is never keyed by a subquery (load/one-wave.ts). */
+/** `query` reading the rows of `column` among `keys`: a list bound as values, or a subquery as the dialect writes it. */
+function whereKeys (context: LoadContext, query: AnySelect, column: string, keys: RelationKeys): AnySelect {
+  return Array.isArray(keys) ? query.where(column, 'in', keys) : query.where(context.dialect.amongKeys(column, keys as AnySelect))
+}
+
 function keyList (keys: RelationKeys): readonly unknown[] {
   if (!Array.isArray(keys)) throw new TypeError('this relation takes its keys as a list, never as a subquery')
   return keys

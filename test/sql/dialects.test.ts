@@ -229,6 +229,19 @@ for (const dialect of dialects()) {
       t.same(await ids(query), [1, 2])
     })
 
+    t.test('keys of a subquery: `= any(array(...))` on PostgreSQL, which reads them first and then the index; `in (...)` elsewhere', async (t) => {
+      const keys = db.selectFrom('children').select('children.parent').where('children.id', '>', 15) as AnySelect
+      const query = items().where(written.amongKeys('items.id', keys)).orderBy('id')
+      t.same(compiled(query), [either(
+        'select "id" from "items" where "items"."id" in (select "children"."parent" from "children" where "children"."id" > ?) order by "id"',
+        'select "id" from "items" where "items"."id" = any(array(select "children"."parent" from "children" where "children"."id" > $1)) order by "id"',
+        'select `id` from `items` where `items`.`id` in (select `children`.`parent` from `children` where `children`.`id` > ?) order by `id`'
+      ), [15]])
+      t.same(await ids(query), [2, 3], 'each key once, whatever the subquery repeats')
+      const none = items().where(written.amongKeys('items.id', keys.where('children.id', '>', 99))).orderBy('id')
+      t.same(await ids(none), [], 'no keys, no rows')
+    })
+
     t.test("a relation's first rows per parent: a correlated LIMIT on SQLite, row_number() on PostgreSQL", async (t) => {
       const relation = (bound: number, order: LimitedRelation['order']): LimitedRelation => ({
         db,

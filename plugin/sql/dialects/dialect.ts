@@ -65,6 +65,11 @@ export interface ExpandDialect {
   correlatedSubquery<Q extends AnySelect>(query: Q): Q
   /** `query` returning `bound` rows at most: a literal of the statement's text, so that it binds no parameter. */
   limit<Q extends AnySelect>(query: Q, bound: number): Q
+  /**
+   * `column` among the keys that `keys` selects: a one-wave statement's subquery of its parents' statement
+   * (sql/key-subqueries.ts), written so that the database looks the keys up by the column's index.
+   */
+  amongKeys(column: string, keys: AnySelect): Expression<SqlBool>
 
   /** The statement of a relation with `limit`: each parent's first `limit` rows, `bound` rows at most in all. */
   firstRowsPerParent(relation: LimitedRelation): AnySelect
@@ -181,4 +186,9 @@ export function rowValueComparison (columns: readonly string[], operator: '<' | 
 /** `limit <bound>` as a literal. */
 export function literalLimit<Q extends AnySelect> (query: Q, bound: number): Q {
   return query.limit(sql.lit(bound)) as Q
+}
+
+/** `column in (keys)`: SQLite and MariaDB look the subquery's keys up by the column's index as written. */
+export function inKeySubquery (column: string, keys: AnySelect): Expression<SqlBool> {
+  return sql<SqlBool>`${sql.ref(column)} in ${keys}`
 }

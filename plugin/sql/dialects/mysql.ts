@@ -3,6 +3,7 @@ import { instantOf } from '../../graph/dates.js'
 import { isDateFormat } from '../../routes/list-declarations.js'
 import type { AnySelect } from '../selection.js'
 import {
+  inKeySubquery,
   literalLimit,
   rowValueComparison,
   type DriverError,
@@ -109,6 +110,7 @@ export const mysqlDialect: ExpandDialect = {
    */
   correlatedSubquery: <Q extends AnySelect>(query: Q) => query.having(sql<SqlBool>`1`) as Q,
   limit: literalLimit,
+  amongKeys: inKeySubquery,
 
   // Window functions since MariaDB 10.2 and MySQL 8.0: the statement PostgreSQL runs.
   firstRowsPerParent: rowNumberedFirstRows,

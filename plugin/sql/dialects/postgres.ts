@@ -64,6 +64,13 @@ export const postgresDialect: ExpandDialect = {
     }) as Q,
   correlatedSubquery: (query) => query,
   limit: literalLimit,
+  /**
+   * `column = any(array(keys))`: the keys read first (an InitPlan), then the
+   * column's index scanned for them. Written `in (keys)`, the planner joined
+   * the subquery to the whole table by hash (a sequential scan of the join
+   * table on the benchmark's page, its toys statement 3.2 ms against 1.9).
+   */
+  amongKeys: (column, keys) => sql<SqlBool>`${sql.ref(column)} = any(array${keys})`,
 
   firstRowsPerParent: rowNumberedFirstRows,
   firstRowsBindKeysFirst: false,

@@ -2,6 +2,7 @@ import { sql, type SqlBool } from 'kysely'
 import type { ValueType } from '../../routes/list-declarations.js'
 import type { AnySelect } from '../selection.js'
 import {
+  inKeySubquery,
   literalLimit,
   orderedBy,
   parentKey,
@@ -48,6 +49,7 @@ export const sqliteDialect: ExpandDialect = {
     query.orderBy(sql`${sql.ref(column)} is null`, nulls === 'first' ? 'desc' : 'asc').orderBy(column, direction) as Q,
   correlatedSubquery: (query) => query,
   limit: literalLimit,
+  amongKeys: inKeySubquery,
 
   firstRowsPerParent,
   firstRowsBindKeysFirst: true,
