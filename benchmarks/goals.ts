@@ -191,7 +191,8 @@ goals.push({
     }
   },
   whenMet: 'The page reads its count in its own statement and its relation statements are sent with it in one round trip (one wave, docs/loading.md), each relation ' +
-    'statement reading its parents\' keys from a subquery that repeats their statement; with `namePreparedStatements` PostgreSQL parses ' +
+    'statement reading its parents\' keys from a subquery that repeats their statement (matched with `= any(array(...))`, ' +
+    'which PostgreSQL reads by the relation\'s index); with `namePreparedStatements` PostgreSQL parses ' +
     'and plans each statement once per connection, as it does the hand-written named statement.',
   whenMissed: 'In one wave the page (reading its count) and its relations share a round trip, but the server runs the ' +
     'page\'s statement again inside each relation statement (three times on this page, the owners\' statement twice), the four ' +
