@@ -1,3 +1,5 @@
+import type { AnyResource } from './resource.js'
+
 // The checks that definitions and options share. Each caller words its own
 // message (it knows what it is checking and where), so these only answer.
 
@@ -33,3 +35,8 @@ export const tableNameRule = 'letters, digits and underscores, or schema.table'
 export const integerText = /^-?[0-9]{1,16}$/
 /** Decimal text of a number, as JSON and the query string write it. */
 export const numberText = /^-?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]{1,3})?$/
+
+/** A value `defineResource` returned. */
+export function isResource (value: unknown): value is AnyResource {
+  return typeof value === 'object' && value !== null && (value as { kind?: unknown }).kind === 'fastify-expand/resource'
+}

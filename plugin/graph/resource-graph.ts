@@ -4,10 +4,10 @@ import { resolveDerived, type DerivedField } from './derived-fields.js'
 import { toOutputSchema } from './output-schemas.js'
 import { checkCompositeKeys } from './composite-relations.js'
 import type { KeyPartType, ResourceKey } from './identifiers.js'
+import { keyPartType } from './relation-definitions.js'
 import {
   isResource,
   type AnyResource,
-  keyPartType,
   type KeyColumns,
   type RelationDefinition,
   type RelationKeys,
