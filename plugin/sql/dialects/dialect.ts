@@ -188,7 +188,7 @@ export function literalLimit<Q extends AnySelect> (query: Q, bound: number): Q {
   return query.limit(sql.lit(bound)) as Q
 }
 
-/** `column in (keys)`: SQLite and MariaDB look the subquery's keys up by the column's index as written. */
+/** `column in (keys)`: the form SQLite and MariaDB are given (neither loads in one wave: see `loadsInOneWave`). */
 export function inKeySubquery (column: string, keys: AnySelect): Expression<SqlBool> {
   return sql<SqlBool>`${sql.ref(column)} in ${keys}`
 }
