@@ -105,8 +105,14 @@ export async function readListPage (
   }
   if (list.kind === 'cursor') {
     const purpose = `cursor${shape ?? ''}|${sortShape}|${joined.shape ?? ''}|${keyset?.shape ?? ''}`
-    const selected = await filtered(templates.rows(db, plan.root, purpose, [...values, limit + 1], () =>
-      page().limit(limit + 1), false, statementScope, rootStatement(loadContext, 'page')))
+    // The page reads one row past its limit (is there a next page?); its relations take their keys from the page
+    // without it (the same statement, to its limit), so that they never read the rows of a parent not answered.
+    const pageValues = [...values, limit]
+    const statement = { build: () => page().limit(limit), values: pageValues, purpose, scope: statementScope }
+    const readPage = () => page().limit(limit + 1)
+    const [selected, wave] = await withOneWave(loadContext, plan.root, statement, async () => await filtered(
+      templates.rows(db, plan.root, purpose, [...values, limit + 1], readPage, false, statementScope, rootStatement(loadContext, 'page'))
+    ))
     const more = selected.length > limit
     if (more) selected.length = limit
     if (backwards) selected.reverse()
@@ -123,7 +129,7 @@ export async function readListPage (
       : backwards ? (more ? at(first!) : null) : first === undefined ? turned() : at(first)
     // The cursor columns read, each row keeps the level's own columns only.
     const rows = selected.map(selectedRow(plan.root))
-    await loadRows(loadContext, plan.root, rows)
+    await loadRows(loadContext, plan.root, rows, wave)
     return { data: rows, limit, next, prev } satisfies CursorPage
   }
   const purpose = `page${shape ?? ''}|${sortShape}|${joined.shape ?? ''}`

@@ -3,7 +3,7 @@ import { Type } from '@sinclair/typebox'
 import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify'
 import { Kysely, PostgresDialect } from 'kysely'
 import pg from 'pg'
-import t from 'tap'
+import t, { type Test } from 'tap'
 import expandPlugin, { defineResource } from '../../plugin/index.js'
 import { ResourceGraph } from '../../plugin/graph/resource-graph.js'
 import { keySubquery, nestedScope, waveStatement } from '../../plugin/sql/key-subqueries.js'
@@ -59,6 +59,7 @@ async function build (database: TestDatabase, maxObjects?: number, db = database
   await app.register(expandPlugin, { db, resources, ...(maxObjects === undefined ? {} : { maxObjects }) })
   app.expand.routes('/pets', Pet, { permitListExpands: ['owner.employer', 'toys', 'sold_from'] })
   app.expand.routes('/people', Person, { permitListExpands: ['pets.toys', 'employer'] })
+  app.expand.routes('/pet-pages', Pet, { pagination: 'cursor', sort: ['name'], permitListExpands: ['owner.employer', 'toys'] })
   await app.ready()
   return app
 }
@@ -87,7 +88,13 @@ for (const dialect of dialects()) {
       recorder.events.length = 0
       database.reset()
       const response = await app.inject({ url, headers })
-      return { status: response.statusCode, body: response.json(), statements: [...database.statements], events: [...recorder.events] }
+      return {
+        status: response.statusCode,
+        body: response.json(),
+        statements: [...database.statements],
+        parameters: [...database.parameters],
+        events: [...recorder.events],
+      }
     }
     const rowsOf = (events: Array<{ event: string; message: LoadMessage }>, path: string) =>
       events.find(({ event, message }) => event === 'asyncEnd' && message.path === path)?.message.rowCount
@@ -134,6 +141,61 @@ for (const dialect of dialects()) {
       t.same(full.body, { data: [{ id: 2 }, { id: 3 }], limit: 2, offset: 1, total: 4 })
       const answered = full.events.filter(({ event }) => event === 'asyncEnd').map(({ message }) => message.kind)
       t.same(answered.sort(), oneWave ? ['page'] : ['count', 'page'], oneWave ? 'the page\'s rows carry the count' : 'the count after the full page')
+    })
+
+    t.test('a cursor page, both ways: its relations keyed by the page without the row it reads past its limit', async (t) => {
+      const url = '/pet-pages?limit=2&sort=name&expand=owner.employer,toys&fields=name,owner.name,owner.employer.name,toys.name'
+      const waves = (events: Array<{ event: string; message: LoadMessage }>) => {
+        const firstAnswer = events.findIndex(({ event }) => event === 'asyncEnd')
+        return {
+          started: events.filter(({ event }) => event === 'start').map(({ message }) => `${message.kind} ${message.path} ${message.wave}`).sort(),
+          sentBefore: events.slice(0, firstAnswer).filter(({ event }) => event === 'start').length,
+        }
+      }
+      const expectWaves = (t: Test, events: Array<{ event: string; message: LoadMessage }>) => {
+        const { started, sentBefore } = waves(events)
+        if (oneWave) {
+          t.same(started, ['page  0', 'rows owner 0', 'rows owner.employer 0', 'rows toys 0'], 'one wave')
+          t.equal(sentBefore, 4, 'every statement sent before any answered')
+        } else {
+          t.same(started, ['page  0', 'rows owner 1', 'rows owner.employer 2', 'rows toys 1'], 'level by level')
+          t.equal(sentBefore, 1)
+        }
+      }
+      const first = await get(url)
+      t.equal(first.status, 200)
+      t.same(first.body.data, [
+        { name: 'Garfield', owner: { name: 'Fred', employer: { name: 'McDonalds' } }, toys: [{ name: 'ball' }, { name: 'string' }] },
+        { name: 'Nemo', owner: { name: 'Sally', employer: { name: 'Acme' } }, toys: [] },
+      ])
+      t.equal(first.body.prev, null)
+      expectWaves(t, first.events)
+      // Odie, the row read past the limit, has a toy: its statement reads Garfield's two and Nemo's key (one wave) only.
+      t.equal(rowsOf(first.events, 'toys'), oneWave ? 3 : 2, 'no toy of the row past the limit')
+      if (oneWave) {
+        const page = first.statements.find((statement) => statement.startsWith('select "pets"."id"'))!
+        const toys = first.statements.find((statement) => statement.includes('"pet_toys"'))!
+        // The pets' scope (nothing hidden: '') first, then the limit.
+        t.ok(page.endsWith(' order by "pets"."name" asc, "pets"."id" asc limit $2'), 'the page reads past its limit')
+        t.same(first.parameters[first.statements.indexOf(page)], ['', 3])
+        t.ok(toys.includes(' order by "pets"."name" asc, "pets"."id" asc limit $2) as "__expand_key_rows"'), 'the toys\' keys: the page to its limit')
+        t.same(first.parameters[first.statements.indexOf(toys)], ['', 2])
+      }
+
+      const next = await get(`${url}&after=${encodeURIComponent(first.body.next)}`)
+      t.same(next.body.data, [
+        { name: 'Odie', owner: { name: 'Fred', employer: { name: 'McDonalds' } }, toys: [{ name: 'bone' }] },
+        { name: 'Rex', owner: { name: 'Bob', employer: null }, toys: [{ name: 'ball' }] },
+      ])
+      t.equal(next.body.next, null)
+      expectWaves(t, next.events)
+
+      const before = await get(`${url}&before=${encodeURIComponent(next.body.prev)}`)
+      t.same(before.body.data, first.body.data, 'the page before, in the same order')
+      t.equal(before.body.prev, null)
+      expectWaves(t, before.events)
+      // Read backwards: the row past the limit is Garfield's predecessor, none; the page's relations are Garfield's and Nemo's.
+      t.equal(rowsOf(before.events, 'toys'), oneWave ? 3 : 2)
     })
 
     t.test('the scope of every level in the subqueries of the levels below: a hidden parent brings no child', async (t) => {
