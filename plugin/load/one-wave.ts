@@ -118,9 +118,11 @@ export function sendsTogether (context: LoadContext): boolean {
 /**
  * Whether every relation statement of the level and below can take its keys
  * from a subquery: not a relation resolved by a function (it is called with
- * its parents' rows), not an aggregate, and not a relation reading each
- * parent's first rows (`limit`, or the request's list options on it), nor
- * one over a composite key (its statements match keys part by part).
+ * its parents' rows), not an aggregate, not a relation with the request's
+ * list options on it, nor one over a composite key (its statements match
+ * keys part by part). A relation reading each parent's first rows (`limit`)
+ * goes when no statement reads below it: its statement selects from its
+ * numbered rows, where the levels below would find no column of its table.
  */
 function inOneWave (context: LoadContext, level: LevelPlan): boolean {
   for (const field of level.fields) {
@@ -131,10 +133,18 @@ function inOneWave (context: LoadContext, level: LevelPlan): boolean {
       default: field satisfies never
     }
     if (field.relation.link.kind === 'function' || readsCompositeKey(field.relation)) return false
-    if (limitOf(context, field) !== undefined || context.listed(field) !== undefined) return false
-    if (field.kind === 'expanded' && !inOneWave(context, field.level)) return false
+    if (context.listed(field) !== undefined) return false
+    if (field.kind !== 'expanded') continue
+    if (limitOf(context, field) !== undefined && readsBelow(field.level)) return false
+    if (!inOneWave(context, field.level)) return false
   }
   return true
+}
+
+/** Whether a level's rows have a relation loaded by a statement, or an aggregate. */
+function readsBelow (level: LevelPlan): boolean {
+  return level.fields.some((field) =>
+    field.kind === 'aggregate' || ((field.kind === 'id' || field.kind === 'expanded') && hasStatement(field)))
 }
 
 /**

@@ -8,7 +8,7 @@ import { compositeToManyStatement, compositeToOneStatement } from './composite-k
 import { orderedBy, parentKey, type RelationOrder, type RelationSource } from './dialects/index.js'
 import { foreignKeyOf, keyColumn, selectLevel, selectLevelColumns, selectionOf, tableOf, type AnySelect } from './selection.js'
 import { idsReadAsText, parentKeyReadAsText } from './text-columns.js'
-import { withWaveColumns } from './key-subqueries.js'
+import { waveJoin, waveRow, withWaveColumns } from './key-subqueries.js'
 
 export { parentKey } from './dialects/index.js'
 
@@ -135,17 +135,19 @@ function toManyStatement (
     return Array.isArray(keys) ? statement : withWaveColumns(statement, source.parentColumn, [[source.parentColumn, 'asc'], ...order])
   }
   const limit = limitOf(context, field)
-  // Its keys are bound twice on some dialects: a relation with `limit` is never loaded by a key subquery.
-  if (limit !== undefined) return dialect.firstRowsPerParent({ db, source, scope, keys: keyList(keys), order, limit, bound, tagged })
+  if (limit !== undefined) {
+    const waveColumns = Array.isArray(keys) ? [] : [waveJoin, waveRow]
+    return dialect.firstRowsPerParent({ db, source, scope, keys, waveColumns, order, limit, bound, tagged })
+  }
   return dialect.limit(orderedBy(tagged().orderBy(source.parentColumn), order), bound)
 }
 
-/** Keys as a list: a relation over a composite key, or with `limit`, is never keyed by a subquery (load/one-wave.ts). */
 /** `query` reading the rows of `column` among `keys`: a list bound as values, or a subquery as the dialect writes it. */
 function whereKeys (context: LoadContext, query: AnySelect, column: string, keys: RelationKeys): AnySelect {
   return Array.isArray(keys) ? query.where(column, 'in', keys) : query.where(context.dialect.amongKeys(column, keys as AnySelect))
 }
 
+/** Keys as a list: a relation over a composite key is never keyed by a subquery (load/one-wave.ts). */
 function keyList (keys: RelationKeys): readonly unknown[] {
   if (!Array.isArray(keys)) throw new TypeError('this relation takes its keys as a list, never as a subquery')
   return keys

@@ -8,7 +8,7 @@ import expandPlugin, { defineResource } from '../../plugin/index.js'
 import { ResourceGraph } from '../../plugin/graph/resource-graph.js'
 import { keySubquery, nestedScope, waveStatement } from '../../plugin/sql/key-subqueries.js'
 import { relationRowsQuery } from '../../plugin/sql/relation-statements.js'
-import { postgresDialect, resolveDialectAs } from '../../plugin/sql/dialects/index.js'
+import { postgresDialect, resolveDialectAs, sqliteDialect } from '../../plugin/sql/dialects/index.js'
 import type { AnySelect } from '../../plugin/sql/selection.js'
 import type { LoadMessage } from '../../plugin/trace/channels.js'
 import { asWrittenOn, dialects, inOneWave, inWave, keySubqueryOf, pageAsSent, type TestDatabase } from '../fixtures/dialects.js'
@@ -34,7 +34,7 @@ const Person = defineResource({
   expandable: {
     employer: ['Company', { column: 'employer_id' }],
     pets: ['Pet', { many: true, foreignKey: 'owner_id', fields: ['id', 'name', 'toys'] }],
-    first_pet: ['Pet', { many: true, foreignKey: 'owner_id', fields: ['id', 'name'], limit: 1 }],
+    first_pet: ['Pet', { many: true, foreignKey: 'owner_id', fields: ['id', 'name', 'toys'], limit: 1 }],
   },
   scope: (eb, request) => eb('people.name', '<>', hidden(request, 'x-hidden-person')),
 })
@@ -226,12 +226,18 @@ for (const dialect of dialects()) {
       t.equal(rowsOf(deep.events, 'pets.toys'), oneWave ? 3 : 2, 'the toys of visible pets only are read (and in one wave, Nemo\'s key)')
     })
 
-    t.test('a relation reading each parent\'s first rows loads once its parents are read, in every dialect', async (t) => {
-      const { body, events, statements } = await get('/people/1?expand=first_pet')
-      t.same(body.first_pet, [{ id: 1, name: 'Garfield' }])
-      const relation = events.find(({ event, message }) => event === 'start' && message.path === 'first_pet')!.message
-      t.same({ wave: relation.wave, keyCount: relation.keyCount }, { wave: 1, keyCount: 1 }, 'keyed by its parent\'s key, in the wave after it')
-      t.equal(statements.length, 2)
+    t.test('a relation reading each parent\'s first rows: in the wave when nothing is read below it, else once its parents are read', async (t) => {
+      const alone = await get('/people/1?expand=first_pet&fields=id,first_pet.id,first_pet.name')
+      t.same(alone.body, { id: 1, first_pet: [{ id: 1, name: 'Garfield' }] })
+      const relation = alone.events.find(({ event, message }) => event === 'start' && message.path === 'first_pet')!.message
+      t.same({ wave: relation.wave, keyCount: relation.keyCount }, oneWave ? { wave: 0, keyCount: undefined } : { wave: 1, keyCount: 1 },
+        oneWave ? 'keyed by a subquery of the person\'s statement, sent with it' : 'keyed by its parent\'s key, in the wave after it')
+      t.equal(alone.statements.length, 2)
+      // Its toy ids read below it: the levels below would find no column of the pets' table in its numbered rows.
+      const below = await get('/people/1?expand=first_pet')
+      t.same(below.body.first_pet, [{ id: 1, name: 'Garfield', toys: [1, 2] }])
+      const started = below.events.filter(({ event }) => event === 'start').map(({ message }) => `${message.kind} ${message.path} ${message.wave} ${message.keyCount}`)
+      t.same(started, ['one  0 undefined', 'rows first_pet 1 1', 'ids first_pet.toys 2 1'], 'level by level, in every dialect')
     })
 
     t.test('a failed root statement answers once the statements sent with it have answered', async (t) => {
@@ -322,14 +328,23 @@ t.test('key subqueries: the parent statement as a derived table, and the scope v
   t.same(nestedScope({ key: 'a', values: [] }, { key: null, values: [] }), { key: null, values: [] })
 })
 
-t.test('a relation with limit takes its keys as a list, never a subquery', async (t) => {
+t.test('a relation with limit keyed by a subquery: its numbered rows say their key and place on PostgreSQL; never on SQLite', async (t) => {
   const db = new Kysely<any>({ dialect: new PostgresDialect({ pool: new pg.Pool() }) })
   t.teardown(() => db.destroy())
   const relation = new ResourceGraph([Company, Person, Pet, PetStore, Toy]).node(Person).relations.get('first_pet')!
   const field = { kind: 'expanded', name: 'first_pet', relation, level: { node: relation.target, fields: [] }, orderBy: undefined } as const
   const context = { db, dialect: postgresDialect, listed: () => undefined, scope: () => undefined }
-  t.throws(() => relationRowsQuery(context as never, field as never, db.selectFrom('people').select('people.id'), 8),
-    new TypeError('this relation takes its keys as a list, never as a subquery'))
+  const keys = db.selectFrom('people').select('people.id')
+  t.equal(relationRowsQuery(context as never, field as never, keys, 8).compile().sql,
+    'select "__expand_numbered"."id" as "id", "__expand_numbered"."__expand_parent" as "__expand_parent", ' +
+    '"__expand_numbered"."__expand_wave_join" as "__expand_wave_join", "__expand_numbered"."__expand_wave_row" as "__expand_wave_row" ' +
+    'from (select "pets"."id" as "id", "pets"."owner_id" as "__expand_parent", "pets"."owner_id" as "__expand_wave_join", ' +
+    'row_number() over(order by "pets"."owner_id", "pets"."id") as "__expand_wave_row", ' +
+    'row_number() over(partition by "pets"."owner_id" order by "pets"."id") as "__expand_row" ' +
+    'from "pets" where "pets"."owner_id" = any(array(select "people"."id" from "people"))) as "__expand_numbered" ' +
+    'where "__expand_numbered"."__expand_row" <= 1 order by "__expand_numbered"."__expand_parent", "__expand_numbered"."__expand_row" limit 8')
+  t.throws(() => relationRowsQuery({ ...context, dialect: sqliteDialect } as never, field as never, keys, 8),
+    new TypeError('SQLite reads each parent\'s first rows for a list of keys, never a subquery'))
 })
 
 /**

@@ -3,7 +3,7 @@ import Fastify, { type FastifyInstance } from 'fastify'
 import type { Kysely } from 'kysely'
 import t from 'tap'
 import expandPlugin, { defineResource, type AnyResource } from '../../plugin/index.js'
-import { asWrittenOn, dialects, firstRowsShape, inComparableOrder, type Dialect, type TestDatabase } from '../fixtures/dialects.js'
+import { asWrittenOn, dialects, firstRowsShape, inComparableOrder, inOneWave, keySubqueryOf, type Dialect, type TestDatabase } from '../fixtures/dialects.js'
 import { isCountStatement } from '../helpers/page-count.js'
 import { createPosts, through } from '../fixtures/posts.js'
 
@@ -75,7 +75,8 @@ interface Limited {
   limit: number
   /** The request's scope on the related table, if any. */
   scope?: string
-  keys: number
+  /** The parent keys bound (a list of this many), or the statement of the parents, whose keys a statement of one wave reads. */
+  keys: number | { parents: string }
 }
 
 /**
@@ -86,6 +87,7 @@ interface Limited {
  * numbering every child). Both end with the object budget's bound.
  */
 function limitedStatement (dialect: Dialect, { columns, from, parent, related, order, limit, scope, keys }: Limited): string {
+  if (typeof keys === 'object') return limitedInWave({ columns, from, parent, order, limit, scope }, keys.parents)
   const p = (index: number) => (dialect.name === 'postgres' ? `$${index}` : '?')
   const first = scope === undefined ? 1 : 2
   const keyList = Array.from({ length: keys }, (_, index) => p(first + index))
@@ -103,6 +105,31 @@ function limitedStatement (dialect: Dialect, { columns, from, parent, related, o
     `from "__expand_keys" cross join ${from} where ${parent} = "__expand_keys"."key" and ${related} in (` +
     `select ${related} from ${from} where ${scoped(`${parent} = "__expand_keys"."key"`)} order by ${order} limit ${limit}) ` +
     `order by "__expand_keys"."key", ${order} limit ${bound}`)
+}
+
+/**
+ * The statement of a relation with `limit` in one wave on PostgreSQL
+ * (plugin/load/one-wave.ts): the keys of `parents` read once, then the rows
+ * numbered per parent as above, each also saying the key it matches and its
+ * place in the relation's order (parent key first), joined to every key.
+ * Placeholders are numbered in the order written, as they are bound.
+ */
+function limitedInWave ({ columns, from, parent, order, limit, scope }: Omit<Limited, 'related' | 'keys'>, parents: string): string {
+  const names = [...columns.map(([, name]) => `"${name}"`), '"__expand_parent"', '"__expand_wave_join"']
+  const numbered = [...names, '"__expand_wave_row"'].map((name) => `"__expand_numbered".${name} as ${name}`).join(', ')
+  const keyCondition = `${parent} = any(array(select "__expand_wave_keys"."key" from "__expand_wave_keys"))`
+  const rows = `select ${numbered} from (` +
+    `select ${columns.map(([column, name]) => `${column} as "${name}", `).join('')}${parent} as "__expand_parent", ${parent} as "__expand_wave_join", ` +
+    `row_number() over(order by ${parent}, ${order}) as "__expand_wave_row", ` +
+    `row_number() over(partition by ${parent} order by ${order}) as "__expand_row" ` +
+    `from ${from} where ${scope === undefined ? keyCondition : `${scope} and ${keyCondition}`}) as "__expand_numbered" ` +
+    `where "__expand_numbered"."__expand_row" <= ${limit} order by "__expand_numbered"."__expand_parent", "__expand_numbered"."__expand_row" limit 16384`
+  const statement = `with "__expand_wave_keys" as (${keySubqueryOf(parents, '"posts"."id"')}) ` +
+    `select ${names.map((name) => `"__expand_wave_rows".${name}`).join(', ')}, "__expand_wave_keys"."key" as "__expand_wave_key" ` +
+    `from "__expand_wave_keys" left join (${rows}) as "__expand_wave_rows" on "__expand_wave_rows"."__expand_wave_join" = "__expand_wave_keys"."key" ` +
+    'order by "__expand_wave_rows"."__expand_wave_row"'
+  let next = 0
+  return statement.replace(/\$\d+/g, () => `$${++next}`)
 }
 
 const commentsFrom = { from: '"comments"', parent: '"comments"."post_id"', related: '"comments"."id"' }
@@ -142,7 +169,10 @@ for (const dialect of dialects()) {
     }
 
     /** Not the page nor its count: statements are logged as they answer, the count maybe after the relations'. */
-    const isRelationStatement = (statement: string) => !statement.includes(' offset ') && !isCountStatement(statement)
+    const isRelationStatement = (statement: string) => !statement.startsWith(asWrittenOn(dialect, 'select "posts".')) && !isCountStatement(statement)
+    // In one wave, each relation's statement reads its parents' keys from a subquery of the page's or the row's statement.
+    const pageKeys = inOneWave(dialect) ? { parents: `select "posts"."id" as "id" from "posts" order by "posts"."id" limit ${p(1)} offset ${p(2)}` } : 4
+    const rowKeys = inOneWave(dialect) ? { parents: `select "posts"."id" as "id" from "posts" where "posts"."id" = ${p(1)}` } : 1
 
     t.test('as ids: the first rows of each parent in the relation\'s order, one statement per relation', async (t) => {
       const { body, statements } = await get('/posts')
@@ -154,10 +184,10 @@ for (const dialect of dialects()) {
       t.equal(statements.length, 5, 'the page (three rows: it tells its total; in one wave, it reads its count) and one statement per relation')
       // Three parents: their keys padded to four by repeating the last (statement templates).
       t.same(levelOrder(statements.filter(isRelationStatement)), levelOrder([
-        limitedStatement(dialect, { ...commentIds, ...topComments, keys: 4 }),
-        limitedStatement(dialect, { ...commentIds, order: '"comments"."id"', limit: 3, keys: 4 }),
-        limitedStatement(dialect, { ...tagIds, from: '"post_tags" inner join "tags" on "tags"."id" = "post_tags"."tag_id"', ...topTags, keys: 4 }),
-        limitedStatement(dialect, { ...tagIds, from: '"post_tags" inner join "tags" on "tags"."id" = "post_tags"."tag_id"', order: '"post_tags"."tag_id"', limit: 2, keys: 4 }),
+        limitedStatement(dialect, { ...commentIds, ...topComments, keys: pageKeys }),
+        limitedStatement(dialect, { ...commentIds, order: '"comments"."id"', limit: 3, keys: pageKeys }),
+        limitedStatement(dialect, { ...tagIds, from: '"post_tags" inner join "tags" on "tags"."id" = "post_tags"."tag_id"', ...topTags, keys: pageKeys }),
+        limitedStatement(dialect, { ...tagIds, from: '"post_tags" inner join "tags" on "tags"."id" = "post_tags"."tag_id"', order: '"post_tags"."tag_id"', limit: 2, keys: pageKeys }),
       ]))
     })
 
@@ -176,8 +206,8 @@ for (const dialect of dialects()) {
       ])
       t.equal(statements.length, 5, 'the page (three rows: it tells its total; in one wave, it reads its count) and one statement per relation')
       t.same(relationStatement(statements, 1, '"comments"."rank" desc'), [
-        limitedStatement(dialect, { ...commentIds, columns: [...commentIds.columns, ['cast("comments"."body" as text)', 'body']], ...topComments, keys: 4 })])
-      t.same(relationStatement(statements, 3, '"tags"."rank"'), [limitedStatement(dialect, { ...tagRows, ...topTags, keys: 4 })])
+        limitedStatement(dialect, { ...commentIds, columns: [...commentIds.columns, ['cast("comments"."body" as text)', 'body']], ...topComments, keys: pageKeys })])
+      t.same(relationStatement(statements, 3, '"tags"."rank"'), [limitedStatement(dialect, { ...tagRows, ...topTags, keys: pageKeys })])
       const detail = await get('/posts/1?expand=top_comments&fields=id,top_comments')
       t.same(detail.body, { id: 1, top_comments: [comment(4, 'four'), comment(1, 'one')] }, 'a detail route: the same rows')
       t.equal(detail.statements.length, 2)
@@ -190,11 +220,11 @@ for (const dialect of dialects()) {
         'the hidden comment 4 and tag 40 leave their places to the next rows')
       t.equal(ids.statements.length, 5)
       t.same(ids.statements.filter((statement) => statement.includes(asWrittenOn(dialect, '"comments"."rank"'))), [
-        limitedStatement(dialect, { ...commentIds, ...topComments, scope: `"comments"."hidden" = ${p(1)}`, keys: 1 }),
+        limitedStatement(dialect, { ...commentIds, ...topComments, scope: `"comments"."hidden" = ${p(1)}`, keys: rowKeys }),
       ], 'the scope inside the subquery')
       t.same(ids.statements.filter((statement) => statement.includes(asWrittenOn(dialect, '"tags"."rank"'))), [
         limitedStatement(dialect, {
-          ...tagIds, from: '"post_tags" inner join "tags" on "tags"."id" = "post_tags"."tag_id"', ...topTags, scope: `"tags"."hidden" = ${p(1)}`, keys: 1,
+          ...tagIds, from: '"post_tags" inner join "tags" on "tags"."id" = "post_tags"."tag_id"', ...topTags, scope: `"tags"."hidden" = ${p(1)}`, keys: rowKeys,
         }),
       ])
       const expanded = await get('/posts?expand=top_comments,top_tags&fields=id,top_comments,top_tags', visibleOnly)

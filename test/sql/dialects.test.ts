@@ -254,6 +254,7 @@ for (const dialect of dialects()) {
         },
         scope: undefined,
         keys: [1, 2, 1],
+        waveColumns: [],
         order,
         limit: 2,
         bound,

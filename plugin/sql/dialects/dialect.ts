@@ -148,7 +148,13 @@ export interface LimitedRelation {
   readonly source: RelationSource
   /** The request's condition on the related table, if any. */
   readonly scope: Expression<SqlBool> | undefined
-  readonly keys: readonly unknown[]
+  /**
+   * The parent keys: a list of values, or a subquery selecting them (a
+   * statement of one wave, load/one-wave.ts), which `tagged` reads already.
+   */
+  readonly keys: readonly unknown[] | AnySelect
+  /** The columns `tagged` adds for its one-wave statement (sql/key-subqueries.ts's `withWaveColumns`): none for a list of keys. */
+  readonly waveColumns: readonly string[]
   readonly order: readonly RelationOrder[]
   /** The relation's `limit`, per parent. */
   readonly limit: number

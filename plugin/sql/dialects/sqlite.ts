@@ -84,7 +84,9 @@ function firstRowsPerParent ({ db, source, scope, keys, order, limit, bound }: L
   const first = orderedBy((scope === undefined ? scoped : scoped.where(scope))
     .select(relatedKey)
     .where(parentColumn, '=', sql.ref(parentKeyColumn)), order)
-  const distinctKeys = sql`(select distinct "column1" as "key" from (values ${sql.join(keys.map((key) => sql`(${key})`))}))`
+  // SQLite loads level by level: its parent keys are always a list (load/one-wave.ts).
+  if (!Array.isArray(keys)) throw new TypeError('SQLite reads each parent\'s first rows for a list of keys, never a subquery')
+  const distinctKeys = sql`(select distinct "column1" as "key" from (values ${sql.join((keys as readonly unknown[]).map((key) => sql`(${key})`))}))`
   const rows = select(join(db.with(parentKeys, () => distinctKeys as never).selectFrom(parentKeys).crossJoin(table) as AnySelect))
     .select(sql.ref(parentKeyColumn).as(parentKey))
     .where(parentColumn, '=', sql.ref(parentKeyColumn))
