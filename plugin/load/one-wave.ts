@@ -1,6 +1,8 @@
 import type { LevelPlan, PlannedField } from '../plan/plan.js'
 import { readsCompositeKey } from '../graph/composite-relations.js'
-import { keyColumnOf, keySubquery, nestedScope, waveJoin, waveKey, waveStatement } from '../sql/key-subqueries.js'
+import {
+  keyColumnOf, keyNameOf, keySubquery, keySubqueryByName, nestedScope, waveJoin, waveKey, waveStatement,
+} from '../sql/key-subqueries.js'
 import { hasStatement, limitOf, relationIdsQuery, relationRowsQuery, rowBoundOf } from '../sql/relation-statements.js'
 import type { AnySelect, Row } from '../sql/selection.js'
 import type { ScopeParts } from '../sql/statement-templates.js'
@@ -120,9 +122,7 @@ export function sendsTogether (context: LoadContext): boolean {
  * from a subquery: not a relation resolved by a function (it is called with
  * its parents' rows), not an aggregate, not a relation with the request's
  * list options on it, nor one over a composite key (its statements match
- * keys part by part). A relation reading each parent's first rows (`limit`)
- * goes when no statement reads below it: its statement selects from its
- * numbered rows, where the levels below would find no column of its table.
+ * keys part by part).
  */
 function inOneWave (context: LoadContext, level: LevelPlan): boolean {
   for (const field of level.fields) {
@@ -134,35 +134,30 @@ function inOneWave (context: LoadContext, level: LevelPlan): boolean {
     }
     if (field.relation.link.kind === 'function' || readsCompositeKey(field.relation)) return false
     if (context.listed(field) !== undefined) return false
-    if (field.kind !== 'expanded') continue
-    if (limitOf(context, field) !== undefined && readsBelow(field.level)) return false
-    if (!inOneWave(context, field.level)) return false
+    if (field.kind === 'expanded' && !inOneWave(context, field.level)) return false
   }
   return true
-}
-
-/** Whether a level's rows have a relation loaded by a statement, or an aggregate. */
-function readsBelow (level: LevelPlan): boolean {
-  return level.fields.some((field) =>
-    field.kind === 'aggregate' || ((field.kind === 'id' || field.kind === 'expanded') && hasStatement(field)))
 }
 
 /**
  * Sends the statements of a level's relations, each keyed by `parent` (the
  * statement of the level's rows, whose scope parts are `parentScope`: its
  * own, then its parents' up to the root's), and those of the levels below.
+ * `numbered`: the level's statement reads its rows numbered per parent (a
+ * relation with `limit`), so its keys are read by the names it selects them under.
  */
 function sendLevel (
   context: LoadContext, wave: OneWave, root: LevelPlan, level: LevelPlan,
-  parent: () => AnySelect, parentScope: ScopeParts | undefined, rootStatement: RootStatement
+  parent: () => AnySelect, parentScope: ScopeParts | undefined, rootStatement: RootStatement, numbered = false
 ): void {
   const { db, templates } = context
   for (const field of level.fields) {
     if (field.kind !== 'id' && field.kind !== 'expanded') continue
     if (!hasStatement(field)) continue
-    const column = keyColumnOf(level.node, field)
     const bound = rowBoundOf(context, field.relation) ?? 0
-    const keys = memoized(() => keySubquery(db, parent(), column))
+    const keys = memoized(() => numbered
+      ? keySubqueryByName(db, parent(), keyNameOf(level.node, field))
+      : keySubquery(db, parent(), keyColumnOf(level.node, field)))
     const build = () => waveStatement(db, keys(), (waveKeys) => statementOf(context, field, waveKeys, bound))
     // Its parents' statement first (its keys, a common table expression), then its own scope's values.
     const own = context.scopeParts(field.relation.target)
@@ -176,7 +171,7 @@ function sendLevel (
     if (field.kind === 'expanded') {
       // The level below takes its keys from this relation's rows: its statement keyed as here, without the wave's join.
       const rows = memoized(() => statementOf(context, field, keys(), bound))
-      sendLevel(context, wave, root, field.level, rows, nestedScope(own, parentScope), rootStatement)
+      sendLevel(context, wave, root, field.level, rows, nestedScope(own, parentScope), rootStatement, limitOf(context, field) !== undefined)
     }
   }
 }

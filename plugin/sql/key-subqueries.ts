@@ -36,6 +36,16 @@ export function keySubquery (db: AnyKysely, parent: AnySelect, column: string): 
 }
 
 /**
+ * `keySubquery` of a statement whose rows do not come from the owner's table
+ * itself (a relation with `limit` selects from its rows numbered per parent):
+ * the keys under `name`, the column as the statement names it, read from the
+ * statement as a derived table.
+ */
+export function keySubqueryByName (db: AnyKysely, parent: AnySelect, name: string): AnySelect {
+  return (db.selectFrom(parent.as(keyRows)) as AnySelect).select(sql.ref(`${keyRows}.${name}`).as(keyName)).distinct()
+}
+
+/**
  * A relation's statement in one wave (load/one-wave.ts): the keys of its
  * parents' statement first (`keySubquery`, read once as a common table
  * expression), each joined to the relation's rows for it (`statement`, given
@@ -87,6 +97,15 @@ export function withWaveColumns (query: AnySelect, joinColumn: string, order?: r
 export function keyColumnOf (owner: ResourceNode, field: RelationField): string {
   const column = ownerColumn(field.relation.link)
   return column === undefined ? keyColumn(owner) : `${tableOf(owner)}.${column}`
+}
+
+/**
+ * `keyColumnOf` as a statement of the owner's level names it (sql/selection.ts's
+ * `selectionOf`): a to-one relation's column under the relation's field, the
+ * primary key under its field.
+ */
+export function keyNameOf (owner: ResourceNode, field: RelationField): string {
+  return ownerColumn(field.relation.link) === undefined ? owner.primaryKey : field.name
 }
 
 /**

@@ -34,7 +34,7 @@ const Person = defineResource({
   expandable: {
     employer: ['Company', { column: 'employer_id' }],
     pets: ['Pet', { many: true, foreignKey: 'owner_id', fields: ['id', 'name', 'toys'] }],
-    first_pet: ['Pet', { many: true, foreignKey: 'owner_id', fields: ['id', 'name', 'toys'], limit: 1 }],
+    first_pet: ['Pet', { many: true, foreignKey: 'owner_id', fields: ['id', 'name', 'owner', 'toys'], limit: 1 }],
   },
   scope: (eb, request) => eb('people.name', '<>', hidden(request, 'x-hidden-person')),
 })
@@ -226,18 +226,33 @@ for (const dialect of dialects()) {
       t.equal(rowsOf(deep.events, 'pets.toys'), oneWave ? 3 : 2, 'the toys of visible pets only are read (and in one wave, Nemo\'s key)')
     })
 
-    t.test('a relation reading each parent\'s first rows: in the wave when nothing is read below it, else once its parents are read', async (t) => {
+    t.test('a relation reading each parent\'s first rows, and the relations below it: keyed by its first rows alone', async (t) => {
       const alone = await get('/people/1?expand=first_pet&fields=id,first_pet.id,first_pet.name')
       t.same(alone.body, { id: 1, first_pet: [{ id: 1, name: 'Garfield' }] })
       const relation = alone.events.find(({ event, message }) => event === 'start' && message.path === 'first_pet')!.message
       t.same({ wave: relation.wave, keyCount: relation.keyCount }, oneWave ? { wave: 0, keyCount: undefined } : { wave: 1, keyCount: 1 },
         oneWave ? 'keyed by a subquery of the person\'s statement, sent with it' : 'keyed by its parent\'s key, in the wave after it')
       t.equal(alone.statements.length, 2)
-      // Its toy ids read below it: the levels below would find no column of the pets' table in its numbered rows.
+      // Fred's first pet is Garfield (toys 1 and 2); his second, Odie, has the bone: its toys are never read.
       const below = await get('/people/1?expand=first_pet')
-      t.same(below.body.first_pet, [{ id: 1, name: 'Garfield', toys: [1, 2] }])
-      const started = below.events.filter(({ event }) => event === 'start').map(({ message }) => `${message.kind} ${message.path} ${message.wave} ${message.keyCount}`)
-      t.same(started, ['one  0 undefined', 'rows first_pet 1 1', 'ids first_pet.toys 2 1'], 'level by level, in every dialect')
+      t.same(below.body.first_pet, [{ id: 1, name: 'Garfield', owner: 1, toys: [1, 2] }])
+      const started = below.events.filter(({ event }) => event === 'start').map(({ message }) => `${message.kind} ${message.path} ${message.wave}`)
+      t.same(started, oneWave ? ['one  0', 'rows first_pet 0', 'ids first_pet.toys 0'] : ['one  0', 'rows first_pet 1', 'ids first_pet.toys 2'])
+      t.equal(rowsOf(below.events, 'first_pet.toys'), 2, 'the first pet\'s toys alone')
+      if (oneWave) {
+        const toys = below.statements.find((statement) => statement.includes('"pet_toys"'))!
+        t.ok(toys.startsWith('with "__expand_wave_keys" as (select distinct "__expand_key_rows"."id" as "key" from (select "__expand_numbered"."id" as "id", '),
+          'the toys keyed by the first pets\' statement, by the name it selects their key under')
+      }
+      // A to-one relation below it: keyed by the column its rows name after the relation.
+      const owners = await get('/people/1?expand=first_pet.owner&fields=id,first_pet.name,first_pet.owner.name')
+      t.same(owners.body, { id: 1, first_pet: [{ name: 'Garfield', owner: { name: 'Fred' } }] })
+      const sent = owners.events.filter(({ event }) => event === 'start').map(({ message }) => `${message.kind} ${message.path} ${message.wave}`)
+      t.same(sent, oneWave ? ['one  0', 'rows first_pet 0', 'rows first_pet.owner 0'] : ['one  0', 'rows first_pet 1', 'rows first_pet.owner 2'])
+      if (oneWave) {
+        const people = owners.statements.find((statement) => statement.startsWith('with "__expand_wave_keys" as (select distinct "__expand_key_rows"."owner" as "key"'))
+        t.ok(people?.includes(' left join (select "people"."id" as "id", cast("people"."name" as text) as "name", '), 'the owners keyed by the first pets\' `owner`')
+      }
     })
 
     t.test('a failed root statement answers once the statements sent with it have answered', async (t) => {
