@@ -311,8 +311,10 @@ const foreignErrors = new Map([
   ['parse/integers.ts: Error', 1],
   // Switch cases no relation reaches: to-one ids are read from the row, never queried; a relation resolved by a
   // function runs no statement (it is called: load/function-relations.ts), nor does a list filter or sort through one;
-  // a relation with `limit` is never keyed by a subquery (load/one-wave.ts leaves it to its level's turn).
+  // a relation over a composite key is never keyed by a subquery (load/one-wave.ts leaves it to its level's turn).
   ['sql/relation-statements.ts: TypeError', 3],
+  // SQLite loads level by level (its dialect's `loadsInOneWave`): a relation with `limit` gets its keys as a list.
+  ['sql/dialects/sqlite.ts: TypeError', 1],
   // A one-wave statement selects its relation statement's columns by the names they are selected under, which
   // every relation statement gives (sql/relation-statements.ts).
   ['sql/key-subqueries.ts: TypeError', 1],
