@@ -22,7 +22,7 @@ import type { Expansion } from './request-helpers.js'
 import { ResourceGraph, type ResourceNode } from './graph/resource-graph.js'
 import type { AnyResource } from './graph/resource.js'
 import { prepareRoute, type ExpandableRouteOptions } from './routes/expandable-route.js'
-import { armedReply, replyWriter } from './routes/reply-writer.js'
+import { armedReply, replySend, replyWriter } from './routes/reply-writer.js'
 import type { CacheStats, SerializerMechanism } from './compile/serializer-cache.js'
 
 export interface ExpandDecorator {
@@ -247,6 +247,8 @@ const expandPluginCallback: FastifyPluginCallback<ExpandPluginOptions> = (app, p
   app.decorateRequest(functionCalls, null)
   app.decorateRequest(armedReply, null)
   app.decorateRequest(replyWriter, false)
+  // Every reply's send in the plugin's scope: an expandable route's reply checks its bodies (routes/reply-writer.ts).
+  app.decorateReply('send', replySend())
   app.decorate('expand', {
     getter (this: FastifyInstance) {
       let decorator = decorators.get(this)

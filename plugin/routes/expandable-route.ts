@@ -149,7 +149,7 @@ function expansionParameterSchema (): Record<string, unknown> {
  */
 function armedHandler (handler: RouteHandlerMethod, writing: RouteWriting): RouteHandlerMethod {
   return function expandableHandler (this: ThisParameterType<RouteHandlerMethod>, request, reply) {
-    armReply(request, reply, writing)
+    armReply(request, writing)
     planRequest(request, writing.planner)
     return handler.call(this, request, reply)
   }
@@ -167,11 +167,11 @@ function armInFirstHook (routeOptions: RouteOptions, writing: RouteWriting): voi
   type PayloadDone = (error: null, payload: unknown) => void
   const arm = phase === 'preParsing'
     ? function armReplyHook (request: FastifyRequest, reply: FastifyReply, payload: unknown, done: PayloadDone) {
-      armReply(request, reply, writing)
+      armReply(request, writing)
       done(null, payload)
     }
     : function armReplyHook (request: FastifyRequest, reply: FastifyReply, done: () => void) {
-      armReply(request, reply, writing)
+      armReply(request, writing)
       done()
     }
   ;(routeOptions as unknown as Record<string, unknown>)[phase] = [arm, ...hooks]

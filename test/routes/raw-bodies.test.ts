@@ -1,5 +1,7 @@
 import { Readable } from 'node:stream'
+import Fastify from 'fastify'
 import t from 'tap'
+import expandPlugin from '../../plugin/index.js'
 import { resources } from '../fixtures/pets.js'
 import { buildApp, getJson } from '../helpers/app.js'
 
@@ -29,4 +31,63 @@ t.test('a 2xx body the compiled serializer did not write is a 500 FST_EXPAND_INV
   const noContent = await app.inject('/no-content')
   t.equal(noContent.statusCode, 204, 'a 204 has no body to check')
   t.equal(noContent.body, '')
+})
+
+t.test('every reply in the plugin\'s scope keeps one shape: no reply is given a send of its own', async (t) => {
+  const owns: Record<string, boolean> = {}
+  const app = await buildApp({ resources }, (app) => {
+    app.get('/pets/1', { expandable: { resource: 'Pet' } }, async (request, reply) => {
+      owns[request.url] = Object.hasOwn(reply, 'send')
+      return { id: 1, name: 'Garfield' }
+    })
+    app.get('/plain', async (request, reply) => {
+      owns[request.url] = Object.hasOwn(reply, 'send')
+      return 'plain text'
+    })
+  })
+  t.teardown(() => app.close())
+  t.equal((await app.inject('/pets/1?fields=id')).body, '{"id":1}')
+  const plain = await app.inject('/plain')
+  t.same([plain.statusCode, plain.body], [200, 'plain text'], 'a route that is not expandable sends a string as ever')
+  t.same(owns, { '/pets/1?fields=id': false, '/plain': false })
+})
+
+t.test('a send replaced per request (as a hook of another plugin may) still checks the bodies of an expandable route', async (t) => {
+  const app = await buildApp({ resources }, (app) => {
+    app.addHook('onRequest', async (_request, reply) => {
+      const send = reply.send
+      reply.send = function (payload) {
+        reply.header('x-wrapped', 'yes')
+        return send.call(this, payload)
+      }
+    })
+    app.get('/string', { expandable: { resource: 'Pet' } }, async (_request, reply) => reply.type('application/json').send('{"id":1}'))
+    app.get('/pets/1', { expandable: { resource: 'Pet' } }, async () => ({ id: 1, name: 'Garfield' }))
+  })
+  t.teardown(() => app.close())
+  const string = await getJson(app, '/string')
+  t.same([string.status, string.text], [500, JSON.stringify(invalidData('a string'))])
+  const pet = await app.inject('/pets/1?fields=name')
+  t.same([pet.statusCode, pet.headers['x-wrapped'], pet.body], [200, 'yes', '{"name":"Garfield"}'])
+})
+
+t.test('registered in two sibling contexts: each checks the bodies of its own routes, once', async (t) => {
+  const app = Fastify()
+  for (const prefix of ['/a', '/b']) {
+    app.register(async (child) => {
+      await child.register(expandPlugin, { resources })
+      child.get(`${prefix}/string`, { expandable: { resource: 'Pet' } }, async (_request, reply) => reply.send('{"id":1}'))
+      child.get(`${prefix}/pets/1`, { expandable: { resource: 'Pet' } }, async () => ({ id: 1, name: 'Garfield' }))
+      child.get(`${prefix}/plain`, async () => 'plain text')
+    })
+  }
+  app.get('/plain', async () => 'plain text')
+  t.teardown(() => app.close())
+  t.equal((await app.inject('/plain')).body, 'plain text', 'outside both')
+  for (const prefix of ['/a', '/b']) {
+    const string = await getJson(app, `${prefix}/string`)
+    t.same([string.status, string.text], [500, JSON.stringify(invalidData('a string'))], prefix)
+    t.equal((await app.inject(`${prefix}/pets/1?fields=name`)).body, '{"name":"Garfield"}', prefix)
+    t.equal((await app.inject(`${prefix}/plain`)).body, 'plain text', prefix)
+  }
 })
