@@ -148,6 +148,9 @@ const expandPluginCallback: FastifyPluginCallback<ExpandPluginOptions> = (app, p
     if (app.hasDecorator('expand')) throw new InvalidOptionError('fastify-expand is already registered on this instance')
     const graph = new ResourceGraph(pluginOptions.resources ?? [], { loadsFromDatabase: pluginOptions.db !== undefined })
     engine = new ExpandEngine(graph, resolveOptions(pluginOptions))
+    // Every reply's send in the plugin's scope: an expandable route's reply checks its bodies (routes/reply-writer.ts).
+    // Refused (FST_ERR_DEC_ALREADY_PRESENT) where the application decorated send itself.
+    app.decorateReply('send', replySend())
   } catch (error) {
     done(error as Error)
     return
@@ -247,8 +250,6 @@ const expandPluginCallback: FastifyPluginCallback<ExpandPluginOptions> = (app, p
   app.decorateRequest(functionCalls, null)
   app.decorateRequest(armedReply, null)
   app.decorateRequest(replyWriter, false)
-  // Every reply's send in the plugin's scope: an expandable route's reply checks its bodies (routes/reply-writer.ts).
-  app.decorateReply('send', replySend())
   app.decorate('expand', {
     getter (this: FastifyInstance) {
       let decorator = decorators.get(this)

@@ -1,5 +1,5 @@
 import { Readable } from 'node:stream'
-import Fastify from 'fastify'
+import Fastify, { type FastifyReply } from 'fastify'
 import t from 'tap'
 import expandPlugin from '../../plugin/index.js'
 import { resources } from '../fixtures/pets.js'
@@ -90,4 +90,11 @@ t.test('registered in two sibling contexts: each checks the bodies of its own ro
     t.equal((await app.inject(`${prefix}/pets/1?fields=name`)).body, '{"name":"Garfield"}', prefix)
     t.equal((await app.inject(`${prefix}/plain`)).body, 'plain text', prefix)
   }
+})
+
+t.test('an application decorating reply.send itself in the plugin\'s scope fails at startup, naming the decorator', async (t) => {
+  const app = Fastify()
+  app.decorateReply('send', function (this: FastifyReply) { return this })
+  app.register(expandPlugin, { resources })
+  await t.rejects(async () => await app.ready(), { code: 'FST_ERR_DEC_ALREADY_PRESENT', message: "The decorator 'send' has already been added!" })
 })
