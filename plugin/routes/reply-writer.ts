@@ -16,8 +16,8 @@ import { serializeChannel, tracedWriter } from '../trace/channels.js'
  * `replySend`'s (a reply decoration, index.ts), which hands an armed reply's
  * bodies to `checkedSend` and any other's to Fastify's own `send`: a reply
  * is never given a `send` of its own, which would make its object another
- * shape than every other reply's (measured 4% of a one-pet request through
- * `inject`, the median of 10 processes).
+ * shape than every other reply's (2-4% of a one-pet request through `inject`:
+ * benchmarks/profile-notes.md).
  */
 
 /** What a reply of one route needs to be written: made once per route at startup. */
@@ -62,8 +62,8 @@ const pluginSend = Symbol('fastify-expand send')
 export function replySend (): Send {
   let fastifySend: Send | undefined
   const send = function (this: FastifyReply, payload?: unknown): FastifyReply {
-    // Every reply reaching this function has the same prototypes above the one holding it: one look up.
-    fastifySend ??= fastifySendOf(this)
+    // Found above the prototype holding this function, whichever reply asks first: one look up.
+    fastifySend ??= fastifySendAbove(this, send)
     // Undefined on a request of a context made before the plugin's decorations (no route of it is expandable).
     const writing = (this.request as Armed)[armedReply]
     if (writing === null || writing === undefined) return fastifySend.call(this, payload)
@@ -73,11 +73,18 @@ export function replySend (): Send {
   return send
 }
 
-/** Fastify's own `reply.send`: the first up the reply's prototypes that is not the plugin's (a nested registration's). */
-function fastifySendOf (reply: FastifyReply): Send {
+/**
+ * The `send` that `own` (the plugin's, on one of the reply's prototypes)
+ * stands in front of: Fastify's, the first up the prototypes above it that is
+ * not the plugin's. Never one below it, which a child context may have
+ * decorated for its own replies alone.
+ */
+function fastifySendAbove (reply: FastifyReply, own: Send): Send {
+  let above = false
   for (let prototype = Object.getPrototypeOf(reply) as object | null; prototype !== null; prototype = Object.getPrototypeOf(prototype)) {
     const send = Object.getOwnPropertyDescriptor(prototype, 'send')?.value as (Send & { [pluginSend]?: true }) | undefined
-    if (typeof send === 'function' && send[pluginSend] !== true) return send
+    if (send === own) above = true
+    else if (above && typeof send === 'function' && send[pluginSend] !== true) return send
   }
   throw new TypeError('a Fastify reply has a send method')
 }

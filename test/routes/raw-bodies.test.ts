@@ -98,3 +98,29 @@ t.test('an application decorating reply.send itself in the plugin\'s scope fails
   app.register(expandPlugin, { resources })
   await t.rejects(async () => await app.ready(), { code: 'FST_ERR_DEC_ALREADY_PRESENT', message: "The decorator 'send' has already been added!" })
 })
+
+t.test('a child context decorating send for its own replies: the plugin\'s send stands in front of Fastify\'s alone', async (t) => {
+  const app = Fastify()
+  await app.register(expandPlugin, { resources })
+  app.register(async (child) => {
+    child.decorateReply('send', function (this: FastifyReply, payload?: unknown) {
+      this.header('x-child', 'yes')
+      // The send of the context above this one: the plugin's.
+      return (Object.getPrototypeOf(Object.getPrototypeOf(this)) as { send: FastifyReply['send'] }).send.call(this, payload)
+    })
+    child.get('/child/plain', async () => 'plain text')
+    child.get('/child/string', { expandable: { resource: 'Pet' } }, async (_request, reply) => reply.send('{"id":1}'))
+  })
+  app.get('/pets/1', { expandable: { resource: 'Pet' } }, async () => ({ id: 1, name: 'Garfield' }))
+  app.get('/plain', async () => 'plain text')
+  t.teardown(() => app.close())
+  // The child's reply first: whichever reply reaches the plugin's send first, it finds Fastify's above itself.
+  const childPlain = await app.inject('/child/plain')
+  t.same([childPlain.statusCode, childPlain.headers['x-child'], childPlain.body], [200, 'yes', 'plain text'])
+  const childString = await getJson(app, '/child/string')
+  t.same([childString.status, childString.text], [500, JSON.stringify(invalidData('a string'))])
+  const pet = await app.inject('/pets/1?fields=name')
+  t.same([pet.statusCode, pet.headers['x-child'], pet.body], [200, undefined, '{"name":"Garfield"}'], 'never the child\'s send')
+  const plain = await app.inject('/plain')
+  t.same([plain.statusCode, plain.headers['x-child'], plain.body], [200, undefined, 'plain text'])
+})
