@@ -64,6 +64,11 @@ async function build (database: TestDatabase, maxObjects?: number, db = database
   return app
 }
 
+/** The statements started among `events`, in order: each as `kind path wave`. */
+function sentStatements (events: Array<{ event: string; message: LoadMessage }>): string[] {
+  return events.filter(({ event }) => event === 'start').map(({ message }) => `${message.kind} ${message.path} ${message.wave}`)
+}
+
 /** Every event of the load channel, in the order published. */
 function recordLoads (): { events: Array<{ event: string; message: LoadMessage }>; stop: () => void } {
   const events: Array<{ event: string; message: LoadMessage }> = []
@@ -103,9 +108,9 @@ for (const dialect of dialects()) {
       const { status, body, events } = await get('/pets?limit=3&expand=owner.employer,toys')
       t.equal(status, 200)
       t.same(body.data.map((pet: { owner: { employer: { id: number } | null } }) => pet.owner.employer?.id ?? null), [1, 1, 2])
-      const started = events.filter(({ event }) => event === 'start').map(({ message }) => `${message.kind} ${message.path} ${message.wave}`)
+      const started = sentStatements(events)
       const firstAnswer = events.findIndex(({ event }) => event === 'asyncEnd')
-      const sentBefore = events.slice(0, firstAnswer).filter(({ event }) => event === 'start').map(({ message }) => `${message.kind} ${message.path} ${message.wave}`)
+      const sentBefore = sentStatements(events.slice(0, firstAnswer))
       if (oneWave) {
         t.same(sentBefore.sort(), ['page  0', 'rows owner 0', 'rows owner.employer 0', 'rows toys 0'],
           'one wave: the page (reading its count) and every relation of the plan')
@@ -115,7 +120,7 @@ for (const dialect of dialects()) {
         t.same(sentBefore, ['page  0'], 'MariaDB: level by level, each level once its parents are read (plugin/sql/dialects/mysql.ts)')
         t.same(started.sort(), ['count  0', 'page  0', 'rows owner 1', 'rows owner.employer 2', 'rows toys 1'])
         const countAnswered = events.findIndex(({ event, message }) => event === 'asyncEnd' && message.kind === 'count')
-        const sentBeforeCount = events.slice(0, countAnswered).filter(({ event }) => event === 'start').map(({ message }) => `${message.kind} ${message.path} ${message.wave}`)
+        const sentBeforeCount = sentStatements(events.slice(0, countAnswered))
         // The level below may start too, if owner answers first.
         t.same(sentBeforeCount.filter((sent) => !sent.endsWith(' 2')).sort(), ['count  0', 'page  0', 'rows owner 1', 'rows toys 1'],
           'the full page\'s count in the round trip of the first level')
@@ -148,7 +153,7 @@ for (const dialect of dialects()) {
       const waves = (events: Array<{ event: string; message: LoadMessage }>) => {
         const firstAnswer = events.findIndex(({ event }) => event === 'asyncEnd')
         return {
-          started: events.filter(({ event }) => event === 'start').map(({ message }) => `${message.kind} ${message.path} ${message.wave}`).sort(),
+          started: sentStatements(events).sort(),
           sentBefore: events.slice(0, firstAnswer).filter(({ event }) => event === 'start').length,
         }
       }
@@ -236,7 +241,7 @@ for (const dialect of dialects()) {
       // Fred's first pet is Garfield (toys 1 and 2); his second, Odie, has the bone: its toys are never read.
       const below = await get('/people/1?expand=first_pet')
       t.same(below.body.first_pet, [{ id: 1, name: 'Garfield', owner: 1, toys: [1, 2] }])
-      const started = below.events.filter(({ event }) => event === 'start').map(({ message }) => `${message.kind} ${message.path} ${message.wave}`)
+      const started = sentStatements(below.events)
       t.same(started, oneWave ? ['one  0', 'rows first_pet 0', 'ids first_pet.toys 0'] : ['one  0', 'rows first_pet 1', 'ids first_pet.toys 2'])
       t.equal(rowsOf(below.events, 'first_pet.toys'), 2, 'the first pet\'s toys alone')
       if (oneWave) {
@@ -247,7 +252,7 @@ for (const dialect of dialects()) {
       // A to-one relation below it: keyed by the column its rows name after the relation.
       const owners = await get('/people/1?expand=first_pet.owner&fields=id,first_pet.name,first_pet.owner.name')
       t.same(owners.body, { id: 1, first_pet: [{ name: 'Garfield', owner: { name: 'Fred' } }] })
-      const sent = owners.events.filter(({ event }) => event === 'start').map(({ message }) => `${message.kind} ${message.path} ${message.wave}`)
+      const sent = sentStatements(owners.events)
       t.same(sent, oneWave ? ['one  0', 'rows first_pet 0', 'rows first_pet.owner 0'] : ['one  0', 'rows first_pet 1', 'rows first_pet.owner 2'])
       if (oneWave) {
         const people = owners.statements.find((statement) => statement.startsWith('with "__expand_wave_keys" as (select distinct "__expand_key_rows"."owner" as "key"'))
@@ -281,7 +286,7 @@ for (const dialect of dialects()) {
       recorder.events.length = 0
       const response = await levels.inject(url)
       t.equal(response.body, expected)
-      const started = recorder.events.filter(({ event }) => event === 'start').map(({ message }) => `${message.kind} ${message.path} ${message.wave}`)
+      const started = sentStatements(recorder.events)
       t.same(started, ['page  0', 'count  0', 'rows owner 1', 'rows toys 1', 'rows owner.employer 2'], 'the count once the page has answered; each level after its parents')
       const countAnswered = recorder.events.findIndex(({ event, message }) => event === 'asyncEnd' && message.kind === 'count')
       // The level below may start too, if owner answers first.
