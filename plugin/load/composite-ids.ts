@@ -1,7 +1,7 @@
 import { InvalidDataError, messages } from '../errors.js'
 import { identifierOf } from '../graph/identifiers.js'
 import type { RelationEdge } from '../graph/resource-graph.js'
-import { partAlias } from '../sql/composite-keys.js'
+import { partAlias } from '../sql/selection.js'
 import type { Row } from '../sql/selection.js'
 
 /**

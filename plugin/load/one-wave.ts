@@ -1,7 +1,6 @@
 import type { LevelPlan, PlannedField } from '../plan/plan.js'
-import { readsCompositeKey } from '../graph/composite-relations.js'
 import {
-  keyColumnOf, keyNameOf, keySubquery, keySubqueryByName, nestedScope, waveJoin, waveKey, waveStatement,
+  keyColumnsOf, keyNamesOf, keySubquery, keySubqueryByName, nestedScope, waveRowReader, waveStatement,
 } from '../sql/key-subqueries.js'
 import { hasStatement, limitOf, relationIdsQuery, relationRowsQuery, rowBoundOf } from '../sql/relation-statements.js'
 import type { AnySelect, Row } from '../sql/selection.js'
@@ -38,9 +37,9 @@ export class OneWave {
   private readonly sent = new Map<PlannedField, Promise<WaveAnswer>>()
   private readonly taken = new Set<PlannedField>()
 
-  /** Holds the rows of a field's statement, sent. */
-  add (field: PlannedField, rows: Promise<Row[]>): void {
-    const answer = rows.then(answerOf)
+  /** Holds the rows of a field's statement, sent, keyed by `parts` columns (a composite key's parts). */
+  add (field: PlannedField, rows: Promise<Row[]>, parts: number): void {
+    const answer = rows.then((read) => answerOf(read, parts))
     // Awaited by the loader when it takes them, by `settled` when it does not: never an unhandled rejection.
     answer.catch(ignore)
     this.sent.set(field, answer)
@@ -73,14 +72,17 @@ interface WaveAnswer {
   readonly covered: ReadonlySet<unknown>
 }
 
-/** Each row says a parent key it answered for; a row without a relation row is that alone. */
-function answerOf (read: Row[]): WaveAnswer {
+/**
+ * Each row says a parent key it answered for (a composite key: its
+ * identifier, as the loader holds it); a row without a relation row is that alone.
+ */
+function answerOf (read: Row[], parts: number): WaveAnswer {
   const rows: Row[] = []
   const covered = new Set<unknown>()
+  const reader = waveRowReader(parts)
   for (const row of read) {
-    covered.add(keyOf(row[waveKey]))
-    const join = row[waveJoin]
-    if (join !== null && join !== undefined) rows.push(row)
+    covered.add(keyOf(reader.keyOf(row)))
+    if (reader.joined(row)) rows.push(row)
   }
   return { rows, covered }
 }
@@ -120,9 +122,9 @@ export function sendsTogether (context: LoadContext): boolean {
 /**
  * Whether every relation statement of the level and below can take its keys
  * from a subquery: not a relation resolved by a function (it is called with
- * its parents' rows), not an aggregate, not a relation with the request's
- * list options on it, nor one over a composite key (its statements match
- * keys part by part).
+ * its parents' rows), not an aggregate, nor a relation with the request's
+ * list options on it. A relation over a composite key matches its keys part
+ * by part (sql/composite-keys.ts).
  */
 function inOneWave (context: LoadContext, level: LevelPlan): boolean {
   for (const field of level.fields) {
@@ -132,7 +134,7 @@ function inOneWave (context: LoadContext, level: LevelPlan): boolean {
       case 'id': case 'expanded': break
       default: field satisfies never
     }
-    if (field.relation.link.kind === 'function' || readsCompositeKey(field.relation)) return false
+    if (field.relation.link.kind === 'function') return false
     if (context.listed(field) !== undefined) return false
     if (field.kind === 'expanded' && !inOneWave(context, field.level)) return false
   }
@@ -155,10 +157,11 @@ function sendLevel (
     if (field.kind !== 'id' && field.kind !== 'expanded') continue
     if (!hasStatement(field)) continue
     const bound = rowBoundOf(context, field.relation) ?? 0
+    const columns = keyColumnsOf(level.node, field)
     const keys = memoized(() => numbered
-      ? keySubqueryByName(db, parent(), keyNameOf(level.node, field))
-      : keySubquery(db, parent(), keyColumnOf(level.node, field)))
-    const build = () => waveStatement(db, keys(), (waveKeys) => statementOf(context, field, waveKeys, bound))
+      ? keySubqueryByName(db, parent(), keyNamesOf(level.node, field))
+      : keySubquery(db, parent(), columns))
+    const build = () => waveStatement(db, keys(), columns.length, (waveKeys) => statementOf(context, field, waveKeys, bound))
     // Its parents' statement first (its keys, a common table expression), then its own scope's values.
     const own = context.scopeParts(field.relation.target)
     const key = nestedScope(own, parentScope)?.key
@@ -167,7 +170,7 @@ function sendLevel (
     // The bound is a literal of the statement's text, or of a subquery's: one template per bound.
     const purpose = `wave ${rootStatement.purpose}/limit ${context.budget.rowBound}`
     const label = loadChannel.hasSubscribers ? labelOf(context, root, field) : undefined
-    wave.add(field, templates.rows(db, field, purpose, values, build, false, scope, label))
+    wave.add(field, templates.rows(db, field, purpose, values, build, false, scope, label), columns.length)
     if (field.kind === 'expanded') {
       // The level below takes its keys from this relation's rows: its statement keyed as here, without the wave's join.
       const rows = memoized(() => statementOf(context, field, keys(), bound))

@@ -5,7 +5,9 @@ import type { RelationEdge, RelationLink, ResourceNode } from '../graph/resource
 import type { LoadContext } from '../load/load-context.js'
 import type { PlannedField } from '../plan/plan.js'
 import { orderedBy, parentKey, type RelationOrder } from './dialects/index.js'
-import { foreignKeyOf, selectLevel, selectLevelColumns, tableOf, type AnySelect, type Row } from './selection.js'
+import { withWaveColumns } from './key-subqueries.js'
+import type { RelationKeys } from './relation-statements.js'
+import { foreignKeyOf, partAlias, selectLevel, selectLevelColumns, tableOf, type AnySelect, type Row } from './selection.js'
 import { idsReadAsText, parentKeyReadAsText } from './text-columns.js'
 
 // The statements of relations over a composite key (graph/composite-relations.ts, `readsCompositeKey`): a
@@ -46,11 +48,6 @@ export function keyParts (key: ResourceKey, keys: readonly unknown[]): Array<rea
 /** A resource's key columns, qualified by `table` (its own table by default). */
 export function keyColumns (node: ResourceNode, table = tableOf(node)): string[] {
   return node.key.fields.map((field) => `${table}.${node.column(field)}`)
-}
-
-/** The name a statement selects part `index` of a key under, beside `name` (the parent tag, `id`, a to-one field). */
-export function partAlias (name: string, index: number): string {
-  return `${name}.${index}`
 }
 
 /** A function reading a to-many row's parent key as the loader groups parents: the tag, or the identifier of its parts. */
@@ -113,11 +110,28 @@ function sourceOf (relation: RelationEdge, link: ToManyLink, ids: boolean): Comp
   }
 }
 
-/** A to-one relation's related rows over several columns: each key matched part by part, under the request's scope. */
-export function compositeToOneStatement (context: LoadContext, field: ExpandedField, keys: readonly unknown[]): AnySelect {
+/**
+ * Rows whose `columns` hold one of `keys`: a list of keys (`matchingKeys`,
+ * each parsed into its parts), or a subquery selecting them (load/one-wave.ts)
+ * as the dialect writes it for one column, a row value's `in` for several.
+ */
+function whereKeys (context: LoadContext, query: AnySelect, key: ResourceKey, columns: readonly string[], keys: RelationKeys): AnySelect {
+  if (Array.isArray(keys)) return query.where((eb) => matchingKeys(eb, columns, keyParts(key, keys)))
+  const subquery = keys as AnySelect
+  if (columns.length === 1) return query.where(context.dialect.amongKeys(columns[0]!, subquery))
+  return query.where(sql<SqlBool>`(${sql.join(columns.map((column) => sql.ref(column)))}) in ${subquery}`)
+}
+
+/**
+ * A to-one relation's related rows over several columns: each key matched
+ * part by part, under the request's scope; keyed by a subquery, each row
+ * with its key's parts to be joined on (`withWaveColumns`).
+ */
+export function compositeToOneStatement (context: LoadContext, field: ExpandedField, keys: RelationKeys): AnySelect {
   const { target } = field.relation
   const columns = keyColumns(target)
-  return selectLevel(context.db, field.level, context.scope(target)).where((eb) => matchingKeys(eb, columns, keyParts(target.key, keys)))
+  const statement = whereKeys(context, selectLevel(context.db, field.level, context.scope(target)), target.key, columns, keys)
+  return Array.isArray(keys) ? statement : withWaveColumns(statement, columns)
 }
 
 /**
@@ -125,10 +139,11 @@ export function compositeToOneStatement (context: LoadContext, field: ExpandedFi
  * with a composite key: its rows (or ids) under the request's scope, each
  * tagged with its parent's key (a composite key: each part under its alias),
  * in parent order, then the relation's `orderBy`, then the related key's
- * parts; `bound` rows at most.
+ * parts; `bound` rows at most. Keyed by a subquery, each row also carries
+ * its parent's key parts to be joined on and its place in that order.
  */
 export function compositeToManyStatement (
-  context: LoadContext, link: ToManyLink, field: RelationField, keys: readonly unknown[], bound: number
+  context: LoadContext, link: ToManyLink, field: RelationField, keys: RelationKeys, bound: number
 ): AnySelect {
   const { db, dialect } = context
   const { relation } = field
@@ -148,12 +163,13 @@ export function compositeToManyStatement (
   const withParent = owner.key.kind === 'single'
     ? selected.select(parentTag.as(parentKey))
     : tagged(selected, source.parentColumns, parentKey)
-  const matched = withParent.where((eb) => matchingKeys(eb, source.parentColumns, keyParts(owner.key, keys)))
+  const matched = whereKeys(context, withParent, owner.key, source.parentColumns, keys)
   // Each parent's rows together, in the relation's order, then by the related key (a column already ordered by is not repeated).
   const order: RelationOrder[] = source.parentColumns.map((column) => [column, 'asc'])
   if (field.orderBy !== undefined) order.push([`${tableOf(target)}.${field.orderBy.replace(/^-/, '')}`, field.orderBy.startsWith('-') ? 'desc' : 'asc'])
   for (const column of source.relatedColumns) if (!order.some(([ordered]) => ordered === column)) order.push([column, 'asc'])
-  return dialect.limit(orderedBy(matched, order), bound)
+  const keyed = Array.isArray(keys) ? matched : withWaveColumns(matched, source.parentColumns, order)
+  return dialect.limit(orderedBy(keyed, order), bound)
 }
 
 /** A related id selected as `id`: as text where the field declares its ids plain strings (text-columns.ts). */

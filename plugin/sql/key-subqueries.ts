@@ -1,8 +1,10 @@
-import { AliasNode, IdentifierNode, sql } from 'kysely'
+import { AliasNode, IdentifierNode, sql, type AliasedRawBuilder, type RawBuilder, type SqlBool } from 'kysely'
 import type { PlannedField } from '../plan/plan.js'
-import { ownerColumn, type ResourceNode } from '../graph/resource-graph.js'
+import { columnsOf } from '../graph/composite-relations.js'
+import { identifierOf } from '../graph/identifiers.js'
+import type { ResourceNode } from '../graph/resource-graph.js'
 import { rowNumberOver, type RelationOrder } from './dialects/index.js'
-import { keyColumn, tableOf, type AnyKysely, type AnySelect } from './selection.js'
+import { partAlias, tableOf, type AnyKysely, type AnySelect, type Row } from './selection.js'
 import type { ScopeParts } from './statement-templates.js'
 
 /** A planned relation field: expanded, or shown as ids. */
@@ -22,51 +24,96 @@ export const waveRow = '__expand_wave_row'
 export const waveKey = '__expand_wave_key'
 
 /**
+ * The names `count` key parts go under, after `name`: `name` itself for a
+ * single key, `name.0`, `name.1`... for the parts of a composite key
+ * (`partAlias`, as the level statements name them).
+ */
+export function partNames (name: string, count: number): string[] {
+  return count === 1 ? [name] : Array.from({ length: count }, (_, index) => partAlias(name, index))
+}
+
+/** `table`'s column `name` as a reference: quoted whole, since a part's name (`key.1`) holds a dot. */
+function columnOf (table: string, name: string): RawBuilder<unknown> {
+  return sql.id(table, name)
+}
+
+/**
+ * `table`'s column `name`, selected under its own name: by reference where
+ * the name holds no dot (`table.name`), else quoted whole (`columnOf`).
+ */
+function selectedColumn (table: string, name: string): string | AliasedRawBuilder<unknown, string> {
+  return name.includes('.') ? columnOf(table, name).as(name) : `${table}.${name}`
+}
+
+/**
  * The distinct keys of a relation's rows as a subquery of the statement that
  * reads its parents (`parent`, compiled with every condition and bound of its
- * own: its scope, filters, order, limit): the parents' key column (`column`),
- * for `key in (...)`. The parent statement is a derived table: some
- * databases take no order or limit in an `in` subquery itself. Its rows are
- * the rows the parent statement reads, so a parent that the request's scope
- * hides brings no child either.
+ * own: its scope, filters, order, limit): the parents' key columns
+ * (`columns`: one, or a composite key's parts), for `key in (...)`. The
+ * parent statement is a derived table: some databases take no order or
+ * limit in an `in` subquery itself. Its rows are the rows the parent
+ * statement reads, so a parent that the request's scope hides brings no
+ * child either.
  */
-export function keySubquery (db: AnyKysely, parent: AnySelect, column: string): AnySelect {
-  const keys = parent.clearSelect().select(sql.ref(column).as(keyName))
-  return (db.selectFrom(keys.as(keyRows)) as AnySelect).select(`${keyRows}.${keyName}`).distinct()
+export function keySubquery (db: AnyKysely, parent: AnySelect, columns: readonly string[]): AnySelect {
+  const names = partNames(keyName, columns.length)
+  const keys = parent.clearSelect().select(columns.map((column, index) => sql.ref(column).as(names[index]!)))
+  return (db.selectFrom(keys.as(keyRows)) as AnySelect).select(names.map((name) => selectedColumn(keyRows, name))).distinct()
 }
 
 /**
  * `keySubquery` of a statement whose rows do not come from the owner's table
  * itself (a relation with `limit` selects from its rows numbered per parent):
- * the keys under `name`, the column as the statement names it, read from the
- * statement as a derived table.
+ * the keys under `names`, the columns as the statement names them, read from
+ * the statement as a derived table.
  */
-export function keySubqueryByName (db: AnyKysely, parent: AnySelect, name: string): AnySelect {
-  return (db.selectFrom(parent.as(keyRows)) as AnySelect).select(sql.ref(`${keyRows}.${name}`).as(keyName)).distinct()
+export function keySubqueryByName (db: AnyKysely, parent: AnySelect, names: readonly string[]): AnySelect {
+  const keys = partNames(keyName, names.length)
+  return (db.selectFrom(parent.as(keyRows)) as AnySelect)
+    .select(names.map((name, index) => columnOf(keyRows, name).as(keys[index]!)))
+    .distinct()
 }
 
 /**
  * A relation's statement in one wave (load/one-wave.ts): the keys of its
- * parents' statement first (`keySubquery`, read once as a common table
- * expression), each joined to the relation's rows for it (`statement`, given
- * those keys as its subquery). Every key comes back, with no relation row
- * where it has none, so that the loader knows which parents the statement
- * answered for: a parent the request placed whose key is not among them (its
- * parents' statement read other rows a moment later, as a concurrent insert
- * shifts a page) is loaded by its key after the wave. Rows that say their
- * place in the relation statement's order (`waveRow`, a to-many relation's)
- * keep it.
+ * parents' statement first (`keySubquery` of `parts` columns, read once as a
+ * common table expression), each joined to the relation's rows for it
+ * (`statement`, given those keys as its subquery), part by part. Every key
+ * comes back, with no relation row where it has none, so that the loader
+ * knows which parents the statement answered for: a parent the request
+ * placed whose key is not among them (its parents' statement read other rows
+ * a moment later, as a concurrent insert shifts a page) is loaded by its key
+ * after the wave. Rows that say their place in the relation statement's
+ * order (`waveRow`, a to-many relation's) keep it.
  */
-export function waveStatement (db: AnyKysely, parentKeys: AnySelect, statement: (keys: AnySelect) => AnySelect): AnySelect {
-  const related = statement((db.selectFrom(waveKeys) as AnySelect).select(`${waveKeys}.${keyName}`))
+export function waveStatement (
+  db: AnyKysely, parentKeys: AnySelect, parts: number, statement: (keys: AnySelect) => AnySelect
+): AnySelect {
+  const keys = partNames(keyName, parts)
+  const related = statement((db.selectFrom(waveKeys) as AnySelect).select(keys.map((name) => selectedColumn(waveKeys, name))))
   const names = selectedNames(related)
   // Each of its columns by name (never `*`), but its place in the order: the statement is ordered by it.
-  const columns = names.filter((name) => name !== waveRow).map((name) => `${waveRows}.${name}`)
+  const columns = names.filter((name) => name !== waveRow).map((name) => selectedColumn(waveRows, name))
+  const joins = partNames(waveJoin, parts)
   const joined = (db.with(waveKeys, () => parentKeys).selectFrom(waveKeys) as AnySelect)
-    .leftJoin(related.as(waveRows), `${waveRows}.${waveJoin}`, `${waveKeys}.${keyName}`)
+    .leftJoin(related.as(waveRows), (join) => joins.reduce(
+      (on, name, index) => on.on(sql<SqlBool>`${columnOf(waveRows, name)} = ${columnOf(waveKeys, keys[index]!)}`), join))
     .select(columns)
-    .select(`${waveKeys}.${keyName} as ${waveKey}`)
+    .select(partNames(waveKey, parts).map((name, index) => columnOf(waveKeys, keys[index]!).as(name)))
   return names.includes(waveRow) ? joined.orderBy(`${waveRows}.${waveRow}`) : joined
+}
+
+/**
+ * Of a one-wave statement's row (`waveStatement` over `parts` key parts): the
+ * parent key it answers for, as the loader holds it (a composite key: its
+ * identifier), and whether it holds a relation row.
+ */
+export function waveRowReader (parts: number): { keyOf: (row: Row) => unknown; joined: (row: Row) => boolean } {
+  const join = partNames(waveJoin, parts)[0]!
+  const joined = (row: Row): boolean => row[join] !== null && row[join] !== undefined
+  if (parts === 1) return { keyOf: (row) => row[waveKey], joined }
+  const keys = partNames(waveKey, parts)
+  return { keyOf: (row) => identifierOf(keys.map((name) => row[name])), joined }
 }
 
 /** The names a statement selects its columns under: a relation statement names each (`column as name`). */
@@ -80,32 +127,39 @@ function selectedNames (query: AnySelect): string[] {
 
 /**
  * A relation statement keyed by a subquery, with the columns its one-wave
- * statement reads: the column its parents' keys match (`joinColumn`), and
- * for a to-many relation its row's place in `order` (the statement's own).
+ * statement reads: the columns its parents' keys match (`joinColumns`: one,
+ * or a composite key's parts), and for a to-many relation its row's place in
+ * `order` (the statement's own).
  */
-export function withWaveColumns (query: AnySelect, joinColumn: string, order?: readonly RelationOrder[]): AnySelect {
-  const joined = query.select(sql.ref(joinColumn).as(waveJoin))
+export function withWaveColumns (query: AnySelect, joinColumns: readonly string[], order?: readonly RelationOrder[]): AnySelect {
+  const names = partNames(waveJoin, joinColumns.length)
+  const joined = query.select(joinColumns.map((column, index) => sql.ref(column).as(names[index]!)))
   if (order === undefined) return joined
   return joined.select(rowNumberOver(order).as(waveRow))
 }
 
 /**
- * The column of the owner's rows that a relation's statement takes its keys
- * from: a to-one relation's own column (the related rows' keys), the owner's
- * primary key for the others (the parents' keys).
+ * The columns of the owner's rows that a relation's statement takes its keys
+ * from: a to-one relation's own columns (the related rows' keys: one, or
+ * one per part of the related key), the owner's key columns for the others
+ * (the parents' keys).
  */
-export function keyColumnOf (owner: ResourceNode, field: RelationField): string {
-  const column = ownerColumn(field.relation.link)
-  return column === undefined ? keyColumn(owner) : `${tableOf(owner)}.${column}`
+export function keyColumnsOf (owner: ResourceNode, field: RelationField): string[] {
+  const { link } = field.relation
+  const table = tableOf(owner)
+  if (link.kind === 'to-one') return columnsOf(link.column).map((column) => `${table}.${column}`)
+  return owner.key.fields.map((name) => `${table}.${owner.column(name)}`)
 }
 
 /**
- * `keyColumnOf` as a statement of the owner's level names it (sql/selection.ts's
- * `selectionOf`): a to-one relation's column under the relation's field, the
- * primary key under its field.
+ * `keyColumnsOf` as a statement of the owner's level names them
+ * (sql/selection.ts's `selectionOf`): a to-one relation's columns under the
+ * relation's field (each part under its alias), the key under its fields.
  */
-export function keyNameOf (owner: ResourceNode, field: RelationField): string {
-  return ownerColumn(field.relation.link) === undefined ? owner.primaryKey : field.name
+export function keyNamesOf (owner: ResourceNode, field: RelationField): string[] {
+  const { link } = field.relation
+  if (link.kind === 'to-one') return partNames(field.name, columnsOf(link.column).length)
+  return [...owner.key.fields]
 }
 
 /**

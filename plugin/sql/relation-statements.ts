@@ -49,7 +49,7 @@ const statements = {
     bounded: false,
     rows (context, _link, { relation, level }, keys) {
       const statement = whereKeys(context, selectLevel(context.db, level, context.scope(relation.target)), keyColumn(level.node), keys)
-      return Array.isArray(keys) ? statement : withWaveColumns(statement, keyColumn(level.node))
+      return Array.isArray(keys) ? statement : withWaveColumns(statement, [keyColumn(level.node)])
     },
     ids: undefined,
   },
@@ -132,7 +132,7 @@ function toManyStatement (
     const statement = whereKeys(context, source.select(scope === undefined ? from : from.where(scope)).select(tag.as(parentKey)),
       source.parentColumn, keys)
     // Keyed by its parents' statement (load/one-wave.ts): each row says its parent and its place in the order.
-    return Array.isArray(keys) ? statement : withWaveColumns(statement, source.parentColumn, [[source.parentColumn, 'asc'], ...order])
+    return Array.isArray(keys) ? statement : withWaveColumns(statement, [source.parentColumn], [[source.parentColumn, 'asc'], ...order])
   }
   const limit = limitOf(context, field)
   if (limit !== undefined) {
@@ -145,12 +145,6 @@ function toManyStatement (
 /** `query` reading the rows of `column` among `keys`: a list bound as values, or a subquery as the dialect writes it. */
 function whereKeys (context: LoadContext, query: AnySelect, column: string, keys: RelationKeys): AnySelect {
   return Array.isArray(keys) ? query.where(column, 'in', keys) : query.where(context.dialect.amongKeys(column, keys as AnySelect))
-}
-
-/** Keys as a list: a relation over a composite key is never keyed by a subquery (load/one-wave.ts). */
-function keyList (keys: RelationKeys): readonly unknown[] {
-  if (!Array.isArray(keys)) throw new TypeError('this relation takes its keys as a list, never as a subquery')
-  return keys
 }
 
 const same = (query: AnySelect): AnySelect => query
@@ -173,14 +167,14 @@ export function relationRowsQuery (
   // Every case returns: a kind without one does not compile (the function would lack a return).
   switch (link.kind) {
     case 'to-one':
-      return composite ? compositeToOneStatement(context, field, keyList(keys)) : statements['to-one'].rows(context, link, field, keys)
+      return composite ? compositeToOneStatement(context, field, keys) : statements['to-one'].rows(context, link, field, keys)
     case 'to-many':
       return composite
-        ? compositeToManyStatement(context, link, field, keyList(keys), bound)
+        ? compositeToManyStatement(context, link, field, keys, bound)
         : statements['to-many'].rows(context, link, field, keys, bound)
     case 'many-to-many':
       return composite
-        ? compositeToManyStatement(context, link, field, keyList(keys), bound)
+        ? compositeToManyStatement(context, link, field, keys, bound)
         : statements['many-to-many'].rows(context, link, field, keys, bound)
     case 'function': return noStatement()
   }
@@ -194,11 +188,11 @@ export function relationIdsQuery (context: LoadContext, field: RelationField, ke
     case 'to-one': throw new TypeError('a to-one relation shows the id its row holds: no statement')
     case 'to-many':
       return composite
-        ? compositeToManyStatement(context, link, field, keyList(keys), bound)
+        ? compositeToManyStatement(context, link, field, keys, bound)
         : statements['to-many'].ids(context, link, field, keys, bound)
     case 'many-to-many':
       return composite
-        ? compositeToManyStatement(context, link, field, keyList(keys), bound)
+        ? compositeToManyStatement(context, link, field, keys, bound)
         : statements['many-to-many'].ids(context, link, field, keys, bound)
     case 'function': return noStatement()
   }

@@ -44,7 +44,7 @@ export function selectionOf (level: LevelPlan): Array<[column: string | Computed
         // Over several columns: each under a part alias, which load/composite-ids.ts makes the identifier of.
         const { link } = field.relation
         if (link.kind === 'to-one' && typeof link.column !== 'string') {
-          for (const [index, part] of link.column.entries()) selection.set(`${field.name}.${index}`, part)
+          for (const [index, part] of link.column.entries()) selection.set(partAlias(field.name, index), part)
         }
         break
       }
@@ -53,6 +53,11 @@ export function selectionOf (level: LevelPlan): Array<[column: string | Computed
     }
   }
   return [...selection].map(([field, column]) => [column, field])
+}
+
+/** The name a statement selects part `index` of a key under, beside `name` (the parent tag, `id`, a to-one field). */
+export function partAlias (name: string, index: number): string {
+  return `${name}.${index}`
 }
 
 const copiers = new WeakMap<LevelPlan, (row: Row) => Row>()

@@ -67,6 +67,13 @@ for (const dialect of dialects()) {
     const written = (statements: string[]) =>
       inComparableOrder(dialect, statements.map((statement) => numbered(dialect, asWrittenOn(dialect, statement))))
 
+    /**
+     * A relation's statement as sent: `levelByLevel` where it waits for its parents' rows (its keys bound), else
+     * `keyed` (keyed by its parents' statement, `keySubqueryOf`) in one wave (`inWave`), a composite key part by part.
+     */
+    const sent = (levelByLevel: string, keyed: string) => (inOneWave(dialect) ? inWave(dialect, keyed) : levelByLevel)
+    const lineKey = ['"order_lines"."order_id"', '"order_lines"."line_no"']
+
     t.test('a detail by its identifier, with its to-one relations expanded', async (t) => {
       const entry = `select ${entryColumns}, "playlist_track"."playlist_id" as "playlist", "playlist_track"."track_id" as "track" ` +
         'from "playlist_track" where "playlist_track"."playlist_id" = ? and "playlist_track"."track_id" = ?'
@@ -132,6 +139,12 @@ for (const dialect of dialects()) {
         statements: written([pageOf(`select ${shipmentColumns} from "shipments" order by "shipments"."id" limit ? offset ?`, 'shipments')]),
       })
       const expanded = await get('/shipments?expand=line')
+      const page = `select ${shipmentColumns} from "shipments" order by "shipments"."id" limit ? offset ?`
+      const lines = `select ${lineColumns} from "order_lines" where ("order_lines"."order_id", "order_lines"."line_no") in ` +
+        `(${keySubqueryOf(page, ['"shipments"."order_id"', '"shipments"."line_no"'])})`
+      const shipmentIds = 'select "shipments"."id" as "id", "shipments"."order_id" as "__expand_parent.0", "shipments"."line_no" as "__expand_parent.1" ' +
+        'from "shipments" where '
+      const shipmentOrder = ' order by "shipments"."order_id", "shipments"."line_no", "shipments"."id" limit 16384'
       t.strictSame(expanded, {
         status: 200,
         body: {
@@ -141,57 +154,71 @@ for (const dialect of dialects()) {
           total: 4,
         },
         statements: written([
-          pageOf(`select ${shipmentColumns} from "shipments" order by "shipments"."id" limit ? offset ?`, 'shipments'),
-          `select ${lineColumns} from "order_lines" where (("order_lines"."order_id" = ? and "order_lines"."line_no" = ?) ` +
-            'or ("order_lines"."order_id" = ? and "order_lines"."line_no" = ?))',
-          'select "shipments"."id" as "id", "shipments"."order_id" as "__expand_parent.0", "shipments"."line_no" as "__expand_parent.1" ' +
-            'from "shipments" where (("shipments"."order_id" = ? and "shipments"."line_no" = ?) ' +
-            'or ("shipments"."order_id" = ? and "shipments"."line_no" = ?)) ' +
-            'order by "shipments"."order_id", "shipments"."line_no", "shipments"."id" limit 16384',
+          pageOf(page, 'shipments'),
+          sent(`select ${lineColumns} from "order_lines" where (("order_lines"."order_id" = ? and "order_lines"."line_no" = ?) ` +
+            'or ("order_lines"."order_id" = ? and "order_lines"."line_no" = ?))', lines),
+          sent(`${shipmentIds}(("shipments"."order_id" = ? and "shipments"."line_no" = ?) ` +
+            `or ("shipments"."order_id" = ? and "shipments"."line_no" = ?))${shipmentOrder}`,
+          `${shipmentIds}("shipments"."order_id", "shipments"."line_no") in (${keySubqueryOf(lines, lineKey)})${shipmentOrder}`),
         ]),
-      }, 'each distinct key once, matched part by part')
-      t.strictSame(database.parameters.filter((values) => values.length === 4), [[1, 2, 2, 1], [1, 2, 2, 1]])
+      }, 'each distinct key once, matched part by part; in one wave, keyed by the parts of their parents\' keys')
+      // In one wave no key is bound: each statement binds the page's limit and offset alone.
+      t.strictSame(database.parameters.filter((values) => values.length === 4), inOneWave(dialect) ? [] : [[1, 2, 2, 1], [1, 2, 2, 1]])
+      if (inOneWave(dialect)) t.strictSame(database.parameters, [[20, 0], [20, 0], [20, 0]])
       t.strictSame((await get('/shipments/2?expand=line', { 'x-no-pads': '1' })).body, { ...shipments[1], line: null }, 'under the scope')
     })
 
     t.test('a to-many relation to a resource with a composite key: identifiers as ids, rows expanded', async (t) => {
+      const order = 'select "orders"."id" as "id", cast("orders"."customer" as text) as "customer" from "orders" where "orders"."id" = ?'
+      const lineIds = 'select "order_lines"."order_id" as "id.0", "order_lines"."line_no" as "id.1", "order_lines"."order_id" as "__expand_parent" ' +
+        'from "order_lines" where "order_lines"."order_id" in '
+      const lineOrder = ' order by "order_lines"."order_id", "order_lines"."line_no" limit 16384'
       t.strictSame(await get('/orders/1'), {
         status: 200,
         body: { id: 1, customer: 'Ada', lines: ['1,1', '1,2'] },
         statements: written([
-          'select "orders"."id" as "id", cast("orders"."customer" as text) as "customer" from "orders" where "orders"."id" = ?',
-          'select "order_lines"."order_id" as "id.0", "order_lines"."line_no" as "id.1", "order_lines"."order_id" as "__expand_parent" ' +
-            'from "order_lines" where "order_lines"."order_id" in (?) order by "order_lines"."order_id", "order_lines"."line_no" limit 16384',
+          order,
+          // Its parents' keys have one column: in one wave, matched as any other relation's.
+          sent(`${lineIds}(?)${lineOrder}`, `${lineIds}(${keySubqueryOf(order, '"orders"."id"')})${lineOrder}`),
         ]),
       })
       const expanded = await get('/orders?expand=lines&fields=id,lines.product', { 'x-no-pads': '1' })
       t.strictSame(expanded.body, {
         data: [{ id: 1, lines: [{ product: 'Pen' }, { product: 'Ink' }] }, { id: 2, lines: [] }], limit: 20, offset: 0, total: 2,
       }, 'under the related scope')
+      const orders = 'select "orders"."id" as "id" from "orders" order by "orders"."id" limit ? offset ?'
+      const lineRows = 'select "order_lines"."order_id" as "orderId", "order_lines"."line_no" as "lineNo", ' +
+        'cast("order_lines"."product" as text) as "product", "order_lines"."order_id" as "__expand_parent" from "order_lines" ' +
+        'where "order_lines"."product" <> ? and "order_lines"."order_id" in '
       t.strictSame(expanded.statements, written([
-        pageOf('select "orders"."id" as "id" from "orders" order by "orders"."id" limit ? offset ?', 'orders'),
-        'select "order_lines"."order_id" as "orderId", "order_lines"."line_no" as "lineNo", cast("order_lines"."product" as text) as "product", ' +
-          '"order_lines"."order_id" as "__expand_parent" from "order_lines" where "order_lines"."product" <> ? and "order_lines"."order_id" in (?, ?) ' +
-          'order by "order_lines"."order_id", "order_lines"."line_no" limit 16384',
+        pageOf(orders, 'orders'),
+        sent(`${lineRows}(?, ?)${lineOrder}`, `${lineRows}(${keySubqueryOf(orders, '"orders"."id"')})${lineOrder}`),
       ]))
     })
 
     t.test('relations from a resource with a composite key: to-many over two columns, many-to-many through them', async (t) => {
+      const line = `select ${lineColumns} from "order_lines" where "order_lines"."order_id" = ? and "order_lines"."line_no" = ?`
+      const shipmentIds = 'select "shipments"."id" as "id", "shipments"."order_id" as "__expand_parent.0", "shipments"."line_no" as "__expand_parent.1" ' +
+        'from "shipments" where '
+      const shipmentOrder = ' order by "shipments"."order_id", "shipments"."line_no", "shipments"."id" limit 16384'
+      const tags = 'select "tags"."id" as "id", cast("tags"."name" as text) as "name", "line_tags"."order_id" as "__expand_parent.0", ' +
+        '"line_tags"."line_no" as "__expand_parent.1" from "tags" inner join "line_tags" on "line_tags"."tag_id" = "tags"."id" where '
+      const tagOrder = ' order by "line_tags"."order_id", "line_tags"."line_no", "line_tags"."tag_id" limit 16384'
+      const tagsKeyed = `${tags}("line_tags"."order_id", "line_tags"."line_no") in (${keySubqueryOf(line, lineKey)})${tagOrder}`
+      const tagLineIds = 'select "line_tags"."order_id" as "id.0", "line_tags"."line_no" as "id.1", "line_tags"."tag_id" as "__expand_parent" ' +
+        'from "line_tags" inner join "order_lines" on "line_tags"."order_id" = "order_lines"."order_id" ' +
+        'and "line_tags"."line_no" = "order_lines"."line_no" where "line_tags"."tag_id" in '
+      const tagLineOrder = ' order by "line_tags"."tag_id", "line_tags"."order_id", "line_tags"."line_no" limit 16384'
       t.strictSame(await get('/order-lines/1,2?expand=tags'), {
         status: 200,
         body: { ...ink, tags: [{ id: 1, name: 'fragile', lines: ['1,2'] }, { id: 2, name: 'gift', lines: ['1,2', '2,1'] }] },
         statements: written([
-          `select ${lineColumns} from "order_lines" where "order_lines"."order_id" = ? and "order_lines"."line_no" = ?`,
-          'select "shipments"."id" as "id", "shipments"."order_id" as "__expand_parent.0", "shipments"."line_no" as "__expand_parent.1" ' +
-            'from "shipments" where ("shipments"."order_id" = ? and "shipments"."line_no" = ?) ' +
-            'order by "shipments"."order_id", "shipments"."line_no", "shipments"."id" limit 16384',
-          'select "tags"."id" as "id", cast("tags"."name" as text) as "name", "line_tags"."order_id" as "__expand_parent.0", ' +
-            '"line_tags"."line_no" as "__expand_parent.1" from "tags" inner join "line_tags" on "line_tags"."tag_id" = "tags"."id" ' +
-            'where ("line_tags"."order_id" = ? and "line_tags"."line_no" = ?) ' +
-            'order by "line_tags"."order_id", "line_tags"."line_no", "line_tags"."tag_id" limit 16384',
-          'select "line_tags"."order_id" as "id.0", "line_tags"."line_no" as "id.1", "line_tags"."tag_id" as "__expand_parent" from "line_tags" ' +
-            'inner join "order_lines" on "line_tags"."order_id" = "order_lines"."order_id" and "line_tags"."line_no" = "order_lines"."line_no" ' +
-            'where "line_tags"."tag_id" in (?, ?) order by "line_tags"."tag_id", "line_tags"."order_id", "line_tags"."line_no" limit 16384',
+          line,
+          sent(`${shipmentIds}("shipments"."order_id" = ? and "shipments"."line_no" = ?)${shipmentOrder}`,
+            `${shipmentIds}("shipments"."order_id", "shipments"."line_no") in (${keySubqueryOf(line, lineKey)})${shipmentOrder}`),
+          sent(`${tags}("line_tags"."order_id" = ? and "line_tags"."line_no" = ?)${tagOrder}`, tagsKeyed),
+          // Keyed by the tags' statement, itself keyed by the line's parts.
+          sent(`${tagLineIds}(?, ?)${tagLineOrder}`, `${tagLineIds}(${keySubqueryOf(tagsKeyed, '"tags"."id"')})${tagLineOrder}`),
         ]),
       })
       t.strictSame((await get('/order-lines/1,2?expand=shipments.line&fields=lineNo,shipments.id,shipments.line.product')).body, {

@@ -1,7 +1,7 @@
 import { tracingChannel } from 'node:diagnostics_channel'
 import { Type } from '@sinclair/typebox'
 import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify'
-import { Kysely, PostgresDialect } from 'kysely'
+import { Kysely, PostgresDialect, sql, type SqlBool } from 'kysely'
 import pg from 'pg'
 import t, { type Test } from 'tap'
 import expandPlugin, { defineResource } from '../../plugin/index.js'
@@ -13,6 +13,7 @@ import type { AnySelect } from '../../plugin/sql/selection.js'
 import type { LoadMessage } from '../../plugin/trace/channels.js'
 import { asWrittenOn, dialects, inOneWave, inWave, keySubqueryOf, pageAsSent, type TestDatabase } from '../fixtures/dialects.js'
 import { Company, PetStore, Toy, openSeeded } from '../fixtures/tables.js'
+import { compositeKeyResources, createCompositeKeys, Shipment } from '../fixtures/composite-keys.js'
 import { schemas } from '../fixtures/pets.js'
 
 // The pets tables with a scope on people and on pets, each read from a header: the scope of every level
@@ -320,12 +321,12 @@ t.test('key subqueries: the parent statement as a derived table, and the scope v
   const db = new Kysely<any>({ dialect: new PostgresDialect({ pool: new pg.Pool() }) })
   t.teardown(() => db.destroy())
   const parent = db.selectFrom('pets').select(['pets.id as id', 'pets.owner_id as owner']).where('pets.species', '=', 'cat').orderBy('pets.id').limit(3)
-  const keys = keySubquery(db, parent, 'pets.owner_id')
+  const keys = keySubquery(db, parent, ['pets.owner_id'])
   t.equal(keys.compile().sql,
     'select distinct "__expand_key_rows"."key" from (select "pets"."owner_id" as "key" from "pets" where "pets"."species" = $1 order by "pets"."id" limit $2) as "__expand_key_rows"')
   const people = (keys: AnySelect) => db.selectFrom('people').select(['people.id as id', 'people.id as __expand_wave_join'])
     .where('people.name', '<>', 'Fred').where('people.id', 'in', keys)
-  const compiled = waveStatement(db, keys, people).compile()
+  const compiled = waveStatement(db, keys, 1, people).compile()
   t.equal(compiled.sql,
     'with "__expand_wave_keys" as (select distinct "__expand_key_rows"."key" from (select "pets"."owner_id" as "key" from "pets" ' +
     'where "pets"."species" = $1 order by "pets"."id" limit $2) as "__expand_key_rows") ' +
@@ -336,10 +337,30 @@ t.test('key subqueries: the parent statement as a derived table, and the scope v
     'the keys read once, first; every key joined to its rows, or to none')
   t.same(compiled.parameters, ['cat', 3, 'Fred'], 'the parents\' values, then the statement\'s own scope\'s')
   const numbered = (keys: AnySelect) => people(keys).select('people.id as __expand_wave_row')
-  t.equal(waveStatement(db, keys, numbered).compile().sql, compiled.sql
+  t.equal(waveStatement(db, keys, 1, numbered).compile().sql, compiled.sql
     .replace('"people"."id" as "__expand_wave_join"', '"people"."id" as "__expand_wave_join", "people"."id" as "__expand_wave_row"') +
     ' order by "__expand_wave_rows"."__expand_wave_row"',
   'rows that say their place in the order (a to-many relation\'s): in it, the place itself not selected')
+  // A composite key: each part under its own name, joined part by part, each part of the key said.
+  const lines = db.selectFrom('shipments').select(['shipments.id as id', 'shipments.order_id as line.0', 'shipments.line_no as line.1'])
+    .where('shipments.carrier', '=', 'Post')
+  const lineKeys = keySubquery(db, lines, ['shipments.order_id', 'shipments.line_no'])
+  t.equal(lineKeys.compile().sql,
+    'select distinct "__expand_key_rows"."key.0" as "key.0", "__expand_key_rows"."key.1" as "key.1" from (select "shipments"."order_id" as "key.0", ' +
+    '"shipments"."line_no" as "key.1" from "shipments" where "shipments"."carrier" = $1) as "__expand_key_rows"')
+  const orderLines = (keys: AnySelect) => db.selectFrom('order_lines')
+    .select(['order_lines.product as product', 'order_lines.order_id as __expand_wave_join.0', 'order_lines.line_no as __expand_wave_join.1'])
+    .where(sql<SqlBool>`("order_lines"."order_id", "order_lines"."line_no") in ${keys}`)
+  t.equal(waveStatement(db, lineKeys, 2, orderLines).compile().sql,
+    `with "__expand_wave_keys" as (${lineKeys.compile().sql}) ` +
+    'select "__expand_wave_rows"."product", "__expand_wave_rows"."__expand_wave_join.0" as "__expand_wave_join.0", ' +
+    '"__expand_wave_rows"."__expand_wave_join.1" as "__expand_wave_join.1", ' +
+    '"__expand_wave_keys"."key.0" as "__expand_wave_key.0", "__expand_wave_keys"."key.1" as "__expand_wave_key.1" from "__expand_wave_keys" ' +
+    'left join (select "order_lines"."product" as "product", "order_lines"."order_id" as "__expand_wave_join.0", ' +
+    '"order_lines"."line_no" as "__expand_wave_join.1" from "order_lines" where ("order_lines"."order_id", "order_lines"."line_no") in ' +
+    '(select "__expand_wave_keys"."key.0" as "key.0", "__expand_wave_keys"."key.1" as "key.1" from "__expand_wave_keys")) as "__expand_wave_rows" ' +
+    'on "__expand_wave_rows"."__expand_wave_join.0" = "__expand_wave_keys"."key.0" and "__expand_wave_rows"."__expand_wave_join.1" = "__expand_wave_keys"."key.1"',
+    'a composite key: its parts, each under its own name, matched part by part')
   t.equal(nestedScope(undefined, undefined), undefined)
   t.same(nestedScope({ key: 'a', values: [1] }, undefined), { key: 'a>', values: [1] })
   t.same(nestedScope(undefined, { key: 'b', values: [2] }), { key: '>b', values: [2] })
@@ -368,11 +389,12 @@ t.test('a relation with limit keyed by a subquery: its numbered rows say their k
 })
 
 /**
- * A pool whose statements of one wave wait until the page's statement has
- * answered and `between` has run: the page read before a write, its
- * relations' statements after it, as when a write lands between them.
+ * A pool whose statements of one wave wait until the page's statement (the
+ * statement `page` matches) has answered and `between` has run: the page
+ * read before a write, its relations' statements after it, as when a write
+ * lands between them.
  */
-function writeBetween (pool: pg.Pool, between: () => Promise<void>): pg.Pool {
+function writeBetween (pool: pg.Pool, between: () => Promise<void>, page = / order by "pets"\."id" limit \$\d+ offset \$\d+$/): pg.Pool {
   let pageAnswered!: () => void
   const answered = new Promise<void>((resolve) => { pageAnswered = resolve })
   const connect = async () => {
@@ -381,7 +403,7 @@ function writeBetween (pool: pg.Pool, between: () => Promise<void>): pg.Pool {
       async query (text: string, values?: unknown[]) {
         if (text.startsWith('with "__expand_wave_keys"')) await answered
         const result = await client.query(text, values)
-        if (text.startsWith('select') && / order by "pets"\."id" limit \$\d+ offset \$\d+$/.test(text)) {
+        if (text.startsWith('select') && page.test(text)) {
           await between()
           pageAnswered()
         }
@@ -430,6 +452,48 @@ for (const dialect of dialects().filter((dialect) => dialect.name === 'postgres'
 }
 
 for (const dialect of dialects().filter((dialect) => dialect.name === 'postgres')) {
+  t.test(`a write between the page and its relations' statements over a composite key on ${dialect.name}: answered for part by part`, async (t) => {
+    const database = await dialect.open()
+    t.teardown(() => database.close())
+    await createCompositeKeys(database.db, 'postgres')
+    const buildShipments = async (db: Kysely<any>) => {
+      const app = Fastify()
+      await app.register(expandPlugin, { db, resources: compositeKeyResources })
+      app.expand.routes('/shipments', Shipment)
+      await app.ready()
+      return app
+    }
+    const plain = await buildShipments(database.db)
+    t.teardown(() => plain.close())
+    const url = '/shipments?limit=1&expand=line'
+    const before = await plain.inject(url)
+    t.same(before.json().data, [
+      { id: 1, carrier: 'Post', line: { orderId: 1, lineNo: 2, product: 'Ink', quantity: 1, shipments: [1, 3] } },
+    ])
+    const [{ schema }] = (await database.db.selectNoFrom((eb) => eb.fn<string>('current_schema').as('schema')).execute()) as [{ schema: string }]
+    const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 4, options: `-c search_path=${schema}` })
+    const sent: Array<{ sql: string; parameters: readonly unknown[] }> = []
+    // Shipment 0 (of line 2,1) comes first once written: the relations' subqueries read it as the page.
+    const insertShipmentZero = async () => {
+      await database.db.insertInto('shipments').values({ id: 0, carrier: 'Zero', order_id: 2, line_no: 1 }).execute()
+    }
+    const db = new Kysely<any>({
+      dialect: new PostgresDialect({ pool: writeBetween(pool, insertShipmentZero, / order by "shipments"\."id" limit \$\d+ offset \$\d+$/) }),
+      log: (event) => { if (event.level === 'query') sent.push({ sql: event.query.sql, parameters: event.query.parameters }) },
+    })
+    const gated = await buildShipments(db)
+    t.teardown(async () => { await gated.close(); await db.destroy() })
+    const during = await gated.inject(url)
+    t.equal(during.statusCode, 200)
+    t.same(during.json().data, before.json().data, 'shipment 1 with line 1,2 and its shipments: as before the write')
+    t.equal(sent.filter(({ sql }) => sql.startsWith('with ')).length, 2, 'line and line.shipments sent with the page')
+    const byKey = sent.filter(({ sql }) => !sql.startsWith('with ') && !sql.includes(' offset '))
+    t.same(byKey.map(({ sql, parameters }) => [sql.split(' from ')[1]!.split(' ')[0], parameters]), [['"order_lines"', [1, 2]], ['"shipments"', [1, 2]]],
+      'line 1,2 (not 2,1) and its shipments read by key after the wave: their parents were not the wave\'s')
+    t.ok(byKey.every(({ sql }) => sql.includes('"order_id" = $1 and ') && sql.includes('"line_no" = $2')), 'each matched part by part')
+    t.equal(sent.length, 1 + 2 + 2, 'the page (reading its count), the wave, and the two relations read again')
+  })
+
   t.test(`a page that fails with a relation's statement in flight on ${dialect.name}: answered once that statement has answered`, async (t) => {
     const database = await openSeeded(t, dialect)
     const [{ schema }] = (await database.db.selectNoFrom((eb) => eb.fn<string>('current_schema').as('schema')).execute()) as [{ schema: string }]

@@ -310,9 +310,8 @@ const foreignErrors = new Map([
   ['parse/route-parameters.ts: Error', 2],
   ['parse/integers.ts: Error', 1],
   // Switch cases no relation reaches: to-one ids are read from the row, never queried; a relation resolved by a
-  // function runs no statement (it is called: load/function-relations.ts), nor does a list filter or sort through one;
-  // a relation over a composite key is never keyed by a subquery (load/one-wave.ts leaves it to its level's turn).
-  ['sql/relation-statements.ts: TypeError', 3],
+  // function runs no statement (it is called: load/function-relations.ts), nor does a list filter or sort through one.
+  ['sql/relation-statements.ts: TypeError', 2],
   // SQLite loads level by level (its dialect's `loadsInOneWave`): a relation with `limit` gets its keys as a list.
   ['sql/dialects/sqlite.ts: TypeError', 1],
   // A one-wave statement selects its relation statement's columns by the names they are selected under, which
