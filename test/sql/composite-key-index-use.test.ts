@@ -1,8 +1,9 @@
 // The statements of relations over a composite key read the key's index on every database: a to-one
 // relation over (order_id, line_no) finds the order lines by their primary key, and the shipments of
 // some order lines are read by shipments_line (order_id, line_no), each key matched part by part
-// (`(a = ? and b = ?) or ...`, sql/composite-keys.ts). Each statement is the one the route ran, explained
-// with its own parameters on enough rows, analysed, that each planner chooses by cost.
+// (`(a = ? and b = ?) or ...`, sql/composite-keys.ts; on PostgreSQL in one wave, `(a, b) in (select ...)` over
+// the parts of the parents' keys). Each statement is the one the route ran, explained with its own parameters on
+// enough rows, analysed, that each planner chooses by cost.
 import Fastify from 'fastify'
 import { CompiledQuery, sql } from 'kysely'
 import t from 'tap'
