@@ -28,7 +28,7 @@ export const waveKey = '__expand_wave_key'
  * single key, `name.0`, `name.1`... for the parts of a composite key
  * (`partAlias`, as the level statements name them).
  */
-export function partNames (name: string, count: number): string[] {
+function partNames (name: string, count: number): string[] {
   return count === 1 ? [name] : Array.from({ length: count }, (_, index) => partAlias(name, index))
 }
 
