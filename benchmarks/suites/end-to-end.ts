@@ -241,7 +241,8 @@ export const endToEndSuite: Suite = {
   processes: 3,
   description: [
     `A ${pageRows}-row page of pets with \`expand=${expand}\` (pets, people, companies, toys through pet_toys) on in-memory SQLite,`,
-    'requested through app.inject one after another; figure: requests per second (1 / median latency).',
+    'requested through app.inject one after another, each contender warmed first (1,000 requests or 2 s, whichever ends first),',
+    'then all of them alternating in rounds of 25 requests; figure: requests per second (1 / median latency of a request in its round).',
     `${routesName} is the plugin's list route (4 statements + 1 count) on a Kysely instance over \`cachePreparedStatements\`, as the README's first example;`,
     `${routesScopedName} is that route with a scope on each of its resources that every row passes (each statement then carries its request's condition and is compiled for it);`,
     `${routesUncachedName} is the same route on Kysely's SqliteDialect given the database itself, which prepares every statement again;`,
