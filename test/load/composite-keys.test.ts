@@ -1,6 +1,7 @@
 import Fastify, { type FastifyInstance } from 'fastify'
 import t from 'tap'
-import expandPlugin from '../../plugin/index.js'
+import { Type } from '@sinclair/typebox'
+import expandPlugin, { defineResource } from '../../plugin/index.js'
 import { databaseOf, onDatabase } from '../fixtures/databases.js'
 import { asWrittenOn, dialects, inComparableOrder, inOneWave, inWave, keySubqueryOf, pageAsSent, type Dialect, type TestDatabase } from '../fixtures/dialects.js'
 import {
@@ -15,9 +16,20 @@ import {
 // their id arrays of identifiers, cursor pages over both parts, the scope at
 // every depth: the same bodies on every dialect, and the statements each runs.
 
+// The orders again, with their shipments: a relation over one column whose rows hold a to-one over two columns
+// (each part selected under a name with a dot, `line.0`), which a one-wave statement selects by those names.
+const OrderShipments = defineResource({
+  name: 'OrderShipments',
+  table: 'orders',
+  schema: Type.Object({ id: Type.Integer(), customer: Type.String(), shipments: Type.Array(Type.Integer()) }),
+  fields: ['id', 'customer'],
+  expandable: { shipments: [Shipment, { many: true, foreignKey: 'order_id' }] },
+})
+
 async function build (database: TestDatabase): Promise<FastifyInstance> {
   const app = Fastify()
-  await app.register(expandPlugin, { db: database.db, resources: compositeKeyResources })
+  await app.register(expandPlugin, { db: database.db, resources: [...compositeKeyResources, OrderShipments] })
+  app.expand.routes('/order-shipments', OrderShipments)
   app.expand.routes('/playlists', Playlist)
   app.expand.routes('/playlist-tracks', PlaylistTrack)
   app.expand.routes('/orders', Order)
@@ -233,6 +245,21 @@ for (const dialect of dialects()) {
       t.strictSame((await get('/orders/1?expand=lines&fields=id,lines.product', hidden)).body, {
         id: 1, lines: [{ product: 'Pen' }, { product: 'Ink' }],
       }, 'the rows, without the hidden part')
+    })
+
+    t.test('a relation over one column whose rows hold a to-one over two columns: the same answer, in one wave too', async (t) => {
+      const reply = await get('/order-shipments/1?expand=shipments.line')
+      t.strictSame(reply.body, {
+        id: 1,
+        customer: 'Ada',
+        shipments: [{ id: 1, carrier: 'Post', line: ink }, { id: 3, carrier: 'Post', line: ink }],
+      })
+      t.equal(reply.statements.length, 4, 'the order, its shipments, their lines, the lines\' shipment ids')
+      t.equal(reply.statements.filter((statement) => statement.startsWith('with ')).length, inOneWave(dialect) ? 3 : 0,
+        'in one wave: all three sent with the order\'s row')
+      t.strictSame((await get('/order-shipments/1?expand=shipments')).body, {
+        id: 1, customer: 'Ada', shipments: [{ id: 1, carrier: 'Post', line: '1,2' }, { id: 3, carrier: 'Post', line: '1,2' }],
+      }, 'the to-one shown as its identifier')
     })
 
     t.test('rows a handler gives: the columns of a to-one over two columns, or its identifier', async (t) => {
