@@ -11,7 +11,7 @@ type Query = Record<string, string>
 
 export const hitName = 'planFor + serializerFor (hit)'
 const missName = 'planFor + serializerFor (miss)'
-const floorName = 'Map.get by raw parameters (floor)'
+export const floorName = 'Map.get by raw parameters (floor)'
 export const stringsName = 'new strings of the query alone (part of both)'
 const compileName = 'fast-json-stringify compile alone'
 const overflowCacheSize = 100
