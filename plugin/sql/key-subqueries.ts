@@ -10,13 +10,13 @@ import type { ScopeParts } from './statement-templates.js'
 /** A planned relation field: expanded, or shown as ids. */
 type RelationField = Extract<PlannedField, { kind: 'id' | 'expanded' }>
 
-/** The derived table of a parent statement's keys, and the one column it selects. */
+/** The derived table of a parent statement's keys, and the column it selects (a composite key: one per part, `partNames`). */
 const keyRows = '__expand_key_rows'
 const keyName = 'key'
 /** A one-wave statement's parts: its keys (a common table expression), its relation's rows, and the columns it adds. */
 const waveKeys = '__expand_wave_keys'
 const waveRows = '__expand_wave_rows'
-/** Of a relation's row: the column its parent's key is matched on (its key to-one, its parent key else). */
+/** Of a relation's row: the column its parent's key is matched on (its key to-one, its parent key else; a composite key: one per part). */
 export const waveJoin = '__expand_wave_join'
 /** Of a to-many relation's row: its place in the relation statement's order. */
 export const waveRow = '__expand_wave_row'
