@@ -267,17 +267,25 @@ async function loadAggregates (load: Load, owner: ResourceNode, planned: readonl
   const relation = aggregates[0]!.relation
   const { keys, groups } = groupByParent(rows, owner)
   const found = new Map<unknown, Row>()
+  const { context } = load
+  // The group's first planned field names the statement: it lives as long as the plan, which decides its columns.
+  const site = planned[0]!
+  const byKeys = async (keys: readonly unknown[]): Promise<Row[]> => {
+    if (load.stopped) throw stoppedByOther
+    context.ensureClientWaits()
+    const build = (keys: readonly unknown[]) => aggregateStatement(context, relation, aggregates, keys)
+    const label = loadChannel.hasSubscribers ? statementLabel(load, site, 'aggregates', keys.length) : undefined
+    const scope = context.scopeParts(relation.target)
+    return await context.templates.rowsByKeys(context.db, site, keys, undefined, build, scope, false, '', label)
+  }
   for (const chunk of chunks([...groups.keys()])) {
     if (load.stopped) throw stoppedByOther
-    const { context } = load
     context.ensureClientWaits()
-    // The group's first planned field names the statement: it lives as long as the plan, which decides its columns.
-    const site = planned[0]!
-    const build = (keys: readonly unknown[]) => aggregateStatement(context, relation, aggregates, keys)
-    const label = loadChannel.hasSubscribers ? statementLabel(load, site, 'aggregates', chunk.length) : undefined
-    const read = await context.templates.rowsByKeys(
-      context.db, site, chunk, undefined, build, context.scopeParts(relation.target), false, '', label
-    )
+    // Sent with the root's statement (load/one-wave.ts): its groups, then by key those of the parents it did not answer for.
+    const sent = load.wave === undefined ? undefined : await load.wave.take(site, chunk)
+    const read = sent === undefined
+      ? await byKeys(chunk)
+      : sent.missing.length === 0 ? sent.rows : sent.rows.concat(await byKeys(sent.missing))
     for (const row of read) found.set(keyOf(row[parentKey]), row)
   }
   for (let index = 0; index < rows.length; index++) {

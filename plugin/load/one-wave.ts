@@ -1,6 +1,8 @@
 import type { LevelPlan, PlannedField } from '../plan/plan.js'
+import type { ResourceNode } from '../graph/resource-graph.js'
+import { aggregatesByRelation, aggregateStatement } from '../sql/aggregate-statements.js'
 import {
-  keyColumnsOf, keyNamesOf, keySubquery, keySubqueryByName, nestedScope, waveRowReader, waveStatement,
+  keyColumnsOf, keyNamesOf, keySubquery, keySubqueryByName, nestedScope, ownKeyColumns, waveRowReader, waveStatement,
 } from '../sql/key-subqueries.js'
 import { hasStatement, limitOf, relationIdsQuery, relationRowsQuery, rowBoundOf } from '../sql/relation-statements.js'
 import type { AnySelect, Row } from '../sql/selection.js'
@@ -122,15 +124,15 @@ export function sendsTogether (context: LoadContext): boolean {
 /**
  * Whether every relation statement of the level and below can take its keys
  * from a subquery: not a relation resolved by a function (it is called with
- * its parents' rows), not an aggregate, nor a relation with the request's
- * list options on it. A relation over a composite key matches its keys part
- * by part (sql/composite-keys.ts).
+ * its parents' rows), nor a relation with the request's list options on it.
+ * A relation over a composite key matches its keys part by part
+ * (sql/composite-keys.ts); an aggregate's statement groups the rows of its
+ * relation by the level's own keys.
  */
 function inOneWave (context: LoadContext, level: LevelPlan): boolean {
   for (const field of level.fields) {
     switch (field.kind) {
-      case 'value': case 'computed': continue
-      case 'aggregate': return false
+      case 'value': case 'computed': case 'aggregate': continue
       case 'id': case 'expanded': break
       default: field satisfies never
     }
@@ -142,41 +144,81 @@ function inOneWave (context: LoadContext, level: LevelPlan): boolean {
 }
 
 /**
- * Sends the statements of a level's relations, each keyed by `parent` (the
- * statement of the level's rows, whose scope parts are `parentScope`: its
- * own, then its parents' up to the root's), and those of the levels below.
- * `numbered`: the level's statement reads its rows numbered per parent (a
- * relation with `limit`), so its keys are read by the names it selects them under.
+ * Sends the statements of a level's relations and aggregates, each keyed by
+ * `parent` (the statement of the level's rows, whose scope parts are
+ * `parentScope`: its own, then its parents' up to the root's), and those of
+ * the levels below. `numbered`: the level's statement reads its rows
+ * numbered per parent (a relation with `limit`), so its keys are read by the
+ * names it selects them under.
  */
 function sendLevel (
   context: LoadContext, wave: OneWave, root: LevelPlan, level: LevelPlan,
   parent: () => AnySelect, parentScope: ScopeParts | undefined, rootStatement: RootStatement, numbered = false
 ): void {
-  const { db, templates } = context
+  const { db } = context
+  const keysOf = (columns: readonly string[], names: readonly string[]) =>
+    memoized(() => (numbered ? keySubqueryByName(db, parent(), names) : keySubquery(db, parent(), columns)))
+  const sent = { wave, root, parentScope, rootStatement }
   for (const field of level.fields) {
     if (field.kind !== 'id' && field.kind !== 'expanded') continue
     if (!hasStatement(field)) continue
     const bound = rowBoundOf(context, field.relation) ?? 0
     const columns = keyColumnsOf(level.node, field)
-    const keys = memoized(() => numbered
-      ? keySubqueryByName(db, parent(), keyNamesOf(level.node, field))
-      : keySubquery(db, parent(), columns))
-    const build = () => waveStatement(db, keys(), columns.length, (waveKeys) => statementOf(context, field, waveKeys, bound))
-    // Its parents' statement first (its keys, a common table expression), then its own scope's values.
-    const own = context.scopeParts(field.relation.target)
-    const key = nestedScope(own, parentScope)?.key
-    const scope = key === undefined ? undefined : { key, values: parentScope?.values ?? [] }
-    const values = [...rootStatement.values, ...(own?.values ?? [])]
-    // The bound is a literal of the statement's text, or of a subquery's: one template per bound.
-    const purpose = `wave ${rootStatement.purpose}/limit ${context.budget.rowBound}`
-    const label = loadChannel.hasSubscribers ? labelOf(context, root, field) : undefined
-    wave.add(field, templates.rows(db, field, purpose, values, build, false, scope, label), columns.length)
+    const keys = keysOf(columns, keyNamesOf(level.node, field))
+    const statement = (waveKeys: AnySelect) => statementOf(context, field, waveKeys, bound)
+    const own = sendStatement(context, sent, field, field.relation.target, keys, columns.length, statement)
     if (field.kind === 'expanded') {
       // The level below takes its keys from this relation's rows: its statement keyed as here, without the wave's join.
       const rows = memoized(() => statementOf(context, field, keys(), bound))
       sendLevel(context, wave, root, field.level, rows, nestedScope(own, parentScope), rootStatement, limitOf(context, field) !== undefined)
     }
   }
+  // The level's aggregates: one grouped statement per relation, keyed by the level's own keys.
+  const aggregates = level.fields.filter((field): field is PlannedAggregate => field.kind === 'aggregate')
+  if (aggregates.length === 0) return
+  const columns = ownKeyColumns(level.node)
+  const keys = keysOf(columns, level.node.key.fields)
+  for (const group of aggregatesByRelation(aggregates, (field) => field.aggregate.relation).values()) {
+    // The group's first field names the statement, as when it is sent on its own (batch-loader's `loadAggregates`).
+    const site = group[0]!
+    const { relation } = site.aggregate
+    const statement = (waveKeys: AnySelect) => aggregateStatement(context, relation, group.map((field) => field.aggregate), waveKeys)
+    sendStatement(context, sent, site, relation.target, keys, columns.length, statement)
+  }
+}
+
+type PlannedAggregate = Extract<PlannedField, { kind: 'aggregate' }>
+
+/** What the statements of one wave share: the wave, the plan's root, the scope parts of a level's parents, the route's statement. */
+interface Sending {
+  readonly wave: OneWave
+  readonly root: LevelPlan
+  readonly parentScope: ScopeParts | undefined
+  readonly rootStatement: RootStatement
+}
+
+/**
+ * Sends one statement of the wave for `site` (a relation field, or the first
+ * aggregate of a group), reading `target`'s rows for the keys of `keys`
+ * (`parts` columns): its parents' statement first (its keys, a common table
+ * expression), then its own scope's values. Answers that scope's parts.
+ */
+function sendStatement (
+  context: LoadContext, sending: Sending, site: RelationField | PlannedAggregate, target: ResourceNode,
+  keys: () => AnySelect, parts: number, statement: (keys: AnySelect) => AnySelect
+): ScopeParts | undefined {
+  const { db, templates } = context
+  const { wave, root, parentScope, rootStatement } = sending
+  const build = () => waveStatement(db, keys(), parts, statement)
+  const own = context.scopeParts(target)
+  const key = nestedScope(own, parentScope)?.key
+  const scope = key === undefined ? undefined : { key, values: parentScope?.values ?? [] }
+  const values = [...rootStatement.values, ...(own?.values ?? [])]
+  // The bound is a literal of the statement's text, or of a subquery's: one template per bound.
+  const purpose = `wave ${rootStatement.purpose}/limit ${context.budget.rowBound}`
+  const label = loadChannel.hasSubscribers ? labelOf(context, root, site) : undefined
+  wave.add(site, templates.rows(db, site, purpose, values, build, false, scope, label), parts)
+  return own
 }
 
 function statementOf (context: LoadContext, field: RelationField, keys: AnySelect, bound: number): AnySelect {
@@ -184,9 +226,10 @@ function statementOf (context: LoadContext, field: RelationField, keys: AnySelec
 }
 
 /** A statement sent with the route's own: in its round trip (wave 0), binding no keys of its own. */
-function labelOf (context: LoadContext, root: LevelPlan, field: RelationField): StatementLabel {
-  const { path } = positionsOf(root).get(field)!
-  return { kind: field.kind === 'id' ? 'ids' : 'rows', path, system: context.dialect.systemName, wave: 0, keyCount: undefined }
+function labelOf (context: LoadContext, root: LevelPlan, site: RelationField | PlannedAggregate): StatementLabel {
+  const { path } = positionsOf(root).get(site)!
+  const kind = site.kind === 'aggregate' ? 'aggregates' : site.kind === 'id' ? 'ids' : 'rows'
+  return { kind, path, system: context.dialect.systemName, wave: 0, keyCount: undefined }
 }
 
 /** Built once, when first asked: a statement template kept from an earlier request needs none. */

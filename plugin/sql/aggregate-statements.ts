@@ -5,6 +5,8 @@ import { derivedColumn } from '../routes/list-declarations.js'
 import type { LoadContext } from '../load/load-context.js'
 import type { AggregateField } from '../plan/plan.js'
 import { parentKey, type ExpandDialect } from './dialects/index.js'
+import { withWaveColumns } from './key-subqueries.js'
+import type { RelationKeys } from './relation-statements.js'
 import { foreignKeyOf, keyColumn, tableOf, type AnySelect } from './selection.js'
 import { parentKeyReadAsText } from './text-columns.js'
 
@@ -74,10 +76,11 @@ export function aggregateExpression (
  * per aggregate), over the related rows in the request's scope. A parent
  * without related rows has no row: its counts are 0, the others null.
  * Without keys, every parent's (what a list sorted or filtered by an
- * aggregate joins).
+ * aggregate joins). Keyed by a subquery (load/one-wave.ts), each group also
+ * says the parent column it is joined on.
  */
 export function aggregateStatement (
-  context: LoadContext, relation: RelationEdge, aggregates: readonly AggregateField[], keys?: readonly unknown[]
+  context: LoadContext, relation: RelationEdge, aggregates: readonly AggregateField[], keys?: RelationKeys
 ): AnySelect {
   const source = sourceOf(relation)
   const scope = context.scope(relation.target)
@@ -91,7 +94,10 @@ export function aggregateStatement (
     .select((eb) => aggregates.map((aggregate) => sql`${aggregateExpression(eb, aggregate, context.dialect)}`.as(aggregate.name)))
   // The scope is the first condition, as in every statement: statement templates expect its values first.
   if (scope !== undefined) query = query.where(scope)
-  return (keys === undefined ? query : query.where(source.parentColumn, 'in', keys)).groupBy(source.parentColumn)
+  if (keys === undefined) return query.groupBy(source.parentColumn)
+  if (Array.isArray(keys)) return query.where(source.parentColumn, 'in', keys).groupBy(source.parentColumn)
+  const keyed = query.where(context.dialect.amongKeys(source.parentColumn, keys as AnySelect))
+  return withWaveColumns(keyed, [source.parentColumn]).groupBy(source.parentColumn)
 }
 
 /**

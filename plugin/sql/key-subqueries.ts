@@ -146,8 +146,13 @@ export function withWaveColumns (query: AnySelect, joinColumns: readonly string[
  */
 export function keyColumnsOf (owner: ResourceNode, field: RelationField): string[] {
   const { link } = field.relation
+  if (link.kind === 'to-one') return columnsOf(link.column).map((column) => `${tableOf(owner)}.${column}`)
+  return ownKeyColumns(owner)
+}
+
+/** The owner's key columns: the parents' keys of its to-many relations and of its aggregates. */
+export function ownKeyColumns (owner: ResourceNode): string[] {
   const table = tableOf(owner)
-  if (link.kind === 'to-one') return columnsOf(link.column).map((column) => `${table}.${column}`)
   return owner.key.fields.map((name) => `${table}.${owner.column(name)}`)
 }
 

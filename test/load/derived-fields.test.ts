@@ -1,7 +1,9 @@
 import Fastify, { type FastifyInstance } from 'fastify'
 import t, { type Test } from 'tap'
 import expandPlugin, { defineResource } from '../../plugin/index.js'
-import { asWrittenOn, dialects, inComparableOrder, inOneWave, pageAsSent, type Dialect, type TestDatabase } from '../fixtures/dialects.js'
+import {
+  asWrittenOn, dialects, inComparableOrder, inOneWave, inWave, keySubqueryOf, pageAsSent, type Dialect, type TestDatabase,
+} from '../fixtures/dialects.js'
 import { openRelationTables } from '../fixtures/relation-lists.js'
 import { DerivedPerson, derivedResources } from '../fixtures/derived.js'
 import { Type } from '@sinclair/typebox'
@@ -38,6 +40,8 @@ async function get (app: FastifyInstance, database: TestDatabase, url: string, h
 
 const plain = (statement: string) => statement.replace(/\$\d+/g, '?')
 const keys = (count: number) => Array.from({ length: count }, () => '?').join(', ')
+/** A relation's or aggregate's statement as sent: keyed by its parents' statement in one wave (`inWave`), else as written. */
+const sent = (dialect: Dialect, statement: string) => (inOneWave(dialect) ? inWave(dialect, statement) : statement)
 
 /** The types counts and sums are cast to, as each dialect writes them (plugin/sql/dialects: `numberCasts`). */
 const numberCasts = {
@@ -55,12 +59,13 @@ const nullsLastAscending = {
   mariadb: (column: string) => `${column} is null asc, ${column} asc`,
 } satisfies Record<Dialect['name'], (column: string) => string>
 
-const petAggregates = (dialect: Dialect, count: number) => {
+/** The pets' aggregates of the people whose keys `keys` writes: bound (`?, ?`), or a key subquery (`keySubqueryOf`). */
+const petAggregates = (dialect: Dialect, keys: string) => {
   const { integer, double } = numberCasts[dialect.name]
   return `select "pets"."owner_id" as "__expand_parent", cast(count(*) as ${integer}) as "pet_count", ` +
     `cast(count(case when "pets"."species" = ? then 1 end) as ${integer}) as "cat_count", max("pets"."name") as "last_pet", ` +
     `cast(sum("pets"."id") as ${double}) as "pet_id_sum", avg(cast("pets"."id" as ${double})) as "pet_id_avg" ` +
-    `from "pets" where "pets"."deleted" = ? and "pets"."owner_id" in (${keys(count)}) group by "pets"."owner_id"`
+    `from "pets" where "pets"."deleted" = ? and "pets"."owner_id" in (${keys}) group by "pets"."owner_id"`
 }
 
 const everyPerson = [
@@ -89,17 +94,20 @@ function runOn (dialect: Dialect): void {
 
       const all = await get(app, database, `/people?expand=${allDerived}`)
       t.same(all.body, { data: everyPerson, limit: 20, offset: 0, total: 5 })
-      // Statements are logged as they answer: the page is told by its offset (in one wave, it reads its count).
-      const isPage = (statement: string) => statement.includes(' offset ')
+      // Statements are logged as they answer: the page is told by its offset (in one wave, it reads its count, and
+      // the aggregates' statements, sent with it, repeat it as their keys' subquery).
+      const page = 'select "people"."id" as "id", cast("people"."name" as text) as "name", upper("people"."name") as "shout" ' +
+        'from "people" order by "people"."id" limit ? offset ?'
+      const isPage = (statement: string) => statement.startsWith('select') && statement.includes(' offset ')
       t.same(all.statements.map(plain).filter(isPage), [
-        written(pageAsSent(dialect,
-          'select "people"."id" as "id", cast("people"."name" as text) as "name", upper("people"."name") as "shout" from "people" order by "people"."id" limit ? offset ?',
-          'select count(*) as "total" from "people"')),
+        written(pageAsSent(dialect, page, 'select count(*) as "total" from "people"')),
       ], 'a computed field is read with its row')
+      // Level by level keyed by the page's five keys (padded to 8); in one wave, by the page's statement.
+      const people = inOneWave(dialect) ? keySubqueryOf(page, '"people"."id"') : keys(8)
       t.same(ordered(all.statements.filter((statement) => !isPage(statement))), ordered([
-        petAggregates(dialect, 8),
-        `select "people"."manager_id" as "__expand_parent", cast(count(*) as ${integer}) as "report_count", max("people"."born") as "youngest_report" ` +
-        `from "people" where "people"."manager_id" in (${keys(8)}) group by "people"."manager_id"`,
+        sent(dialect, petAggregates(dialect, people)),
+        sent(dialect, `select "people"."manager_id" as "__expand_parent", cast(count(*) as ${integer}) as "report_count", ` +
+          `max("people"."born") as "youngest_report" from "people" where "people"."manager_id" in (${people}) group by "people"."manager_id"`),
       ].map(written)), 'the five aggregates over pets share one statement; those over reports another')
     })
 
@@ -110,13 +118,24 @@ function runOn (dialect: Dialect): void {
       const deep = await get(app, database, '/people/5?fields=id,pets&expand=pets.toy_count,pets.tag_count,pets.first_tag,pets.label')
       t.same(deep.body, { id: 5, pets: [{ id: 6, name: 'Tom', species: 'cat', owner: 5, toy_count: 0, tag_count: 1, first_tag: 'calm', label: 'Tom the cat' }] },
         "Tom's vip tag is secret: one tag, and the first visible one")
-      t.same(ordered(deep.statements.slice(2)), ordered([
-        `select "toys"."pet_id" as "__expand_parent", cast(count(*) as ${integer}) as "toy_count" from "toys" where "toys"."pet_id" in (?) group by "toys"."pet_id"`,
-        `select "pet_tags"."pet_id" as "__expand_parent", cast(count(*) as ${integer}) as "tag_count", min("tags"."name") as "first_tag" ` +
-        'from "pet_tags" inner join "tags" on "tags"."id" = "pet_tags"."tag_id" where "tags"."secret" = ? and "pet_tags"."pet_id" in (?) group by "pet_tags"."pet_id"',
-      ].map(written)))
+      const person = 'select "people"."id" as "id" from "people" where "people"."id" = ?'
+      // The computed field in the pets statement.
+      const pets = (keys: string) => 'select "pets"."id" as "id", cast("pets"."name" as text) as "name", cast("pets"."species" as text) as "species", ' +
+        '"pets"."owner_id" as "owner", concat("pets"."name", \' the \', "pets"."species") as "label", "pets"."owner_id" as "__expand_parent" ' +
+        `from "pets" where "pets"."deleted" = ? and "pets"."owner_id" in (${keys}) order by "pets"."owner_id", "pets"."id" limit 16384`
+      const petsKeyed = pets(inOneWave(dialect) ? keySubqueryOf(person, '"people"."id"') : '?')
+      const petKeys = inOneWave(dialect) ? keySubqueryOf(petsKeyed, '"pets"."id"') : '?'
+      // Logged as they answer: in one wave, the person's statement need not be first.
+      t.same(ordered(deep.statements), ordered([
+        person,
+        sent(dialect, petsKeyed),
+        sent(dialect, `select "toys"."pet_id" as "__expand_parent", cast(count(*) as ${integer}) as "toy_count" from "toys" ` +
+          `where "toys"."pet_id" in (${petKeys}) group by "toys"."pet_id"`),
+        sent(dialect, `select "pet_tags"."pet_id" as "__expand_parent", cast(count(*) as ${integer}) as "tag_count", min("tags"."name") as "first_tag" ` +
+          'from "pet_tags" inner join "tags" on "tags"."id" = "pet_tags"."tag_id" where "tags"."secret" = ? ' +
+          `and "pet_tags"."pet_id" in (${petKeys}) group by "pet_tags"."pet_id"`),
+      ].map(written)), 'in one wave, the aggregates of the pets keyed by the pets\' statement, itself keyed by the person\'s')
       t.equal(deep.statements.length, 4, 'the person, the pets, and one statement per aggregated relation of the pets')
-      t.match(deep.statements[1], written('concat("pets"."name", \' the \', "pets"."species") as "label"'), 'the computed field in the pets statement')
     })
 
     t.test('omit and fields leave them out; nothing below one', async (t) => {

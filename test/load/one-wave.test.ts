@@ -14,6 +14,8 @@ import type { LoadMessage } from '../../plugin/trace/channels.js'
 import { asWrittenOn, dialects, inOneWave, inWave, keySubqueryOf, pageAsSent, type TestDatabase } from '../fixtures/dialects.js'
 import { Company, PetStore, Toy, openSeeded } from '../fixtures/tables.js'
 import { compositeKeyResources, createCompositeKeys, Shipment } from '../fixtures/composite-keys.js'
+import { DerivedPerson, derivedResources } from '../fixtures/derived.js'
+import { openRelationTables } from '../fixtures/relation-lists.js'
 import { schemas } from '../fixtures/pets.js'
 
 // The pets tables with a scope on people and on pets, each read from a header: the scope of every level
@@ -492,6 +494,43 @@ for (const dialect of dialects().filter((dialect) => dialect.name === 'postgres'
       'line 1,2 (not 2,1) and its shipments read by key after the wave: their parents were not the wave\'s')
     t.ok(byKey.every(({ sql }) => sql.includes('"order_id" = $1 and ') && sql.includes('"line_no" = $2')), 'each matched part by part')
     t.equal(sent.length, 1 + 2 + 2, 'the page (reading its count), the wave, and the two relations read again')
+  })
+
+  t.test(`a write between the page and its aggregates' statement on ${dialect.name}: each parent counted`, async (t) => {
+    const database = await openRelationTables(t, dialect)
+    const buildPeople = async (db: Kysely<any>) => {
+      const app = Fastify()
+      await app.register(expandPlugin, { db, resources: derivedResources })
+      app.expand.routes('/people', DerivedPerson)
+      await app.ready()
+      return app
+    }
+    const plain = await buildPeople(database.db)
+    t.teardown(() => plain.close())
+    const url = '/people?limit=1&fields=id,pet_count'
+    const before = await plain.inject(url)
+    t.same(before.json().data, [{ id: 1, pet_count: 2 }])
+    const [{ schema }] = (await database.db.selectNoFrom((eb) => eb.fn<string>('current_schema').as('schema')).execute()) as [{ schema: string }]
+    const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 4, options: `-c search_path=${schema}` })
+    const sent: Array<{ sql: string; parameters: readonly unknown[] }> = []
+    // Person 0 (no pets) comes first once written: the aggregates' subquery reads it as the page.
+    const insertPersonZero = async () => {
+      await database.db.insertInto('people').values({ id: 0, name: 'Zero', born: null, employer_id: null, manager_id: null }).execute()
+    }
+    const db = new Kysely<any>({
+      dialect: new PostgresDialect({ pool: writeBetween(pool, insertPersonZero, / order by "people"\."id" limit \$\d+ offset \$\d+$/) }),
+      log: (event) => { if (event.level === 'query') sent.push({ sql: event.query.sql, parameters: event.query.parameters }) },
+    })
+    const gated = await buildPeople(db)
+    t.teardown(async () => { await gated.close(); await db.destroy() })
+    const during = await gated.inject(url)
+    t.equal(during.statusCode, 200)
+    t.same(during.json().data, before.json().data, 'Ana and her two pets: as before the write')
+    t.equal(sent.filter(({ sql }) => sql.startsWith('with ')).length, 1, 'the count of pets sent with the page')
+    const byKey = sent.filter(({ sql }) => !sql.startsWith('with ') && !sql.includes(' offset '))
+    t.same(byKey.map(({ sql, parameters }) => [/ from ("\w+")/.exec(sql)![1], parameters.at(-1)]), [['"pets"', 1]],
+      'Ana\'s pets counted by key after the wave: the wave counted for Zero, not her')
+    t.equal(sent.length, 1 + 1 + 1, 'the page (reading its count), the wave, and the count again')
   })
 
   t.test(`a page that fails with a relation's statement in flight on ${dialect.name}: answered once that statement has answered`, async (t) => {
