@@ -417,29 +417,43 @@ function writeBetween (pool: pg.Pool, between: () => Promise<void>, page = / ord
   return { connect, end: async () => await pool.end() } as unknown as pg.Pool
 }
 
+/**
+ * `url` answered by the app `build` makes on `database`, then by one whose
+ * pool (`writeBetween`) runs `between` once `page` (the route's statement)
+ * has answered and before the statements of its wave run: both answers, the
+ * plain app (for a request after the write), and each statement the second sent.
+ */
+async function acrossAWrite (
+  t: Test, database: TestDatabase, build: (db: Kysely<any>) => Promise<FastifyInstance>, url: string,
+  between: () => Promise<unknown>, page?: RegExp
+) {
+  const plain = await build(database.db)
+  t.teardown(() => plain.close())
+  const before = await plain.inject(url)
+  t.equal(before.statusCode, 200)
+  const [{ schema }] = (await database.db.selectNoFrom((eb) => eb.fn<string>('current_schema').as('schema')).execute()) as [{ schema: string }]
+  const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 4, options: `-c search_path=${schema}` })
+  const sent: Array<{ sql: string; parameters: readonly unknown[] }> = []
+  const db = new Kysely<any>({
+    dialect: new PostgresDialect({ pool: writeBetween(pool, async () => { await between() }, page) }),
+    log: (event) => { if (event.level === 'query') sent.push({ sql: event.query.sql, parameters: event.query.parameters }) },
+  })
+  const gated = await build(db)
+  t.teardown(async () => { await gated.close(); await db.destroy() })
+  const during = await gated.inject(url)
+  t.equal(during.statusCode, 200)
+  return { plain, before, during, sent }
+}
+
 for (const dialect of dialects().filter((dialect) => dialect.name === 'postgres')) {
   t.test(`a write between the page and its relations' statements on ${dialect.name}: each parent placed is answered for`, async (t) => {
     const database = await openSeeded(t, dialect)
-    const plain = await build(database)
-    t.teardown(() => plain.close())
     const url = '/pets?limit=1&expand=owner.employer,toys'
-    const before = await plain.inject(url)
-    t.equal(before.statusCode, 200)
-    const [{ schema }] = (await database.db.selectNoFrom((eb) => eb.fn<string>('current_schema').as('schema')).execute()) as [{ schema: string }]
-    const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 4, options: `-c search_path=${schema}` })
-    const sent: Array<{ sql: string; parameters: readonly unknown[] }> = []
     // Pet 0 (Bob's, no toys) comes first in the table once written: the relations' subqueries read it as the page.
-    const insertPetZero = async () => {
+    const insertPetZero = async () =>
       await database.db.insertInto('pets').values({ id: 0, name: 'Zero', species: 'cat', owner_id: 4, sold_from_id: null }).execute()
-    }
-    const db = new Kysely<any>({
-      dialect: new PostgresDialect({ pool: writeBetween(pool, insertPetZero) }),
-      log: (event) => { if (event.level === 'query') sent.push({ sql: event.query.sql, parameters: event.query.parameters }) },
-    })
-    const gated = await build({ ...database, db })
-    t.teardown(async () => { await gated.close(); await db.destroy() })
-    const during = await gated.inject(url)
-    t.equal(during.statusCode, 200)
+    const buildPets = async (db: Kysely<any>) => await build(database, undefined, db)
+    const { plain, before, during, sent } = await acrossAWrite(t, database, buildPets, url, insertPetZero)
     t.same(during.json().data, before.json().data, 'Garfield, with Fred, his employer and both toys: as before the write')
     t.same(during.json().data[0].toys.map((toy: { name: string }) => toy.name), ['ball', 'string'])
     const waves = sent.filter(({ sql }) => sql.startsWith('with '))
@@ -465,28 +479,13 @@ for (const dialect of dialects().filter((dialect) => dialect.name === 'postgres'
       await app.ready()
       return app
     }
-    const plain = await buildShipments(database.db)
-    t.teardown(() => plain.close())
-    const url = '/shipments?limit=1&expand=line'
-    const before = await plain.inject(url)
+    // Shipment 0 (of line 2,1) comes first once written: the relations' subqueries read it as the page.
+    const { before, during, sent } = await acrossAWrite(t, database, buildShipments, '/shipments?limit=1&expand=line', async () =>
+      await database.db.insertInto('shipments').values({ id: 0, carrier: 'Zero', order_id: 2, line_no: 1 }).execute(),
+    / order by "shipments"\."id" limit \$\d+ offset \$\d+$/)
     t.same(before.json().data, [
       { id: 1, carrier: 'Post', line: { orderId: 1, lineNo: 2, product: 'Ink', quantity: 1, shipments: [1, 3] } },
     ])
-    const [{ schema }] = (await database.db.selectNoFrom((eb) => eb.fn<string>('current_schema').as('schema')).execute()) as [{ schema: string }]
-    const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 4, options: `-c search_path=${schema}` })
-    const sent: Array<{ sql: string; parameters: readonly unknown[] }> = []
-    // Shipment 0 (of line 2,1) comes first once written: the relations' subqueries read it as the page.
-    const insertShipmentZero = async () => {
-      await database.db.insertInto('shipments').values({ id: 0, carrier: 'Zero', order_id: 2, line_no: 1 }).execute()
-    }
-    const db = new Kysely<any>({
-      dialect: new PostgresDialect({ pool: writeBetween(pool, insertShipmentZero, / order by "shipments"\."id" limit \$\d+ offset \$\d+$/) }),
-      log: (event) => { if (event.level === 'query') sent.push({ sql: event.query.sql, parameters: event.query.parameters }) },
-    })
-    const gated = await buildShipments(db)
-    t.teardown(async () => { await gated.close(); await db.destroy() })
-    const during = await gated.inject(url)
-    t.equal(during.statusCode, 200)
     t.same(during.json().data, before.json().data, 'shipment 1 with line 1,2 and its shipments: as before the write')
     t.equal(sent.filter(({ sql }) => sql.startsWith('with ')).length, 2, 'line and line.shipments sent with the page')
     const byKey = sent.filter(({ sql }) => !sql.startsWith('with ') && !sql.includes(' offset '))
@@ -505,26 +504,11 @@ for (const dialect of dialects().filter((dialect) => dialect.name === 'postgres'
       await app.ready()
       return app
     }
-    const plain = await buildPeople(database.db)
-    t.teardown(() => plain.close())
-    const url = '/people?limit=1&fields=id,pet_count'
-    const before = await plain.inject(url)
-    t.same(before.json().data, [{ id: 1, pet_count: 2 }])
-    const [{ schema }] = (await database.db.selectNoFrom((eb) => eb.fn<string>('current_schema').as('schema')).execute()) as [{ schema: string }]
-    const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 4, options: `-c search_path=${schema}` })
-    const sent: Array<{ sql: string; parameters: readonly unknown[] }> = []
     // Person 0 (no pets) comes first once written: the aggregates' subquery reads it as the page.
-    const insertPersonZero = async () => {
-      await database.db.insertInto('people').values({ id: 0, name: 'Zero', born: null, employer_id: null, manager_id: null }).execute()
-    }
-    const db = new Kysely<any>({
-      dialect: new PostgresDialect({ pool: writeBetween(pool, insertPersonZero, / order by "people"\."id" limit \$\d+ offset \$\d+$/) }),
-      log: (event) => { if (event.level === 'query') sent.push({ sql: event.query.sql, parameters: event.query.parameters }) },
-    })
-    const gated = await buildPeople(db)
-    t.teardown(async () => { await gated.close(); await db.destroy() })
-    const during = await gated.inject(url)
-    t.equal(during.statusCode, 200)
+    const { before, during, sent } = await acrossAWrite(t, database, buildPeople, '/people?limit=1&fields=id,pet_count', async () =>
+      await database.db.insertInto('people').values({ id: 0, name: 'Zero', born: null, employer_id: null, manager_id: null }).execute(),
+    / order by "people"\."id" limit \$\d+ offset \$\d+$/)
+    t.same(before.json().data, [{ id: 1, pet_count: 2 }])
     t.same(during.json().data, before.json().data, 'Ana and her two pets: as before the write')
     t.equal(sent.filter(({ sql }) => sql.startsWith('with ')).length, 1, 'the count of pets sent with the page')
     const byKey = sent.filter(({ sql }) => !sql.startsWith('with ') && !sql.includes(' offset '))
