@@ -2,10 +2,10 @@ import type { LevelPlan, PlannedField } from '../plan/plan.js'
 import type { ResourceNode } from '../graph/resource-graph.js'
 import { aggregatesByRelation, aggregateStatement } from '../sql/aggregate-statements.js'
 import {
-  keyColumnsOf, keyNamesOf, keySubquery, keySubqueryByName, nestedScope, ownKeyColumns, waveRowReader, waveStatement,
+  keyColumnsOf, keyNamesOf, keySubquery, keySubqueryByName, nestedScope, waveRowReader, waveStatement,
 } from '../sql/key-subqueries.js'
 import { hasStatement, limitOf, relationIdsQuery, relationRowsQuery, rowBoundOf } from '../sql/relation-statements.js'
-import type { AnySelect, Row } from '../sql/selection.js'
+import { keyColumns, type AnySelect, type Row } from '../sql/selection.js'
 import type { ScopeParts } from '../sql/statement-templates.js'
 import { loadChannel, type StatementLabel } from '../trace/channels.js'
 import { positionsOf } from '../trace/positions.js'
@@ -176,7 +176,7 @@ function sendLevel (
   // The level's aggregates: one grouped statement per relation, keyed by the level's own keys.
   const aggregates = level.fields.filter((field): field is PlannedAggregate => field.kind === 'aggregate')
   if (aggregates.length === 0) return
-  const columns = ownKeyColumns(level.node)
+  const columns = keyColumns(level.node)
   const keys = keysOf(columns, level.node.key.fields)
   for (const group of aggregatesByRelation(aggregates, (field) => field.aggregate.relation).values()) {
     // The group's first field names the statement, as when it is sent on its own (batch-loader's `loadAggregates`).

@@ -17,8 +17,7 @@ import type { ExpandedListsOption } from './expanded-list-declarations.js'
 import { isUnstorableValue, rootStatement } from './route-statements.js'
 import type { LoadContext } from '../load/load-context.js'
 import { parameterReader } from '../parse/route-parameters.js'
-import { selectLevel, type Row } from '../sql/selection.js'
-import { keyColumns } from '../sql/composite-keys.js'
+import { keyColumns, selectLevel, type Row } from '../sql/selection.js'
 import { compositeIdSchema, keyValues, whereKey } from './detail-keys.js'
 
 export interface ResourceRoutesOptions {

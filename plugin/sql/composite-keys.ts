@@ -1,13 +1,13 @@
 import { sql, type AliasableExpression, type AliasedExpression, type Expression, type ExpressionBuilder, type SqlBool } from 'kysely'
 import { columnsOf } from '../graph/composite-relations.js'
 import { identifierOf, partsOf, type ResourceKey } from '../graph/identifiers.js'
-import type { RelationEdge, RelationLink, ResourceNode } from '../graph/resource-graph.js'
+import type { RelationEdge, RelationLink } from '../graph/resource-graph.js'
 import type { LoadContext } from '../load/load-context.js'
 import type { PlannedField } from '../plan/plan.js'
 import { orderedBy, parentKey, type RelationOrder } from './dialects/index.js'
 import { withWaveColumns } from './key-subqueries.js'
 import type { RelationKeys } from './relation-statements.js'
-import { foreignKeyOf, partAlias, selectLevel, selectLevelColumns, tableOf, type AnySelect, type Row } from './selection.js'
+import { foreignKeyOf, keyColumns, partAlias, selectLevel, selectLevelColumns, tableOf, type AnySelect, type Row } from './selection.js'
 import { idsReadAsText, parentKeyReadAsText } from './text-columns.js'
 
 // The statements of relations over a composite key (graph/composite-relations.ts, `readsCompositeKey`): a
@@ -43,11 +43,6 @@ export function matchingKeys (
 export function keyParts (key: ResourceKey, keys: readonly unknown[]): Array<readonly unknown[]> {
   if (key.kind === 'single') return keys.map((value) => [value])
   return [...new Set(keys)].map((identifier) => partsOf(String(identifier), key.types) ?? key.types.map(() => null))
-}
-
-/** A resource's key columns, qualified by `table` (its own table by default). */
-export function keyColumns (node: ResourceNode, table = tableOf(node)): string[] {
-  return node.key.fields.map((field) => `${table}.${node.column(field)}`)
 }
 
 /** A function reading a to-many row's parent key as the loader groups parents: the tag, or the identifier of its parts. */

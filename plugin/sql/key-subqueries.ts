@@ -4,7 +4,7 @@ import { columnsOf } from '../graph/composite-relations.js'
 import { identifierOf } from '../graph/identifiers.js'
 import type { ResourceNode } from '../graph/resource-graph.js'
 import { rowNumberOver, type RelationOrder } from './dialects/index.js'
-import { partAlias, tableOf, type AnyKysely, type AnySelect, type Row } from './selection.js'
+import { keyColumns, partAlias, tableOf, type AnyKysely, type AnySelect, type Row } from './selection.js'
 import type { ScopeParts } from './statement-templates.js'
 
 /** A planned relation field: expanded, or shown as ids. */
@@ -147,13 +147,7 @@ export function withWaveColumns (query: AnySelect, joinColumns: readonly string[
 export function keyColumnsOf (owner: ResourceNode, field: RelationField): string[] {
   const { link } = field.relation
   if (link.kind === 'to-one') return columnsOf(link.column).map((column) => `${tableOf(owner)}.${column}`)
-  return ownKeyColumns(owner)
-}
-
-/** The owner's key columns: the parents' keys of its to-many relations and of its aggregates. */
-export function ownKeyColumns (owner: ResourceNode): string[] {
-  const table = tableOf(owner)
-  return owner.key.fields.map((name) => `${table}.${owner.column(name)}`)
+  return keyColumns(owner)
 }
 
 /**

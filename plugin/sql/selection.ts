@@ -108,9 +108,14 @@ export function selectLevelColumns (query: AnySelect, level: LevelPlan, dialect:
 
 /** A resource's primary key column, qualified by its table. */
 export function keyColumn (node: ResourceNode): string {
-  // A composite key has several: sql/composite-keys.ts's keyColumns.
+  // A composite key has several: `keyColumns`.
   if (node.key.kind === 'composite') throw new TypeError(`${node.qualifiedName} has a composite key`)
   return `${tableOf(node)}.${node.column(node.primaryKey)}`
+}
+
+/** A resource's key columns, qualified by `table` (its own table by default). */
+export function keyColumns (node: ResourceNode, table = tableOf(node)): string[] {
+  return node.key.fields.map((field) => `${table}.${node.column(field)}`)
 }
 
 export function tableOf (node: ResourceNode): string {
