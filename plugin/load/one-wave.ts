@@ -1,5 +1,4 @@
 import type { LevelPlan, PlannedField } from '../plan/plan.js'
-import type { ResourceNode } from '../graph/resource-graph.js'
 import { aggregatesByRelation, aggregateStatement } from '../sql/aggregate-statements.js'
 import {
   keyColumnsOf, keyNamesOf, keySubquery, keySubqueryByName, nestedScope, waveRowReader, waveStatement,
@@ -103,7 +102,7 @@ export const ignore = (): void => {}
  * request over it answers the same error.
  */
 export function sendOneWave (context: LoadContext, root: LevelPlan, statement: RootStatement): OneWave | undefined {
-  if (!sendsTogether(context) || !inOneWave(context, root)) return undefined
+  if (!sendsTogether(context) || !inOneWave(root)) return undefined
   // A client gone by now is found before its rows are placed (batch-loader's `rowsOf`): the load stops there, the wave answered.
   const wave = new OneWave()
   sendLevel(context, wave, root, root, memoized(statement.build), statement.scope, statement)
@@ -124,12 +123,13 @@ export function sendsTogether (context: LoadContext): boolean {
 /**
  * Whether every relation statement of the level and below can take its keys
  * from a subquery: not a relation resolved by a function (it is called with
- * its parents' rows), nor a relation with the request's list options on it.
- * A relation over a composite key matches its keys part by part
- * (sql/composite-keys.ts); an aggregate's statement groups the rows of its
- * relation by the level's own keys.
+ * its parents' rows). A relation with the request's list options on it
+ * (`sort[path]`, `limit[path]`, `where[path.field]`) is its statement with
+ * them, as when it is sent on its own. A relation over a composite key
+ * matches its keys part by part (sql/composite-keys.ts); an aggregate's
+ * statement groups the rows of its relation by the level's own keys.
  */
-function inOneWave (context: LoadContext, level: LevelPlan): boolean {
+function inOneWave (level: LevelPlan): boolean {
   for (const field of level.fields) {
     switch (field.kind) {
       case 'value': case 'computed': case 'aggregate': continue
@@ -137,8 +137,7 @@ function inOneWave (context: LoadContext, level: LevelPlan): boolean {
       default: field satisfies never
     }
     if (field.relation.link.kind === 'function') return false
-    if (context.listed(field) !== undefined) return false
-    if (field.kind === 'expanded' && !inOneWave(context, field.level)) return false
+    if (field.kind === 'expanded' && !inOneWave(field.level)) return false
   }
   return true
 }
@@ -166,7 +165,10 @@ function sendLevel (
     const columns = keyColumnsOf(level.node, field)
     const keys = keysOf(columns, keyNamesOf(level.node, field))
     const statement = (waveKeys: AnySelect) => statementOf(context, field, waveKeys, bound)
-    const own = sendStatement(context, sent, field, field.relation.target, keys, columns.length, statement)
+    // A request's expanded list adds its conditions' values to the scope's, and its sort and limit to the statement's variant.
+    const listed = context.listed(field)
+    const own = listed === undefined ? context.scopeParts(field.relation.target) : listed.parts
+    sendStatement(context, sent, field, keys, columns.length, statement, own, listed?.variant)
     if (field.kind === 'expanded') {
       // The level below takes its keys from this relation's rows: its statement keyed as here, without the wave's join.
       const rows = memoized(() => statementOf(context, field, keys(), bound))
@@ -183,7 +185,7 @@ function sendLevel (
     const site = group[0]!
     const { relation } = site.aggregate
     const statement = (waveKeys: AnySelect) => aggregateStatement(context, relation, group.map((field) => field.aggregate), waveKeys)
-    sendStatement(context, sent, site, relation.target, keys, columns.length, statement)
+    sendStatement(context, sent, site, keys, columns.length, statement, context.scopeParts(relation.target))
   }
 }
 
@@ -199,26 +201,26 @@ interface Sending {
 
 /**
  * Sends one statement of the wave for `site` (a relation field, or the first
- * aggregate of a group), reading `target`'s rows for the keys of `keys`
- * (`parts` columns): its parents' statement first (its keys, a common table
- * expression), then its own scope's values. Answers that scope's parts.
+ * aggregate of a group), reading the rows of the related table for the keys
+ * of `keys` (`parts` columns): its parents' statement first (its keys, a
+ * common table expression), then the values of its own condition, `own` (the
+ * scope on the related table, and a request's list conditions, whose sort and
+ * limit `variant` tells apart).
  */
 function sendStatement (
-  context: LoadContext, sending: Sending, site: RelationField | PlannedAggregate, target: ResourceNode,
-  keys: () => AnySelect, parts: number, statement: (keys: AnySelect) => AnySelect
-): ScopeParts | undefined {
+  context: LoadContext, sending: Sending, site: RelationField | PlannedAggregate,
+  keys: () => AnySelect, parts: number, statement: (keys: AnySelect) => AnySelect, own: ScopeParts | undefined, variant = ''
+): void {
   const { db, templates } = context
   const { wave, root, parentScope, rootStatement } = sending
   const build = () => waveStatement(db, keys(), parts, statement)
-  const own = context.scopeParts(target)
   const key = nestedScope(own, parentScope)?.key
   const scope = key === undefined ? undefined : { key, values: parentScope?.values ?? [] }
   const values = [...rootStatement.values, ...(own?.values ?? [])]
   // The bound is a literal of the statement's text, or of a subquery's: one template per bound.
-  const purpose = `wave ${rootStatement.purpose}/limit ${context.budget.rowBound}`
+  const purpose = `wave ${rootStatement.purpose}/limit ${context.budget.rowBound}${variant}`
   const label = loadChannel.hasSubscribers ? labelOf(context, root, site) : undefined
   wave.add(site, templates.rows(db, site, purpose, values, build, false, scope, label), parts)
-  return own
 }
 
 function statementOf (context: LoadContext, field: RelationField, keys: AnySelect, bound: number): AnySelect {

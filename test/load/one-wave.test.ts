@@ -60,7 +60,10 @@ async function build (database: TestDatabase, maxObjects?: number, db = database
   const app = Fastify()
   const resources = [Company, Person, Pet, PetStore, Toy]
   await app.register(expandPlugin, { db, resources, ...(maxObjects === undefined ? {} : { maxObjects }) })
-  app.expand.routes('/pets', Pet, { permitListExpands: ['owner.employer', 'toys', 'sold_from'] })
+  app.expand.routes('/pets', Pet, {
+    permitListExpands: ['owner.employer', 'toys', 'sold_from'],
+    expandedLists: { toys: { sort: ['name'], maxLimit: 5, filter: { name: ['contains'] } } },
+  })
   app.expand.routes('/people', Person, { permitListExpands: ['pets.toys', 'employer'] })
   app.expand.routes('/pet-pages', Pet, { pagination: 'cursor', sort: ['name'], permitListExpands: ['owner.employer', 'toys'] })
   await app.ready()
@@ -493,6 +496,25 @@ for (const dialect of dialects().filter((dialect) => dialect.name === 'postgres'
       'line 1,2 (not 2,1) and its shipments read by key after the wave: their parents were not the wave\'s')
     t.ok(byKey.every(({ sql }) => sql.includes('"order_id" = $1 and ') && sql.includes('"line_no" = $2')), 'each matched part by part')
     t.equal(sent.length, 1 + 2 + 2, 'the page (reading its count), the wave, and the two relations read again')
+  })
+
+  t.test(`a write between the page and its expanded list's statement on ${dialect.name}: each parent's first rows, sorted and filtered`, async (t) => {
+    const database = await openSeeded(t, dialect)
+    const url = '/pets?limit=1&expand=toys&fields=id,toys&sort[toys]=-name&limit[toys]=1&where[toys.name][contains]=i'
+    const buildPets = async (db: Kysely<any>) => await build(database, undefined, db)
+    // Pet 0 (no toys) comes first once written: the toys' subquery reads it as the page.
+    const { before, during, sent } = await acrossAWrite(t, database, buildPets, url, async () =>
+      await database.db.insertInto('pets').values({ id: 0, name: 'Zero', species: 'cat', owner_id: 4, sold_from_id: null }).execute())
+    t.same(before.json().data, [{ id: 1, toys: [{ id: 2, name: 'string' }] }], 'Garfield\'s toys with an i, by name descending, the first')
+    t.same(during.json().data, before.json().data, 'as before the write')
+    const waves = sent.filter(({ sql }) => sql.startsWith('with "__expand_wave_keys"'))
+    t.equal(waves.length, 1, 'the toys sent with the page')
+    t.match(waves[0]!.sql, / over\(partition by "pet_toys"\."pet_id" order by "toys"\."name" desc, "pet_toys"\."toy_id"\) as "__expand_row" /)
+    t.same(waves[0]!.parameters, ['', 1, 0, '%i%'], 'the page\'s scope, limit and offset, then the list\'s condition')
+    const byKey = sent.filter(({ sql }) => !sql.startsWith('with "__expand_wave_keys"') && !sql.includes(' offset '))
+    t.same(byKey.map(({ parameters }) => parameters), [['%i%', 1]], 'Garfield\'s toys read by key after the wave, with the list\'s condition')
+    t.match(byKey[0]!.sql, / order by "toys"\."name" desc, "pet_toys"\."toy_id"\) as "__expand_row" /)
+    t.equal(sent.length, 1 + 1 + 1, 'the page (reading its count), the wave, and the toys again')
   })
 
   t.test(`a write between the page and its aggregates' statement on ${dialect.name}: each parent counted`, async (t) => {

@@ -3,7 +3,7 @@ import Fastify, { type FastifyInstance } from 'fastify'
 import type { Kysely } from 'kysely'
 import t from 'tap'
 import expandPlugin, { defineResource, type AnyResource } from '../../plugin/index.js'
-import { asWrittenOn, dialects, firstRowsShape, inComparableOrder, inOneWave, keySubqueryOf, type Dialect, type TestDatabase } from '../fixtures/dialects.js'
+import { asSent, asWrittenOn, dialects, firstRowsShape, inComparableOrder, inOneWave, type Dialect, type TestDatabase } from '../fixtures/dialects.js'
 import { isCountStatement } from '../helpers/page-count.js'
 import { createPosts, through } from '../fixtures/posts.js'
 
@@ -87,7 +87,7 @@ interface Limited {
  * numbering every child). Both end with the object budget's bound.
  */
 function limitedStatement (dialect: Dialect, { columns, from, parent, related, order, limit, scope, keys }: Limited): string {
-  if (typeof keys === 'object') return limitedInWave({ columns, from, parent, order, limit, scope }, keys.parents)
+  if (typeof keys === 'object') return asSent(dialect, limitedStatement(dialect, { columns, from, parent, related, order, limit, scope, keys: 1 }), keys.parents, '"posts"."id"')
   const p = (index: number) => (dialect.name === 'postgres' ? `$${index}` : '?')
   const first = scope === undefined ? 1 : 2
   const keyList = Array.from({ length: keys }, (_, index) => p(first + index))
@@ -105,31 +105,6 @@ function limitedStatement (dialect: Dialect, { columns, from, parent, related, o
     `from "__expand_keys" cross join ${from} where ${parent} = "__expand_keys"."key" and ${related} in (` +
     `select ${related} from ${from} where ${scoped(`${parent} = "__expand_keys"."key"`)} order by ${order} limit ${limit}) ` +
     `order by "__expand_keys"."key", ${order} limit ${bound}`)
-}
-
-/**
- * The statement of a relation with `limit` in one wave on PostgreSQL
- * (plugin/load/one-wave.ts): the keys of `parents` read once, then the rows
- * numbered per parent as above, each also saying the key it matches and its
- * place in the relation's order (parent key first), joined to every key.
- * Placeholders are numbered in the order written, as they are bound.
- */
-function limitedInWave ({ columns, from, parent, order, limit, scope }: Omit<Limited, 'related' | 'keys'>, parents: string): string {
-  const names = [...columns.map(([, name]) => `"${name}"`), '"__expand_parent"', '"__expand_wave_join"']
-  const numbered = [...names, '"__expand_wave_row"'].map((name) => `"__expand_numbered".${name} as ${name}`).join(', ')
-  const keyCondition = `${parent} = any(array(select "__expand_wave_keys"."key" from "__expand_wave_keys"))`
-  const rows = `select ${numbered} from (` +
-    `select ${columns.map(([column, name]) => `${column} as "${name}", `).join('')}${parent} as "__expand_parent", ${parent} as "__expand_wave_join", ` +
-    `row_number() over(order by ${parent}, ${order}) as "__expand_wave_row", ` +
-    `row_number() over(partition by ${parent} order by ${order}) as "__expand_row" ` +
-    `from ${from} where ${scope === undefined ? keyCondition : `${scope} and ${keyCondition}`}) as "__expand_numbered" ` +
-    `where "__expand_numbered"."__expand_row" <= ${limit} order by "__expand_numbered"."__expand_parent", "__expand_numbered"."__expand_row" limit 16384`
-  const statement = `with "__expand_wave_keys" as (${keySubqueryOf(parents, '"posts"."id"')}) ` +
-    `select ${names.map((name) => `"__expand_wave_rows".${name}`).join(', ')}, "__expand_wave_keys"."key" as "__expand_wave_key" ` +
-    `from "__expand_wave_keys" left join (${rows}) as "__expand_wave_rows" on "__expand_wave_rows"."__expand_wave_join" = "__expand_wave_keys"."key" ` +
-    'order by "__expand_wave_rows"."__expand_wave_row"'
-  let next = 0
-  return statement.replace(/\$\d+/g, () => `$${++next}`)
 }
 
 const commentsFrom = { from: '"comments"', parent: '"comments"."post_id"', related: '"comments"."id"' }

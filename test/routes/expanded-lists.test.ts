@@ -3,7 +3,7 @@ import Fastify, { type FastifyInstance } from 'fastify'
 import t from 'tap'
 import expandPlugin, { defineResource, type AnyResource, type ExpandPluginOptions } from '../../plugin/index.js'
 import { onDatabase, type Database } from '../fixtures/databases.js'
-import { asWrittenOn, dialects, inOneWave, pageAsSent, type Dialect, type TestDatabase } from '../fixtures/dialects.js'
+import { asSent, asWrittenOn, dialects, inOneWave, keySubqueryOf, pageAsSent, type Dialect, type TestDatabase } from '../fixtures/dialects.js'
 import { isCountStatement } from '../helpers/page-count.js'
 import { createPosts, through } from '../fixtures/posts.js'
 
@@ -72,6 +72,9 @@ async function build (database: TestDatabase, options: Partial<ExpandPluginOptio
   return app
 }
 
+/** How a statement of one wave starts (plugin/sql/key-subqueries.ts): its keys, read from its parents' statement. */
+const waveStart = 'with "__expand_wave_keys" as ('
+
 const comment = ({ id, body, rank }: { id: number; body: string; rank: number }) => ({ id, body, rank })
 const commentRow = (id: number) => comment(comments.find((row) => row.id === id)!)
 
@@ -118,7 +121,8 @@ for (const dialect of dialects()) {
     const app = await build(database)
     t.teardown(() => app.close())
     /**
-     * The statements a request ran, with their parameters: in text order where a pool loads a level concurrently;
+     * The statements a request ran, with their parameters: the route's own first, then the relations' in text order
+     * where a pool loads a level concurrently (in one wave they are sent with the route's and any may answer first);
      * without the page's COUNT where it goes out with the page (one wave: its answer dropped on these short pages).
      */
     const get = async (url: string, headers: Record<string, string> = {}) => {
@@ -126,8 +130,14 @@ for (const dialect of dialects()) {
       const response = await app.inject({ url, headers })
       const ran = database.statements.map((sql, index) => [sql, database.parameters[index]] as const)
         .filter(([sql]) => !(inOneWave(dialect) && isCountStatement(sql)))
-      return { status: response.statusCode, body: response.json(), ran: concurrent ? [ran[0]!, ...ran.slice(1).sort()] : ran }
+      const own = inOneWave(dialect) ? ran.findIndex(([sql]) => !sql.startsWith(waveStart)) : 0
+      const relations = ran.filter((_, index) => index !== own)
+      return { status: response.statusCode, body: response.json(), ran: concurrent ? [ran[own]!, ...relations.sort()] : ran }
     }
+    /** In one wave, a relation's statement keyed by its parents' statement `parent` (`column`, its key); else as written. */
+    const sent = (statement: string, parent: string, column = '"posts"."id"') => asSent(dialect, statement, parent, column)
+    const page = `select "posts"."id" as "id" from "posts" order by "posts"."id" limit ${p(1)} offset ${p(2)}`
+    const post = `select "posts"."id" as "id" from "posts" where "posts"."id" = ${p(1)}`
 
     t.test('sort, limit and where on a list route: one statement per relation path', async (t) => {
       const url = '/posts?expand=comments,tags&sort[comments]=-rank&limit[comments]=2&where[comments.rank][gte]=1&sort[tags]=-rank'
@@ -139,23 +149,23 @@ for (const dialect of dialects()) {
         { id: 3, comments: [], tags: [] },
       ], 'rank descending, ties by key, two per parent, rank at least 1; tags by rank descending')
       t.same(ran, [
-        [asWrittenOn(dialect, pageAsSent(dialect, `select "posts"."id" as "id" from "posts" order by "posts"."id" limit ${p(1)} offset ${p(2)}`,
-          'select count(*) as "total" from "posts"')), [20, 0]],
-        [limitedComments(`"comments"."rank" >= ${p(1)}`, '"comments"."rank" desc, "comments"."id"', 2, 4, 2), rowNumbered ? [1, 1, 2, 3, 3] : [1, 2, 3, 3, 1]],
-        [asWrittenOn(dialect, 'select "tags"."id" as "id", cast("tags"."label" as text) as "label", "post_tags"."post_id" as "__expand_parent" from "tags" ' +
+        [asWrittenOn(dialect, pageAsSent(dialect, page, 'select count(*) as "total" from "posts"')), [20, 0]],
+        [sent(limitedComments(`"comments"."rank" >= ${p(1)}`, '"comments"."rank" desc, "comments"."id"', 2, 4, 2), page),
+          inOneWave(dialect) ? [20, 0, 1] : rowNumbered ? [1, 1, 2, 3, 3] : [1, 2, 3, 3, 1]],
+        [sent(asWrittenOn(dialect, 'select "tags"."id" as "id", cast("tags"."label" as text) as "label", "post_tags"."post_id" as "__expand_parent" from "tags" ' +
           `inner join "post_tags" on "post_tags"."tag_id" = "tags"."id" where "post_tags"."post_id" in (${keyList(1, 4)}) ` +
-          'order by "post_tags"."post_id", "tags"."rank" desc, "post_tags"."tag_id" limit 16384'), [1, 2, 3, 3]],
-      ], 'the page, then one statement per relation; values bound, the limit a literal as the relation option writes it')
+          'order by "post_tags"."post_id", "tags"."rank" desc, "post_tags"."tag_id" limit 16384'), page), inOneWave(dialect) ? [20, 0] : [1, 2, 3, 3]],
+      ], 'the page, then one statement per relation (in one wave, keyed by the page\'s statement); values bound, the limit a literal as the relation option writes it')
     })
 
     t.test('where alone: the statement of the relation with its condition after the scope, values bound', async (t) => {
       const { body, ran } = await get('/posts/1?expand=comments&fields=id,comments&where[comments.rank][in]=1,2,3', visibleOnly)
       t.same(body, { id: 1, comments: [commentRow(1), commentRow(2), commentRow(3)] }, 'comment 4 (rank 3) is out of scope')
       t.same(ran.slice(1), [[
-        asWrittenOn(dialect, `select ${commentColumns}, "comments"."post_id" as "__expand_parent" from "comments" ` +
+        sent(asWrittenOn(dialect, `select ${commentColumns}, "comments"."post_id" as "__expand_parent" from "comments" ` +
         `where ("comments"."hidden" = ${p(1)} and "comments"."rank" in (${keyList(2, 4)})) and "comments"."post_id" in (${p(6)}) ` +
-        'order by "comments"."post_id", "comments"."id" limit 16384'),
-        [0, 1, 2, 3, 3, 1],
+        'order by "comments"."post_id", "comments"."id" limit 16384'), post),
+        inOneWave(dialect) ? [1, 0, 1, 2, 3, 3] : [0, 1, 2, 3, 3, 1],
       ]], 'the in list padded as relation keys are')
       const contains = await get('/posts/1?expand=comments&fields=id,comments&where[comments.body][contains]=T&sort[comments]=body')
       t.same(contains.body, { id: 1, comments: [commentRow(3), commentRow(2)] }, 'contains ignores case; sorted by body')
@@ -168,11 +178,14 @@ for (const dialect of dialects()) {
       t.equal(all.ran.length, 3, 'the comment, its post, the post\'s comments')
       const scoped = await get(url, visibleOnly)
       t.same(scoped.body, { id: 2, post: { comments: [commentRow(1), commentRow(3)] } }, 'the hidden comment 4 takes no place')
-      t.same(scoped.ran.find(([sql]) => sql.includes('__expand_parent')), [
-        limitedComments(`("comments"."hidden" = ${p(rowNumbered ? 1 : 2)} and "comments"."rank" >= ${p(rowNumbered ? 2 : 3)})`,
-          '"comments"."rank" desc, "comments"."id"', 2, 1, 3),
-        rowNumbered ? [0, 2, 1] : [1, 0, 2],
-      ], 'the scope first, then the condition, in the subquery that picks each parent\'s rows')
+      // In one wave the post's comments are keyed by the post's statement, itself keyed by the comment's.
+      const scopedComment = `select "comments"."id" as "id", "comments"."post_id" as "post" from "comments" where "comments"."hidden" = ${p(1)} and "comments"."id" = ${p(2)}`
+      const commentsPost = `select "posts"."id" as "id" from "posts" where "posts"."id" in (${keySubqueryOf(scopedComment, '"comments"."post_id"')})`
+      t.same(scoped.ran.filter(([sql]) => sql.includes('__expand_parent')), [[
+        sent(limitedComments(`("comments"."hidden" = ${p(rowNumbered ? 1 : 2)} and "comments"."rank" >= ${p(rowNumbered ? 2 : 3)})`,
+          '"comments"."rank" desc, "comments"."id"', 2, 1, 3), commentsPost),
+        inOneWave(dialect) ? [0, 2, 0, 2] : rowNumbered ? [0, 2, 1] : [1, 0, 2],
+      ]], 'the scope first, then the condition, in the subquery that picks each parent\'s rows')
     })
 
     t.test('maxLimit clamps limit[path]; no limit keeps every row', async (t) => {
