@@ -164,10 +164,12 @@ function runOn (dialect: Dialect): void {
         `cast(count(*) as ${integer}) as "pet_count", max("pets"."name") as "last_pet" from "pets" where "pets"."deleted" = ? group by "pets"."owner_id") ` +
         'as "__expand_aggregate_0" on "__expand_aggregate_0"."__expand_parent" = "people"."id") as "people"'
       const nullsLast = nullsLastAscending[dialect.name]('"people"."__expand_derived_last_pet"')
-      t.same(plain(sorted.statements[0]!), written(`select "people"."id" as "id", cast("people"."name" as text) as "name" from ${derived} ` +
-        `where "people"."__expand_derived_pet_count" >= ? order by "people"."__expand_derived_pet_count" desc, ${nullsLast}, "people"."id" asc limit ? offset ?`))
+      // Statements are logged as they answer: in one wave the aggregate of the shown rows may answer before the page.
+      const page = sorted.statements.map(plain).filter((statement) => statement.startsWith(written('select "people"."id"')))
+      t.same(page, [written(`select "people"."id" as "id", cast("people"."name" as text) as "name" from ${derived} ` +
+        `where "people"."__expand_derived_pet_count" >= ? order by "people"."__expand_derived_pet_count" desc, ${nullsLast}, "people"."id" asc limit ? offset ?`)])
       const countStart = written('select count(*) as "total" from (select "people".*, coalesce')
-      // Statements are logged as they answer: the count may answer after the aggregate, read with it where statements run at once.
+      // The count may answer after the aggregate, read with it where statements run at once.
       const count = sorted.statements.map(plain).find((statement) => statement.startsWith(written('select count(*)')))
       t.equal(count?.slice(0, countStart.length), countStart, 'the count reads the same subquery')
       t.equal(sorted.statements.length, 3, 'the page, its count, the aggregate of the shown rows')
