@@ -94,15 +94,15 @@ export const ignore = (): void => {}
 /**
  * Sends the statement of every relation of the plan below `root`, keyed by
  * subqueries of `statement`, when the database loads in one wave
- * (`loadsInOneWave`, outside a transaction) and the plan allows it; else
- * undefined, and the loader sends each level's statements once its parents'
- * rows are in. Every statement reads at most the budget's bound of rows
+ * (`loadsInOneWave`, outside a transaction); else undefined, and the loader
+ * sends each level's statements once its parents' rows are in, as it does
+ * below a function-resolved relation (`sendLevel`). Every statement reads at most the budget's bound of rows
  * (`ObjectBudget.rowBound`, nothing loaded yet): the budget is charged when
  * the loader places them, as when they come one level at a time, so a
  * request over it answers the same error.
  */
 export function sendOneWave (context: LoadContext, root: LevelPlan, statement: RootStatement): OneWave | undefined {
-  if (!sendsTogether(context) || !inOneWave(root)) return undefined
+  if (!sendsTogether(context)) return undefined
   // A client gone by now is found before its rows are placed (batch-loader's `rowsOf`): the load stops there, the wave answered.
   const wave = new OneWave()
   sendLevel(context, wave, root, root, memoized(statement.build), statement.scope, statement)
@@ -118,28 +118,6 @@ export function sendOneWave (context: LoadContext, root: LevelPlan, statement: R
 export function sendsTogether (context: LoadContext): boolean {
   const { db, dialect } = context
   return dialect.loadsInOneWave && dialect.loadsConcurrently && !db.isTransaction
-}
-
-/**
- * Whether every relation statement of the level and below can take its keys
- * from a subquery: not a relation resolved by a function (it is called with
- * its parents' rows). A relation with the request's list options on it
- * (`sort[path]`, `limit[path]`, `where[path.field]`) is its statement with
- * them, as when it is sent on its own. A relation over a composite key
- * matches its keys part by part (sql/composite-keys.ts); an aggregate's
- * statement groups the rows of its relation by the level's own keys.
- */
-function inOneWave (level: LevelPlan): boolean {
-  for (const field of level.fields) {
-    switch (field.kind) {
-      case 'value': case 'computed': case 'aggregate': continue
-      case 'id': case 'expanded': break
-      default: field satisfies never
-    }
-    if (field.relation.link.kind === 'function') return false
-    if (field.kind === 'expanded' && !inOneWave(field.level)) return false
-  }
-  return true
 }
 
 /**
@@ -160,6 +138,10 @@ function sendLevel (
   const sent = { wave, root, parentScope, rootStatement }
   for (const field of level.fields) {
     if (field.kind !== 'id' && field.kind !== 'expanded') continue
+    // A relation resolved by a function has no statement: it is called with its parents' rows, and the levels below
+    // it load level by level, their statements keyed by the rows it gives. Every other relation goes in the wave,
+    // with a request's expanded list (`sort[path]`, `limit[path]`, `where[path.field]`), over a composite key
+    // (matched part by part, sql/composite-keys.ts) or with a `limit`.
     if (!hasStatement(field)) continue
     const bound = rowBoundOf(context, field.relation) ?? 0
     const columns = keyColumnsOf(level.node, field)

@@ -13,7 +13,7 @@ import expandPlugin, { defineResource, UnavailableError, type AnyResource, type 
 import { ResourceGraph } from '../../plugin/graph/resource-graph.js'
 import { servingIndexes } from '../../plugin/sql/list-statements.js'
 import { relationIdsQuery, relationRowsQuery } from '../../plugin/sql/relation-statements.js'
-import { asWrittenOn, dialects, inComparableOrder, pageAsSent, type TestDatabase } from '../fixtures/dialects.js'
+import { asWrittenOn, dialects, inComparableOrder, inOneWave, pageAsSent, type TestDatabase } from '../fixtures/dialects.js'
 import { Person, createTables, openSeeded, resources, seed } from '../fixtures/tables.js'
 
 /** How the functions answer: switched per test. */
@@ -198,6 +198,8 @@ for (const dialect of dialects()) {
       ])
       t.same(calls, { stores: [[1, 2]], visits: [[1, 2, 3, 4]], clinics: [[1, 2]] })
       t.equal(statements.length, 2, 'the keepers (a page shorter than its limit tells its total: in one wave, it reads its count), their cards')
+      t.equal(statements.filter((statement) => statement.startsWith('with "__expand_wave_keys"')).length, inOneWave(dialect) ? 1 : 0,
+        'in one wave, the cards are sent with the keepers\' page, keyed by it: the functions below them are called with the rows it read')
     })
 
     t.test('app.expand.load fills function relations of the rows a handler gives', async (t) => {

@@ -194,11 +194,21 @@ for (const dialect of dialects()) {
       t.strictSame(response.json(), { id: 1, toy_count: 2, visits: [{ id: 10, vet: { id: 2, name: 'Sally', hobbies: 'hiking', employer: 2 } }, { id: 11, vet: { id: 3, name: 'Ann', hobbies: 'chess', employer: null } }] })
       const loads = recorder.events.filter((event) => event.channel === 'load' && event.event === 'asyncEnd').map(({ message }) => message)
       const asEvents = (messages: Array<Record<string, unknown>>) => messages.map((message) => ({ channel: 'load' as const, event: 'asyncEnd' as const, message }))
-      // The function's call has no event; the vets' statement binds the two vets its answer names.
+      // The function's call has no event; the vets' statement binds the two vets its answer names, level by level below
+      // the call. The aggregate beside it goes in one wave with the record's statement, keyed by it.
+      const record = sql.get('')! + written(` where "pets"."id" = ${p(1)}`)
       t.strictSame(comparable(dialect, asEvents(loads)), comparable(dialect, asEvents([
-        { ...root('one'), sql: sql.get('')! + written(` where "pets"."id" = ${p(1)}`), rowCount: 1 },
+        { ...root('one'), sql: record, rowCount: 1 },
         { kind: 'rows', path: 'visits.vet', system, wave: 2, keyCount: 2, sql: sql.get('visits.vet')!.replace(`in (${p(1)})`, `in (${p(1)}, ${p(2)})`), rowCount: 2 },
-        { kind: 'aggregates', path: 'toys', system, wave: 1, keyCount: 1, sql: sql.get('toys')!, rowCount: 1 },
+        {
+          kind: 'aggregates',
+          path: 'toys',
+          system,
+          wave: oneWave ? 0 : 1,
+          keyCount: oneWave ? undefined : 1,
+          sql: wave(sql.get('toys')!.replace(`in (${p(1)})`, `in (${keyed(record, '"pets"."id"', p(1))})`)),
+          rowCount: 1,
+        },
       ])))
     })
 
