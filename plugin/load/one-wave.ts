@@ -105,7 +105,9 @@ export function sendOneWave (context: LoadContext, root: LevelPlan, statement: R
   if (!sendsTogether(context)) return undefined
   // A client gone by now is found before its rows are placed (batch-loader's `rowsOf`): the load stops there, the wave answered.
   const wave = new OneWave()
-  sendLevel(context, wave, root, root, memoized(statement.build), statement.scope, statement)
+  sendLevel(context, root, {
+    wave, root, rootStatement: statement, parent: memoized(statement.build), parentScope: statement.scope, numbered: false, listsAbove: '',
+  })
   return wave
 }
 
@@ -122,20 +124,14 @@ export function sendsTogether (context: LoadContext): boolean {
 
 /**
  * Sends the statements of a level's relations and aggregates, each keyed by
- * `parent` (the statement of the level's rows, whose scope parts are
- * `parentScope`: its own, then its parents' up to the root's), and those of
- * the levels below. `numbered`: the level's statement reads its rows
- * numbered per parent (a relation with `limit`), so its keys are read by the
- * names it selects them under.
+ * the statement of the level's rows (`sending.parent`), and those of the
+ * levels below.
  */
-function sendLevel (
-  context: LoadContext, wave: OneWave, root: LevelPlan, level: LevelPlan,
-  parent: () => AnySelect, parentScope: ScopeParts | undefined, rootStatement: RootStatement, numbered = false
-): void {
+function sendLevel (context: LoadContext, level: LevelPlan, sending: Sending): void {
   const { db } = context
+  const { parent, numbered } = sending
   const keysOf = (columns: readonly string[], names: readonly string[]) =>
     memoized(() => (numbered ? keySubqueryByName(db, parent(), names) : keySubquery(db, parent(), columns)))
-  const sent = { wave, root, parentScope, rootStatement }
   for (const field of level.fields) {
     if (field.kind !== 'id' && field.kind !== 'expanded') continue
     // A relation resolved by a function has no statement: it is called with its parents' rows, and the levels below
@@ -147,14 +143,21 @@ function sendLevel (
     const columns = keyColumnsOf(level.node, field)
     const keys = keysOf(columns, keyNamesOf(level.node, field))
     const statement = (waveKeys: AnySelect) => statementOf(context, field, waveKeys, bound)
-    // A request's expanded list adds its conditions' values to the scope's, and its sort and limit to the statement's variant.
+    // A request's expanded list adds its conditions' values to the scope's, and its sort and limit to the statement's
+    // variant, and to those of every statement below it, which hold this one as their keys' subquery.
     const listed = context.listed(field)
     const own = listed === undefined ? context.scopeParts(field.relation.target) : listed.parts
-    sendStatement(context, sent, field, keys, columns.length, statement, own, listed?.variant)
+    const lists = `${sending.listsAbove}${listed?.variant ?? ''}`
+    sendStatement(context, sending, field, keys, columns.length, statement, own, lists)
     if (field.kind === 'expanded') {
       // The level below takes its keys from this relation's rows: its statement keyed as here, without the wave's join.
-      const rows = memoized(() => statementOf(context, field, keys(), bound))
-      sendLevel(context, wave, root, field.level, rows, nestedScope(own, parentScope), rootStatement, limitOf(context, field) !== undefined)
+      sendLevel(context, field.level, {
+        ...sending,
+        parent: memoized(() => statementOf(context, field, keys(), bound)),
+        parentScope: nestedScope(own, sending.parentScope),
+        numbered: limitOf(context, field) !== undefined,
+        listsAbove: lists,
+      })
     }
   }
   // The level's aggregates: one grouped statement per relation, keyed by the level's own keys.
@@ -167,18 +170,31 @@ function sendLevel (
     const site = group[0]!
     const { relation } = site.aggregate
     const statement = (waveKeys: AnySelect) => aggregateStatement(context, relation, group.map((field) => field.aggregate), waveKeys)
-    sendStatement(context, sent, site, keys, columns.length, statement, context.scopeParts(relation.target))
+    sendStatement(context, sending, site, keys, columns.length, statement, context.scopeParts(relation.target), sending.listsAbove)
   }
 }
 
 type PlannedAggregate = Extract<PlannedField, { kind: 'aggregate' }>
 
-/** What the statements of one wave share: the wave, the plan's root, the scope parts of a level's parents, the route's statement. */
+/** What the statements of one wave share, and what a level's statements take from the levels above it. */
 interface Sending {
   readonly wave: OneWave
   readonly root: LevelPlan
-  readonly parentScope: ScopeParts | undefined
+  /** The route's statement, whose values every statement of the wave binds. */
   readonly rootStatement: RootStatement
+  /** The statement of the level's rows, whose keys its relations' statements read. */
+  readonly parent: () => AnySelect
+  /** That statement's scope parts: its own, then its parents' up to the root's. */
+  readonly parentScope: ScopeParts | undefined
+  /** That statement reads its rows numbered per parent (a relation with `limit`): its keys are read by the names it selects them under. */
+  readonly numbered: boolean
+  /**
+   * The sorts, limits and condition shapes of the request's expanded lists on
+   * that statement and its parents (`ListedRelation.variant`): they change its
+   * text, and so the text of every statement keyed by it, without changing the
+   * plan, whose fields name the statements' templates.
+   */
+  readonly listsAbove: string
 }
 
 /**
@@ -186,12 +202,12 @@ interface Sending {
  * aggregate of a group), reading the rows of the related table for the keys
  * of `keys` (`parts` columns): its parents' statement first (its keys, a
  * common table expression), then the values of its own condition, `own` (the
- * scope on the related table, and a request's list conditions, whose sort and
- * limit `variant` tells apart).
+ * scope on the related table, and a request's list conditions). `lists`: the
+ * variants of the request's expanded lists on the statement and above it.
  */
 function sendStatement (
   context: LoadContext, sending: Sending, site: RelationField | PlannedAggregate,
-  keys: () => AnySelect, parts: number, statement: (keys: AnySelect) => AnySelect, own: ScopeParts | undefined, variant = ''
+  keys: () => AnySelect, parts: number, statement: (keys: AnySelect) => AnySelect, own: ScopeParts | undefined, lists: string
 ): void {
   const { db, templates } = context
   const { wave, root, parentScope, rootStatement } = sending
@@ -200,7 +216,7 @@ function sendStatement (
   const scope = key === undefined ? undefined : { key, values: parentScope?.values ?? [] }
   const values = [...rootStatement.values, ...(own?.values ?? [])]
   // The bound is a literal of the statement's text, or of a subquery's: one template per bound.
-  const purpose = `wave ${rootStatement.purpose}/limit ${context.budget.rowBound}${variant}`
+  const purpose = `wave ${rootStatement.purpose}/limit ${context.budget.rowBound}${lists}`
   const label = loadChannel.hasSubscribers ? labelOf(context, root, site) : undefined
   wave.add(site, templates.rows(db, site, purpose, values, build, false, scope, label), parts)
 }

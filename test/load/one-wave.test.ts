@@ -64,7 +64,7 @@ async function build (database: TestDatabase, maxObjects?: number, db = database
     permitListExpands: ['owner.employer', 'toys', 'sold_from'],
     expandedLists: { toys: { sort: ['name'], maxLimit: 5, filter: { name: ['contains'] } } },
   })
-  app.expand.routes('/people', Person, { permitListExpands: ['pets.toys', 'employer'] })
+  app.expand.routes('/people', Person, { permitListExpands: ['pets.toys', 'employer'], expandedLists: { pets: { sort: ['name'], maxLimit: 5 } } })
   app.expand.routes('/pet-pages', Pet, { pagination: 'cursor', sort: ['name'], permitListExpands: ['owner.employer', 'toys'] })
   await app.ready()
   return app
@@ -449,6 +449,39 @@ async function acrossAWrite (
 }
 
 for (const dialect of dialects().filter((dialect) => dialect.name === 'postgres')) {
+  t.test(`below an expanded list on ${dialect.name}: each sort and limit keys the statements under it by its own rows`, async (t) => {
+    const database = await openSeeded(t, dialect)
+    const app = await build(database)
+    t.teardown(() => app.close())
+    const base = '/people?limit=2&expand=pets.toys&fields=id,pets.name,pets.toys.name'
+    const ask = async (query: string) => {
+      database.reset()
+      // Scope values that differ from each other and from the page's: each statement's template is kept from its first run.
+      const response = await app.inject({ url: `${base}${query}`, headers: { 'x-hidden-person': 'Nobody', 'x-hidden-species': 'dragon' } })
+      t.equal(response.statusCode, 200, query)
+      const toys = database.statements.filter((statement) => statement.startsWith('with "__expand_wave_keys"') && statement.includes('"pet_toys"'))
+      return { body: response.json().data, statements: database.statements.length, toys }
+    }
+    // The same plan each time: the toys' statement is keyed by the pets' statement as each request writes it.
+    const whole = await ask('')
+    for (const [query, kept] of [['&limit[pets]=1', '<= 1 '], ['&sort[pets]=-name&limit[pets]=1', '<= 1 '], ['&sort[pets]=-name', undefined], ['', undefined]] as const) {
+      const { body, statements, toys } = await ask(query)
+      t.equal(statements, whole.statements, `${query}: the page, the pets and their toys in one wave, no toy read again by key`)
+      t.equal(toys.length, 1)
+      if (kept === undefined) t.notMatch(toys[0]!, /"__expand_row" <=/, `${query}: the toys of every pet`)
+      else t.match(toys[0]!, `"__expand_numbered"."__expand_row" ${kept}`, `${query}: the toys of each person's first pet alone`)
+      if (query === '') t.same(body, whole.body)
+    }
+    // The other way round, on an app of its own: a limited list first, then the whole one.
+    const fresh = await build(database)
+    t.teardown(() => fresh.close())
+    for (const query of ['&limit[pets]=1', '']) {
+      database.reset()
+      await fresh.inject({ url: `${base}${query}`, headers: { 'x-hidden-person': 'Nobody', 'x-hidden-species': 'dragon' } })
+      t.equal(database.statements.length, whole.statements, `${query}: no toy read again by key`)
+    }
+  })
+
   t.test(`a write between the page and its relations' statements on ${dialect.name}: each parent placed is answered for`, async (t) => {
     const database = await openSeeded(t, dialect)
     const url = '/pets?limit=1&expand=owner.employer,toys'
