@@ -81,22 +81,27 @@ export async function readListPage (
   // A page before a cursor is the page after it in the reversed order, read backwards.
   const backwards = list.kind === 'cursor' && list.cursor?.direction === 'before'
   const order = backwards ? keys.map(({ field, descending }) => ({ field, descending: !descending })) : keys
-  // The statement binds, in order: the sort joins' scopes, the route's scope, the filters, the cursor's keyset.
-  const joinValues: unknown[] = []
+  // The statement binds, in order: the scopes of the aggregates it reads, the sort joins' scopes, the route's scope,
+  // the filters, the cursor's keyset.
+  const leadingValues: unknown[] = []
   // Aggregates and computed fields filtered or sorted by: the table read through a subquery that adds them.
   const derived = derivedOf(list.filters.map(({ filter }) => filter.derived), keys.map(({ field }) => field.derived))
-  const from = derived.length === 0 ? undefined : derivedSource(loadContext, node, derived)
-  const joined = sortJoins(selectLevel(db, plan.root, scope, from), order, loadContext, joinValues)
+  const from = derived.length === 0 ? undefined : derivedSource(loadContext, node, derived, leadingValues)
+  const joined = sortJoins(selectLevel(db, plan.root, scope, from?.source), order, loadContext, leadingValues)
   const values: unknown[] = []
   const { conditions, shape } = listConditions(node, list, loadContext, values)
   const filterValues = [...values]
   const keyset = list.kind === 'cursor' && list.cursor !== undefined
     ? keysetCondition(order, list.cursor.position.values, list.cursor.position.inclusive, values, loadContext.dialect)
     : undefined
-  // A related scope that cannot be told apart by shape: the statement is built for this request alone.
-  const statementScope: ScopeParts | undefined = shape === null || joined.shape === null
+  // What the related scopes write, with or without values, tells the statement's templates apart (in `purpose`); one
+  // that cannot be told apart by shape: the statement is built for this request alone.
+  const fromShape = from === undefined ? '' : from.shape
+  const statementScope: ScopeParts | undefined = shape === null || joined.shape === null || fromShape === null
     ? { key: null, values: [] }
-    : joinValues.length === 0 ? parts : { key: `${joined.shape}|${parts?.key ?? ''}`, values: [...joinValues, ...(parts?.values ?? [])] }
+    : leadingValues.length === 0
+      ? parts
+      : { key: `${fromShape}|${joined.shape}|${parts?.key ?? ''}`, values: [...leadingValues, ...(parts?.values ?? [])] }
   const sortShape = order.map(({ field, descending }) => `${descending ? '-' : ''}${field.name}`).join(',')
   const page = () => {
     const filtered = conditions.reduce((current, condition) => current.where(condition), joined.query)
@@ -104,7 +109,7 @@ export async function readListPage (
     return cursors ? selectKeys(ordered, order, loadContext.dialect) : ordered
   }
   if (list.kind === 'cursor') {
-    const purpose = `cursor${shape ?? ''}|${sortShape}|${joined.shape ?? ''}|${keyset?.shape ?? ''}`
+    const purpose = `cursor${shape ?? ''}|${sortShape}|${joined.shape ?? ''}|${fromShape ?? ''}|${keyset?.shape ?? ''}`
     // The page reads one row past its limit (is there a next page?); its relations take their keys from the page
     // without it (the same statement, to its limit), so that they never read the rows of a parent not answered.
     const pageValues = [...values, limit]
@@ -132,7 +137,7 @@ export async function readListPage (
     await loadRows(loadContext, plan.root, rows, wave)
     return { data: rows, limit, next, prev } satisfies CursorPage
   }
-  const purpose = `page${shape ?? ''}|${sortShape}|${joined.shape ?? ''}`
+  const purpose = `page${shape ?? ''}|${sortShape}|${joined.shape ?? ''}|${fromShape ?? ''}`
   const offsetPage = () => page().limit(limit).offset(offset)
   const pageValues = [...values, limit, offset]
   const statement = { build: offsetPage, values: pageValues, purpose, scope: statementScope }
@@ -160,10 +165,15 @@ export async function readListPage (
     }
   }
 
-  /** What the count reads: the table, or through a subquery the derived fields its filters need. */
-  function filterSource (): ReturnType<typeof derivedSource> | undefined {
+  /**
+   * What the count reads: the table, or through a subquery the derived fields its filters need, with the values of
+   * the related scopes that subquery reads (bound first) and their shape.
+   */
+  function filterSource (): { source: ReturnType<typeof derivedSource>['source']; shape: string | null; values: unknown[] } | undefined {
     const filtering = derivedOf(list.filters.map(({ filter }) => filter.derived))
-    return filtering.length === 0 ? undefined : derivedSource(loadContext, node, filtering)
+    if (filtering.length === 0) return undefined
+    const values: unknown[] = []
+    return { ...derivedSource(loadContext, node, filtering, values), values }
   }
 
   /** The offset page's body: `total` only where the route counts. */
@@ -267,13 +277,19 @@ export async function readListPage (
 
   /** The rows of the list under the request's scope and filters: one COUNT statement. */
   async function countRows (
-    conditions: readonly Condition[], values: readonly unknown[], shape: string | null, from?: ReturnType<typeof derivedSource>
+    conditions: readonly Condition[], values: readonly unknown[], shape: string | null, from?: ReturnType<typeof filterSource>
   ): Promise<number> {
-    const [count] = await templates.rows(db, countSite, shape === '' ? 'count' : `count${shape ?? ''}`, values, () => {
-      const count = (db.selectFrom(from ?? tableOf(node)) as AnySelect).select((eb) => eb.fn.countAll().as('total'))
+    const countScope: ScopeParts | undefined = shape === null || from?.shape === null
+      ? { key: null, values: [] }
+      : from === undefined || from.values.length === 0
+        ? parts
+        : { key: `${from.shape}|${parts?.key ?? ''}`, values: [...from.values, ...(parts?.values ?? [])] }
+    const purpose = `count${shape ?? ''}${from === undefined ? '' : `|${from.shape ?? ''}`}`
+    const [count] = await templates.rows(db, countSite, purpose, values, () => {
+      const count = (db.selectFrom(from?.source ?? tableOf(node)) as AnySelect).select((eb) => eb.fn.countAll().as('total'))
       const scoped = scope === undefined ? count : count.where(scope)
       return conditions.reduce((current, condition) => current.where(condition), scoped)
-    }, false, shape === null ? { key: null, values: [] } : parts, rootStatement(loadContext, 'count'))
+    }, false, countScope, rootStatement(loadContext, 'count'))
     return Number(count!.total)
   }
 }

@@ -123,15 +123,27 @@ export function aggregatesByRelation<T> (fields: Iterable<T>, relationOf: (field
  * fields under `derivedColumn(name)`. The aggregates of a relation come from
  * its grouped statement, LEFT JOINed by the parent key (a count with no
  * related rows is 0); a computed field is its expression.
+ *
+ * Each grouped statement reads under the request's scope on the related
+ * table: its values are pushed to `scopeValues` (bound first, the subquery
+ * being the statement's FROM), and `shape` tells the statements of
+ * different scopes apart, with values or without, as `sortJoins`' does
+ * (null: a scope that cannot be told apart, a statement for this request alone).
  */
-export function derivedSource (context: LoadContext, node: ResourceNode, fields: readonly DerivedField[]): AliasedSelect {
+export function derivedSource (
+  context: LoadContext, node: ResourceNode, fields: readonly DerivedField[], scopeValues: unknown[]
+): { source: AliasedSelect; shape: string | null } {
   const table = tableOf(node)
   const aggregates = fields.filter((field): field is AggregateField => field.kind === 'aggregate')
   const aliases = new Map<RelationEdge, string>()
+  let shape: string | null = ''
   let query = context.db.selectFrom(table).selectAll(table) as AnySelect
   for (const [relation, group] of aggregatesByRelation(aggregates, (aggregate) => aggregate.relation)) {
     const alias = `${aggregateAlias}${aliases.size}`
     aliases.set(relation, alias)
+    const parts = context.scopeParts(relation.target)
+    if (parts !== undefined) scopeValues.push(...parts.values)
+    shape = shape === null || parts?.key === null ? null : `${shape}${alias}(${parts?.key ?? ''})`
     query = query.leftJoin(aggregateStatement(context, relation, group).as(alias), `${alias}.${parentKey}`, keyColumn(node)) as AnySelect
   }
   query = query.select((eb) => fields.map((field) => {
@@ -144,7 +156,7 @@ export function derivedSource (context: LoadContext, node: ResourceNode, fields:
       default: return field satisfies never
     }
   }))
-  return query.as(table)
+  return { source: query.as(table), shape }
 }
 
 /** The aggregate statements joined by `derivedSource`: no table or column of a resource is read under this prefix. */
