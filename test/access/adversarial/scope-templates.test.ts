@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox'
 import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify'
-import { sql } from 'kysely'
+import { sql, type ExpressionBuilder, type Kysely } from 'kysely'
 import t from 'tap'
 import expandPlugin, { defineResource } from '../../../plugin/index.js'
 import { dialects } from '../../fixtures/dialects.js'
@@ -14,13 +14,16 @@ import { openRelationTables, personSchema, petSchema } from '../../fixtures/rela
 // a sort key joins (`employer.name`) and through the aggregates a filter or a sort key reads (`pet_count`).
 
 const isAdmin = (request: FastifyRequest) => request.headers['x-admin'] === '1'
+/** A scope: every row for an admin, for anyone else the rows whose `column` is 0, written as a literal. */
+const zeroForUsers = (column: 'companies.hidden' | 'pets.deleted') =>
+  (eb: ExpressionBuilder<any, any>, request: FastifyRequest) => (isAdmin(request) ? undefined : eb(column, '=', sql.lit(0)))
 
 const Company = defineResource({
   name: 'Company',
   table: 'companies',
   schema: Type.Object({ id: Type.Integer(), name: Type.String() }),
   fields: ['id', 'name'],
-  scope: (eb, request) => (isAdmin(request) ? undefined : eb('companies.hidden', '=', sql.lit(0))),
+  scope: zeroForUsers('companies.hidden'),
 })
 const Pet = defineResource({
   name: 'Pet',
@@ -28,7 +31,7 @@ const Pet = defineResource({
   schema: petSchema,
   fields: ['id', 'name'],
   columns: { owner: 'owner_id' },
-  scope: (eb, request) => (isAdmin(request) ? undefined : eb('pets.deleted', '=', sql.lit(0))),
+  scope: zeroForUsers('pets.deleted'),
 })
 const Person = defineResource({
   name: 'Person',
@@ -42,7 +45,7 @@ const Person = defineResource({
 
 const listOptions = { filter: { pet_count: ['gte'] }, sort: ['name', 'pet_count', 'employer.name'] } as const
 
-async function build (database: { db: import('kysely').Kysely<any> }): Promise<FastifyInstance> {
+async function build (database: { db: Kysely<any> }): Promise<FastifyInstance> {
   const app = Fastify()
   await app.register(expandPlugin, { db: database.db, resources: [Company, Pet, Person] })
   app.expand.routes('/people', Person, listOptions)
