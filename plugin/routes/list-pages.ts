@@ -97,11 +97,9 @@ export async function readListPage (
   // What the related scopes write, with or without values, tells the statement's templates apart (in `purpose`); one
   // that cannot be told apart by shape: the statement is built for this request alone.
   const fromShape = from === undefined ? '' : from.shape
-  const statementScope: ScopeParts | undefined = shape === null || joined.shape === null || fromShape === null
-    ? { key: null, values: [] }
-    : leadingValues.length === 0
-      ? parts
-      : { key: `${fromShape}|${joined.shape}|${parts?.key ?? ''}`, values: [...leadingValues, ...(parts?.values ?? [])] }
+  const statementScope = shape === null || joined.shape === null || fromShape === null
+    ? forThisRequest
+    : behindRelatedScopes(`${fromShape}|${joined.shape}`, leadingValues)
   const sortShape = order.map(({ field, descending }) => `${descending ? '-' : ''}${field.name}`).join(',')
   const page = () => {
     const filtered = conditions.reduce((current, condition) => current.where(condition), joined.query)
@@ -275,15 +273,21 @@ export async function readListPage (
     return { key: `count ${parts.key}|${page.key}`, values: [...parts.values, ...page.values], distinct: page.values }
   }
 
+  /**
+   * The scope parts of a statement that writes related scopes (`shape`, their
+   * values `leading`) before the route's own: the route's parts when they bind
+   * nothing, else both, the related first.
+   */
+  function behindRelatedScopes (shape: string, leading: readonly unknown[]): ScopeParts | undefined {
+    if (leading.length === 0) return parts
+    return { key: `${shape}|${parts?.key ?? ''}`, values: [...leading, ...(parts?.values ?? [])] }
+  }
+
   /** The rows of the list under the request's scope and filters: one COUNT statement. */
   async function countRows (
     conditions: readonly Condition[], values: readonly unknown[], shape: string | null, from?: ReturnType<typeof filterSource>
   ): Promise<number> {
-    const countScope: ScopeParts | undefined = shape === null || from?.shape === null
-      ? { key: null, values: [] }
-      : from === undefined || from.values.length === 0
-        ? parts
-        : { key: `${from.shape}|${parts?.key ?? ''}`, values: [...from.values, ...(parts?.values ?? [])] }
+    const countScope = shape === null || from?.shape === null ? forThisRequest : behindRelatedScopes(from?.shape ?? '', from?.values ?? [])
     const purpose = `count${shape ?? ''}${from === undefined ? '' : `|${from.shape ?? ''}`}`
     const [count] = await templates.rows(db, countSite, purpose, values, () => {
       const count = (db.selectFrom(from?.source ?? tableOf(node)) as AnySelect).select((eb) => eb.fn.countAll().as('total'))
@@ -293,6 +297,9 @@ export async function readListPage (
     return Number(count!.total)
   }
 }
+
+/** The scope parts of a statement whose related scopes cannot be told apart by shape: built for this request alone. */
+const forThisRequest: ScopeParts = Object.freeze({ key: null, values: [] })
 
 /** A page's total: known, or its COUNT's answer still to come (`pending`), read while the page's relations load. */
 type Total = number | { readonly pending: Promise<number> }
