@@ -2,7 +2,7 @@ import { createQueryId, type Compilable, type CompiledQuery, type Expression, ty
 import { LruMap } from 'toad-cache'
 import { DatabaseError, UnavailableError } from '../errors.js'
 import { tracedStatement, type StatementLabel } from '../trace/channels.js'
-import { databaseFailureKind } from './dialects/index.js'
+import { databaseFailureKind, dialectOf, type ExpandDialect } from './dialects/index.js'
 import { executorOf } from './executor.js'
 import type { AnyKysely, Row } from './selection.js'
 
@@ -23,7 +23,8 @@ const templatesKept = 500
  * more than the query (a tenant's schema, say) or change values one by one,
  * so with plugins every statement is built and compiled, as Kysely does.
  * One set per plugin instance, whichever Kysely instance (the plugin's, a
- * request's transaction) runs a statement: they share a dialect. A
+ * request's transaction, a `db` chosen per request) runs a statement; a
+ * statement is kept per database it is written for (see `statementSpace`). A
  * compiled statement is kept only when its parameters are exactly the values
  * it was built with, each in a position of its own.
  */
@@ -99,7 +100,7 @@ export class StatementTemplates {
     label: StatementLabel | undefined
   ): Promise<Row[]> {
     if (!reusesStatements(db) || scope?.key === null) return await run(db, build().compile(), label)
-    const variant = `${this.siteId(site)}/${purpose}/${values.length}${scope === undefined ? '' : `/${scope.key}`}`
+    const variant = `${statementSpace(db)}/${this.siteId(site)}/${purpose}/${values.length}${scope === undefined ? '' : `/${scope.key}`}`
     const parameters = scope === undefined || scope.values.length === 0
       ? values
       : keyCount < 0 ? [...values.slice(0, -keyCount), ...scope.values, ...values.slice(-keyCount)] : [...scope.values, ...values]
@@ -123,6 +124,40 @@ export class StatementTemplates {
     }
     return id
   }
+}
+
+// Resolved once per Kysely instance, as its dialect is; a space per dialect and adapter class, so a few in all.
+const spaceOf = new WeakMap<AnyKysely, number>()
+const spaces = new Map<ExpandDialect, Map<unknown, number>>()
+let nextSpace = 0
+
+/**
+ * Which compiled statements `db` may run: those compiled for a Kysely
+ * instance of the same dialect of the plugin's (`dialectOf`, which writes the
+ * plugin's part of the SQL) and the same Kysely adapter class (whose dialect's
+ * query compiler writes the rest: quotes, placeholders). A `db` chosen per
+ * request may be another database than the last request's: texts written
+ * for one are never sent to the other.
+ */
+export function statementSpace (db: AnyKysely): number {
+  let space = spaceOf.get(db)
+  if (space === undefined) {
+    const dialect = dialectOf(db)
+    const adapter = executorOf(db)?.adapter
+    const adapterClass = typeof adapter === 'object' && adapter !== null ? adapter.constructor : undefined
+    let byAdapter = spaces.get(dialect)
+    if (byAdapter === undefined) {
+      byAdapter = new Map()
+      spaces.set(dialect, byAdapter)
+    }
+    space = byAdapter.get(adapterClass)
+    if (space === undefined) {
+      space = nextSpace++
+      byAdapter.set(adapterClass, space)
+    }
+    spaceOf.set(db, space)
+  }
+  return space
 }
 
 /**

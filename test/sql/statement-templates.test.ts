@@ -1,5 +1,5 @@
 import SQLite from 'better-sqlite3'
-import { Kysely, OperationNodeTransformer, sql, PrimitiveValueListNode, SqliteDialect, ValueNode, WithSchemaPlugin, type KyselyPlugin, type PluginTransformResultArgs, type QueryResult, type RootOperationNode, type UnknownRow } from 'kysely'
+import { Kysely, OperationNodeTransformer, PostgresAdapter, PostgresIntrospector, PostgresQueryCompiler, sql, PrimitiveValueListNode, SqliteDialect, ValueNode, WithSchemaPlugin, type KyselyPlugin, type PluginTransformResultArgs, type QueryResult, type RootOperationNode, type UnknownRow } from 'kysely'
 import t from 'tap'
 import { executorPlugins, largestTemplateKeys, padKeys, reusesStatements, StatementTemplates } from '../../plugin/sql/statement-templates.js'
 import expandPlugin, { defineResource } from '../../plugin/index.js'
@@ -255,4 +255,58 @@ t.test('no startup warning on the Kysely in use', async (t) => {
   await app.register(expandPlugin, { db, resources: [] })
   await app.ready()
   t.same(warnings, [])
+})
+
+/**
+ * A Kysely instance that compiles as PostgreSQL and answers every statement with `rows`, recording each one it runs:
+ * a second database for a plugin instance whose `db` is chosen per request.
+ */
+function recordingPostgres (rows: UnknownRow[], ran: Array<{ sql: string; parameters: readonly unknown[] }>): Kysely<Tables> {
+  const connection = {
+    async executeQuery<R> (compiled: { sql: string; parameters: readonly unknown[] }): Promise<QueryResult<R>> {
+      ran.push({ sql: compiled.sql, parameters: compiled.parameters })
+      return { rows: rows as R[] }
+    },
+    async * streamQuery (): AsyncIterableIterator<QueryResult<never>> {},
+  }
+  return new Kysely<Tables>({
+    dialect: {
+      createAdapter: () => new PostgresAdapter(),
+      createDriver: () => ({
+        init: async () => {},
+        acquireConnection: async () => connection,
+        beginTransaction: async () => {},
+        commitTransaction: async () => {},
+        rollbackTransaction: async () => {},
+        releaseConnection: async () => {},
+        destroy: async () => {},
+      }),
+      createIntrospector: (db) => new PostgresIntrospector(db),
+      createQueryCompiler: () => new PostgresQueryCompiler(),
+    },
+  })
+}
+
+t.test('one set of templates, two databases of other dialects: each runs the text written for it', async (t) => {
+  const sqlite = await petsDatabase()
+  t.teardown(() => sqlite.destroy())
+  const ran: Array<{ sql: string; parameters: readonly unknown[] }> = []
+  const postgres = recordingPostgres([{ id: 2, name: 'Pet 2' }], ran)
+  const templates = new StatementTemplates()
+  const site = {}
+  const byIds = (db: Kysely<Tables>, ids: readonly unknown[]) => templates.rowsByKeys(db, site, ids, 100, (keys) =>
+    db.selectFrom('pets').select(['id', 'name']).where('id', 'in', keys as number[]).orderBy('id').limit(sql.lit(100)))
+  const byName = (db: Kysely<Tables>, name: string) => templates.rows(db, site, 'by name', [name], ([value]) =>
+    db.selectFrom('pets').select('id').where('name', '=', value as string))
+  t.same(await byIds(sqlite, [1, 2]), [{ id: 1, name: 'Pet 1' }, { id: 2, name: 'Pet 2' }], 'SQLite first: its template is kept')
+  t.same(await byName(sqlite, 'Pet 3'), [{ id: 3 }])
+  t.same(await byIds(postgres, [2, 3]), [{ id: 2, name: 'Pet 2' }])
+  t.same(await byName(postgres, 'Pet 2'), [{ id: 2, name: 'Pet 2' }])
+  t.same(ran, [
+    { sql: 'select "id", "name" from "pets" where "id" in ($1, $2) order by "id" limit 100', parameters: [2, 3] },
+    { sql: 'select "id" from "pets" where "name" = $1', parameters: ['Pet 2'] },
+  ], "PostgreSQL's numbered parameters, not the SQLite text kept under the same site")
+  t.same(await byIds(sqlite, [4, 5]), [{ id: 4, name: 'Pet 4' }, { id: 5, name: 'Pet 5' }], 'and SQLite still runs its own')
+  t.same(await byName(sqlite, 'Pet 6'), [{ id: 6 }])
+  t.equal(ran.length, 2)
 })
