@@ -31,8 +31,10 @@ export interface Serializer<Shape = unknown> {
   readonly expansion: Expansion
 }
 
-// One engine (registry, plan and serializer caches) per registry, reused across calls.
-const engines = new WeakMap<object, ExpandEngine>()
+// One engine (registry, plan and serializer caches) per registry and resource, reused across calls: its graph is
+// built from both, so a resource of the same name (a public and an admin view) or one the registry does not hold
+// never answers for another.
+const engines = new WeakMap<object, WeakMap<AnyResource, ExpandEngine>>()
 // Targets reused across calls, so a repeated combination is one plan-cache lookup, not a new parse.
 const targetsByEngine = new WeakMap<ExpandEngine, LruMap<RegisteredTarget>>()
 
@@ -46,11 +48,18 @@ export function createSerializer<R extends AnyResource, const Settings extends S
   settings: Settings = {} as Settings
 ): Serializer<ExpandedBy<R, Settings>> {
   const registryKey: object = settings.resources ?? resource
-  let engine = settings.options === undefined ? engines.get(registryKey) : undefined
+  let byResource = engines.get(registryKey)
+  let engine = settings.options === undefined ? byResource?.get(resource) : undefined
   if (engine === undefined) {
     const resources = settings.resources === undefined ? [resource] : [...settings.resources, resource]
     engine = new ExpandEngine(new ResourceGraph(resources), resolveOptions(settings.options ?? {}))
-    if (settings.options === undefined) engines.set(registryKey, engine)
+    if (settings.options === undefined) {
+      if (byResource === undefined) {
+        byResource = new WeakMap()
+        engines.set(registryKey, byResource)
+      }
+      byResource.set(resource, engine)
+    }
   }
   const target = targetFor(engine, resource, settings)
   const plan = engine.planForRaw(target, rawFromInput(settings, engine.options))
