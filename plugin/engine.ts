@@ -168,7 +168,9 @@ export class ExpandEngine {
       last.omit === raw.omit && last.visibility === visibility.key) {
       return last.plan
     }
-    const key = `${target.id}\u0000${usesDefaults ? '' : `=${raw.expand}`}\u0000${raw.fields}\u0000${raw.omit}\u0000${visibility.key}`
+    // Each raw value after its length: a value holding the separator (`%00` decodes to it) cannot shift the next.
+    const { expand, fields, omit } = raw
+    const key = `${target.id}\u0000${usesDefaults ? '' : `${expand.length}=${expand}`}\u0000${fields.length}=${fields}\u0000${omit.length}=${omit}\u0000${visibility.key}`
     let plan = this.plans.get(key)
     if (plan === undefined) {
       this.planMisses++
@@ -193,7 +195,8 @@ export class ExpandEngine {
       }
       const visible = new Set<string>(answer)
       visibleFields.set(node, visible)
-      key += `${index}:${[...visible].sort().join(',')};`
+      // Field names are the definitions' own, any text: written as JSON, no list of them reads as another.
+      key += `${index}:${JSON.stringify([...visible].sort())};`
     })
     if (visibleFields.size === 0) return fullVisibility
     hideDerivedOfHidden(this.graph.nodes, visibleFields)
