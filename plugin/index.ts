@@ -317,7 +317,7 @@ export type { SerializerMechanism } from './compile/serializer-cache.js'
 export type { CacheStats } from './compile/serializer-cache.js'
 export type { PlannedCall } from './load/function-relations.js'
 export type {
-  LoadMessage, PlanMessage, PublishedFailure, SerializeMessage, StatementKind, StatementLabel, WriterKind,
+  LoadMessage, PlanMessage, PublishedFailure, RequestToken, SerializeMessage, StatementKind, StatementLabel, WriterKind,
 } from './trace/channels.js'
 export type { ResourceRoutesOptions, ResourceRouteOptions } from './routes/resource-routes.js'
 export type { ListPage, CursorPage } from './routes/list-pages.js'

@@ -10,7 +10,7 @@ import type { LoadContext } from './load-context.js'
 import type { OneWave } from './one-wave.js'
 import { bindsKeysFirst, parentKey, relationIdsQuery, relationRowsQuery, rowBoundOf } from '../sql/relation-statements.js'
 import { selectedRow, type Row } from '../sql/selection.js'
-import { loadChannel, type StatementKind, type StatementLabel } from '../trace/channels.js'
+import { loadChannel, tokenOf, type StatementKind, type StatementLabel } from '../trace/channels.js'
 import { positionsOf } from '../trace/positions.js'
 
 /**
@@ -371,7 +371,7 @@ async function rowsByKeys<F extends ExpandedField | IdField> (
 /** What the load channel publishes of a relation's statement: its path and level in the plan, and its keys. */
 function statementLabel (load: Load, field: PlannedField, kind: StatementKind, keyCount: number): StatementLabel {
   const { path, wave } = positionsOf(load.root).get(field)!
-  return { kind, path, system: load.context.dialect.systemName, wave, keyCount }
+  return { kind, path, system: load.context.dialect.systemName, wave, keyCount, request: tokenOf(load.context) }
 }
 
 /**

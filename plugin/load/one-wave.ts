@@ -6,7 +6,7 @@ import {
 import { hasStatement, limitOf, relationIdsQuery, relationRowsQuery, rowBoundOf } from '../sql/relation-statements.js'
 import { keyColumns, type AnySelect, type Row } from '../sql/selection.js'
 import type { ScopeParts } from '../sql/statement-templates.js'
-import { loadChannel, type StatementLabel } from '../trace/channels.js'
+import { loadChannel, tokenOf, type StatementLabel } from '../trace/channels.js'
 import { positionsOf } from '../trace/positions.js'
 import { keyOf } from './batch-loader.js'
 import type { LoadContext } from './load-context.js'
@@ -229,7 +229,7 @@ function statementOf (context: LoadContext, field: RelationField, keys: AnySelec
 function labelOf (context: LoadContext, root: LevelPlan, site: RelationField | PlannedAggregate): StatementLabel {
   const { path } = positionsOf(root).get(site)!
   const kind = site.kind === 'aggregate' ? 'aggregates' : site.kind === 'id' ? 'ids' : 'rows'
-  return { kind, path, system: context.dialect.systemName, wave: 0, keyCount: undefined }
+  return { kind, path, system: context.dialect.systemName, wave: 0, keyCount: undefined, request: tokenOf(context) }
 }
 
 /** Built once, when first asked: a statement template kept from an earlier request needs none. */

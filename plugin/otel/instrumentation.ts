@@ -4,7 +4,7 @@ import {
   context, metrics, SpanKind, SpanStatusCode, trace,
   type Attributes, type Counter, type Histogram, type MeterProvider, type Span, type Tracer, type TracerProvider,
 } from '@opentelemetry/api'
-import type { LoadMessage, PlanMessage, SerializeMessage } from '../trace/channels.js'
+import type { LoadMessage, PlanMessage, RequestToken, SerializeMessage } from '../trace/channels.js'
 
 /*
  * The tracing channels (trace/channels.ts) as OpenTelemetry spans and
@@ -62,9 +62,6 @@ interface Instruments {
   readonly serializerMisses: Counter
 }
 
-/** Requests whose rows are being counted at once, at most: a request that never writes a body leaves its count behind. */
-const countedRequests = 10_000
-
 /**
  * Spans and metrics of fastify-expand's stages, under the request's span
  * (the active span when a stage starts: the one `@fastify/otel` or an HTTP
@@ -88,8 +85,12 @@ export class ExpandInstrumentation {
   private instruments: Instruments
   private subscribed = false
   private readonly open = new WeakMap<object, Open>()
-  /** Rows read so far by each request being loaded, by trace id. */
-  private readonly rowsByTrace = new Map<string, number>()
+  /**
+   * Rows read so far by each request being loaded, by its token (concurrent
+   * requests of one trace each have theirs); a request that never writes a
+   * body takes its count with it.
+   */
+  private rowsByRequest = new WeakMap<RequestToken, number>()
 
   constructor (config: ExpandInstrumentationConfig = {}) {
     this.config = { ...config }
@@ -112,7 +113,7 @@ export class ExpandInstrumentation {
     tracingChannel<unknown, PlanMessage>('fastify-expand:plan').unsubscribe(this.planEvents)
     tracingChannel<unknown, LoadMessage>('fastify-expand:load').unsubscribe(this.loadEvents)
     tracingChannel<unknown, SerializeMessage>('fastify-expand:serialize').unsubscribe(this.serializeEvents)
-    this.rowsByTrace.clear()
+    this.rowsByRequest = new WeakMap()
   }
 
   /** Whether it is subscribed to the channels now. */
@@ -181,11 +182,7 @@ export class ExpandInstrumentation {
       if (message.keyCount !== undefined) attributes['fastify_expand.load.keys'] = message.keyCount
       const name = message.path === '' ? `fastify-expand ${message.kind}` : `fastify-expand ${message.kind} ${message.path}`
       this.begin(message, name, SpanKind.CLIENT, attributes)
-      const traceId = trace.getActiveSpan()?.spanContext().traceId
-      if (traceId !== undefined && !this.rowsByTrace.has(traceId)) {
-        if (this.rowsByTrace.size >= countedRequests) this.rowsByTrace.delete(this.rowsByTrace.keys().next().value!)
-        this.rowsByTrace.set(traceId, 0)
-      }
+      if (message.request !== undefined && !this.rowsByRequest.has(message.request)) this.rowsByRequest.set(message.request, 0)
     },
     end: ignore,
     asyncStart: ignore,
@@ -196,9 +193,8 @@ export class ExpandInstrumentation {
       const attributes: Attributes = { 'db.system.name': this.systemName(message), 'fastify_expand.statement.kind': message.kind }
       if (message.error !== undefined) attributes['error.type'] = message.error.code
       this.instruments.statementDuration.record((performance.now() - open.started) / 1000, attributes)
-      const traceId = open.span.spanContext().traceId
-      const counted = this.rowsByTrace.get(traceId)
-      if (counted !== undefined && rows !== undefined) this.rowsByTrace.set(traceId, counted + rows)
+      const counted = message.request === undefined ? undefined : this.rowsByRequest.get(message.request)
+      if (counted !== undefined && rows !== undefined) this.rowsByRequest.set(message.request!, counted + rows)
     },
     error: ignore,
   }
@@ -214,10 +210,9 @@ export class ExpandInstrumentation {
     end: (message) => {
       const bytes = message.bytes
       this.finish(message, bytes === undefined ? {} : { 'http.response.body.size': bytes }, message.error)
-      const traceId = trace.getActiveSpan()?.spanContext().traceId
-      const rows = traceId === undefined ? undefined : this.rowsByTrace.get(traceId)
+      const rows = this.rowsByRequest.get(message.request)
       if (rows === undefined) return
-      this.rowsByTrace.delete(traceId!)
+      this.rowsByRequest.delete(message.request)
       this.instruments.rowsPerRequest.record(rows)
     },
     asyncStart: ignore,

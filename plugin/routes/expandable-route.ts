@@ -84,7 +84,8 @@ export function prepareRoute (engine: ExpandEngine, routeOptions: RouteOptions):
   const planner: RoutePlanner = (request) => {
     if (!planChannel.hasSubscribers) return engine.planRequest(target, request, list)
     const misses = engine.planMisses
-    return tracedPlan(routeOptions.url, request.method, () => engine.planRequest(target, request, list), () => engine.planMisses === misses)
+    const plan = () => engine.planRequest(target, request, list)
+    return tracedPlan(request, routeOptions.url, request.method, plan, () => engine.planMisses === misses)
   }
   routeOptions.config = { ...routeOptions.config, expandable: setting, [routePlanner]: planner } as typeof routeOptions.config
   const writing: RouteWriting = { engine, planner, resource: target.node.qualifiedName }

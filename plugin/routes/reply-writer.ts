@@ -153,7 +153,7 @@ function writeBody (reply: FastifyReply, writing: RouteWriting, data: unknown): 
   if (!reply.hasHeader('content-type')) reply.type(jsonContentType)
   if (!serializeChannel.hasSubscribers) return writing.engine.serializerFor(plan.expansion)(data)
   const { stringify, mechanism, cached } = writing.engine.serializers.lookup(plan.expansion)
-  return tracedWriter(stringify, mechanism, cached)(data)
+  return tracedWriter(reply.request, stringify, mechanism, cached)(data)
 }
 
 /** A non-2xx body, as Fastify writes it where the reply has no serializer of its own. */

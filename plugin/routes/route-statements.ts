@@ -1,7 +1,7 @@
 import { DatabaseError } from '../errors.js'
 import type { LoadContext } from '../load/load-context.js'
 import { databaseFailureKind } from '../sql/dialects/index.js'
-import { loadChannel, type StatementLabel } from '../trace/channels.js'
+import { loadChannel, tokenOf, type StatementLabel } from '../trace/channels.js'
 
 /**
  * A lookup by a value its column cannot hold (an int4 key asked for
@@ -16,5 +16,5 @@ export function isUnstorableValue (error: unknown): boolean {
 /** What the load channel publishes of a generated route's own statement (its page, count or row), while it has subscribers. */
 export function rootStatement (context: LoadContext, kind: 'page' | 'count' | 'one'): StatementLabel | undefined {
   if (!loadChannel.hasSubscribers) return undefined
-  return { kind, path: '', system: context.dialect.systemName, wave: 0, keyCount: undefined }
+  return { kind, path: '', system: context.dialect.systemName, wave: 0, keyCount: undefined, request: tokenOf(context) }
 }

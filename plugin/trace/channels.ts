@@ -18,6 +18,8 @@ export interface PlanMessage {
   /** The route's path as declared (`/pets/:id`), never the request's URL. */
   readonly route: string
   readonly method: string
+  /** The request (`requestToken`). */
+  readonly request: RequestToken
   /** Whether the expansion part came from the plan cache; set before `end`. */
   cached: boolean | undefined
   /** Set on `error`: the error's code alone. */
@@ -41,6 +43,8 @@ export interface StatementLabel {
   readonly wave: number
   /** The distinct keys the statement binds (before padding); undefined for the root's statements and those of one wave. */
   readonly keyCount: number | undefined
+  /** The request it loads for (`requestToken`); undefined for `app.expand.load` without a request. */
+  readonly request: RequestToken | undefined
 }
 
 /** One statement: start, end (its promise made), then asyncStart and asyncEnd when it settles, error before them when it fails. */
@@ -57,12 +61,39 @@ export type WriterKind = SerializerMechanism | 'generic'
 
 /** One 2xx body written by the compiled serializer: start, end, and error when the data does not fit. */
 export interface SerializeMessage {
+  /** The request whose body it writes (`requestToken`). */
+  readonly request: RequestToken
   readonly mechanism: WriterKind
   /** Whether the serializer cache held the combination's serializer. */
   readonly cached: boolean
   /** The body's length in UTF-8 bytes; set before end. */
   bytes: number | undefined
   error?: PublishedFailure
+}
+
+/**
+ * An empty frozen object standing for one request in every message published
+ * for it, never the request itself (its headers and parameters are not
+ * published): what ties a request's statements to its body where several
+ * requests are served at once, even within one trace.
+ */
+export type RequestToken = Readonly<Record<string, never>>
+
+const tokens = new WeakMap<object, RequestToken>()
+
+/** The token of a load's request, if it has one. */
+export function tokenOf (context: { readonly request: object | undefined }): RequestToken | undefined {
+  return context.request === undefined ? undefined : requestToken(context.request)
+}
+
+/** The token of `request`: the same object for every message of the request, gone with it. */
+export function requestToken (request: object): RequestToken {
+  let token = tokens.get(request)
+  if (token === undefined) {
+    token = Object.freeze({})
+    tokens.set(request, token)
+  }
+  return token
 }
 
 export const planChannel: TracingChannel<unknown, PlanMessage> = tracingChannel('fastify-expand:plan')
@@ -101,6 +132,7 @@ export async function tracedStatement<R> (label: StatementLabel, sql: string, ex
     system: label.system,
     wave: label.wave,
     keyCount: label.keyCount,
+    request: label.request,
     sql,
     rowCount: undefined,
   }
@@ -122,8 +154,8 @@ export async function tracedStatement<R> (label: StatementLabel, sql: string, ex
 }
 
 /** A request's planning with its events on the plan channel; `isCached` tells, after `plan`, whether it hit the cache. */
-export function tracedPlan<P> (route: string, method: string, plan: () => P, isCached: () => boolean): P {
-  const message: PlanMessage = { route, method, cached: undefined }
+export function tracedPlan<P> (request: object, route: string, method: string, plan: () => P, isCached: () => boolean): P {
+  const message: PlanMessage = { route, method, request: requestToken(request), cached: undefined }
   planChannel.start.publish(message)
   try {
     const planned = plan()
@@ -139,9 +171,11 @@ export function tracedPlan<P> (route: string, method: string, plan: () => P, isC
 }
 
 /** A body writer that publishes each body's length (never the body) on the serialize channel. */
-export function tracedWriter (write: (data: unknown) => string, mechanism: WriterKind, cached: boolean): (data: unknown) => string {
+export function tracedWriter (
+  request: object, write: (data: unknown) => string, mechanism: WriterKind, cached: boolean
+): (data: unknown) => string {
   return (data) => {
-    const message: SerializeMessage = { mechanism, cached, bytes: undefined }
+    const message: SerializeMessage = { request: requestToken(request), mechanism, cached, bytes: undefined }
     serializeChannel.start.publish(message)
     try {
       const body = write(data)

@@ -163,6 +163,33 @@ for (const dialect of dialects()) {
       }
     })
 
+    t.test("every message of a request carries its request's token, another request's another, concurrent or not", async (t) => {
+      recorder.events.length = 0
+      await app.inject('/pets/1?expand=owner.employer,toys')
+      // Combinations no other test here asks, so that theirs still plan and compile once.
+      await Promise.all([app.inject('/pets?expand=toys&limit=2'), app.inject('/pets/2?expand=owner')])
+      const requests = [...new Set(recorder.events.map((event) => event.request))]
+      t.equal(requests.length, 3)
+      const requestsOf = (channel: string) =>
+        new Set(recorder.events.filter((event) => event.channel === channel).map((event) => event.request))
+      t.strictSame(requestsOf('plan'), new Set(requests))
+      t.strictSame(requestsOf('load'), new Set(requests), 'every statement: the request it loads for')
+      t.strictSame(requestsOf('serialize'), new Set(requests))
+      const tokens = new Set(recorder.events.map((event) => event.original.request))
+      t.equal(tokens.size, 3)
+      for (const token of tokens) t.strictSame(Object.getOwnPropertyNames(token), [], 'an empty object, never the request')
+      const serialized = recorder.events.filter((event) => event.channel === 'serialize' && event.event === 'end')
+      const statementsOf = (request: number | undefined) =>
+        recorder.events.filter((event) => event.channel === 'load' && event.event === 'asyncEnd' && event.request === request)
+          .map((event) => event.message.path).sort()
+      t.strictSame(serialized.map((event) => statementsOf(event.request)).sort(), [
+        // In one wave an unfiltered page reads its count in its own statement.
+        oneWave ? ['', 'toys'] : ['', '', 'toys'],
+        ['', 'owner', 'owner.employer', 'toys'],
+        ['', 'owner', 'toys'],
+      ].sort(), "each body's request: the statements of that request alone (the toys' ids, a to-many relation not expanded)")
+    })
+
     t.test('a filtered list page with its count, then the same again', async (t) => {
       const url = '/pets?expand=owner,toys&filter[species]=dog&limit=1'
       const mechanism = await mechanismOf(url)

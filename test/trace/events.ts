@@ -14,6 +14,12 @@ export interface RecordedEvent {
   message: Record<string, unknown>
   /** The message object itself: the same object for every event of one stage. */
   original: PlanMessage | LoadMessage | SerializeMessage
+  /**
+   * The message's request token, numbered in the order the recorder first met
+   * each (1, 2, ...): the same number for every message of one request.
+   * Left out of `message`, which the tests compare as it reads otherwise.
+   */
+  request: number | undefined
 }
 
 /**
@@ -23,10 +29,17 @@ export interface RecordedEvent {
  */
 export function recordEvents (): { events: RecordedEvent[]; stop: () => void } {
   const events: RecordedEvent[] = []
+  const numbers = new Map<object, number>()
+  const numberOf = (token: object | undefined): number | undefined => {
+    if (token === undefined) return undefined
+    if (!numbers.has(token)) numbers.set(token, numbers.size + 1)
+    return numbers.get(token)
+  }
   const subscriptions = channelNames.map((channel) => {
     const traced = tracingChannel<unknown, PlanMessage | LoadMessage | SerializeMessage>(`fastify-expand:${channel}`)
     const handler = (event: EventName) => (message: PlanMessage | LoadMessage | SerializeMessage) => {
-      events.push({ channel, event, message: { ...message }, original: message })
+      const { request, ...rest } = message
+      events.push({ channel, event, message: rest, original: message, request: numberOf(request) })
     }
     const handlers = {
       start: handler('start'),

@@ -207,7 +207,45 @@ t.test('statements that fail, and a refused plan: their spans say so by code', a
   ])
 })
 
-t.test('without a request span: each stage a root span of its own, no rows per request; a body that does not fit', async (t) => {
+t.test('requests of one trace served at once: each records its own rows', async (t) => {
+  const database = await openSeeded(t, dialects()[0]!)
+  const tracerProvider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(new InMemorySpanExporter())] })
+  const tracer = tracerProvider.getTracer('test')
+  const reader = new CollectingReader()
+  const instrumentation = expandInstrumentation({ tracerProvider, meterProvider: new MeterProvider({ readers: [reader] }) })
+  t.teardown(() => instrumentation.disable())
+  // A browser page's calls under one traceparent: each request's span a child of the page's.
+  const page = tracer.startSpan('browser page')
+  t.teardown(() => page.end())
+  const app = Fastify()
+  const spans = new WeakMap<object, Span>()
+  app.addHook('onRequest', (request, _reply, done) => {
+    const span = tracer.startSpan('request', {}, trace.setSpan(context.active(), page))
+    spans.set(request, span)
+    context.with(trace.setSpan(context.active(), span), done)
+  })
+  app.addHook('onResponse', (request, _reply, done) => {
+    spans.get(request)?.end()
+    done()
+  })
+  await app.register(expandPlugin, { db: database.db, resources })
+  app.expand.routes('/pets', Pet)
+  await app.ready()
+  t.teardown(() => app.close())
+  const recorded = async () => {
+    const { resourceMetrics } = await reader.collect()
+    const rows = metric(resourceMetrics.scopeMetrics.flatMap((scope) => scope.metrics), 'fastify_expand.request.rows') as HistogramMetricData
+    return { count: rows.dataPoints[0]!.value.count, sum: rows.dataPoints[0]!.value.sum }
+  }
+  await app.inject('/pets?expand=owner,toys')
+  await app.inject('/pets/3')
+  // 4 pets (a page short of its limit: no count), 3 owners and 4 toy ids; then pet 3, which has no toys.
+  t.strictSame(await recorded(), { count: 2, sum: 4 + 3 + 4 + 1 }, 'one after the other')
+  await Promise.all([app.inject('/pets?expand=owner,toys'), app.inject('/pets/3')])
+  t.strictSame(await recorded(), { count: 4, sum: 2 * 12 }, 'at once: two more records, the same rows')
+})
+
+t.test('without a request span: each stage a root span of its own, rows per request all the same; a body that does not fit', async (t) => {
   const database = await openSeeded(t, dialects()[0]!)
   const exporter = new InMemorySpanExporter()
   const tracerProvider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] })
@@ -227,7 +265,9 @@ t.test('without a request span: each stage a root span of its own, no rows per r
   t.equal(new Set(spans.map((span) => span.spanContext().traceId)).size, spans.length, 'each its own trace')
   const { resourceMetrics } = await reader.collect()
   const metrics = resourceMetrics.scopeMetrics.flatMap((scope) => scope.metrics)
-  t.equal(metric(metrics, 'fastify_expand.request.rows'), undefined, 'rows are counted per request span')
+  const rows = metric(metrics, 'fastify_expand.request.rows') as HistogramMetricData
+  t.strictSame(rows.dataPoints.map((point) => [point.value.count, point.value.sum]), [[1, 1 + 1 + 2]],
+    'rows are counted per request, not per span: pet 1, its owner and its 2 toy ids')
   t.equal(total(metrics, 'fastify_expand.serializer.cache.misses'), 1)
 
   exporter.reset()
