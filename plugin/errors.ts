@@ -221,6 +221,7 @@ export const messages = {
   // openapi/: expandOpenApi's options and the document it completes.
   openApiComponentPrefix: 'expandOpenApi: componentPrefix may hold letters, digits, dots, dashes and underscores only',
   openApiMaxEnumeratedPaths: 'expandOpenApi: maxEnumeratedPaths must be a positive integer',
+  openApiHiding: 'expandOpenApi: hiddenTag must be a string and hideUntagged a boolean, as given to @fastify/swagger',
   openApiVersion: "expandOpenApi: the transform documents OpenAPI 3 only; give @fastify/swagger an 'openapi' option",
   openApiQuerystringStyle: (route: string, style: string, explode: boolean, expand: string, fields: string, omit: string) =>
     `expandOpenApi: ${route} declares querystring style '${style}'${explode ? '' : ' without explode'}, ` +

@@ -39,6 +39,11 @@ export class ComponentSchemas {
     this.ambiguousNames = ambiguous
   }
 
+  /** What every `$ref` to one of these components starts with. */
+  get refBase (): string {
+    return this.naming.refBase
+  }
+
   /** A `$ref` to the resource's default level, the response of a detail route. */
   root (node: ResourceNode, requiredDefaults: boolean): JsonSchema {
     return this.ref(rootVariant(node, requiredDefaults), this.rootName(node, requiredDefaults))

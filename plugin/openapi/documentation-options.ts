@@ -14,6 +14,14 @@ export interface ExpandOpenApiOptions {
   envelopeProperties?: Record<string, JsonSchema>
   /** Another transform to apply first (yours, or another plugin's). */
   transform?: SwaggerTransform
+  /**
+   * @fastify/swagger's `hiddenTag` (default `X-HIDDEN`) and `hideUntagged`
+   * (default false), as given to it: it hides a route after the transform
+   * has documented it, so the transform is told which routes it will hide,
+   * whose components stay out of the document.
+   */
+  hiddenTag?: string
+  hideUntagged?: boolean
 }
 
 /** What @fastify/swagger passes its `transform` option (declared here: it is not a dependency of this package). */
@@ -43,6 +51,8 @@ export interface DocumentationSettings {
   readonly maxEnumeratedPaths: number
   readonly envelopeProperties: Readonly<Record<string, JsonSchema>> | undefined
   readonly transform: SwaggerTransform | undefined
+  readonly hiddenTag: string
+  readonly hideUntagged: boolean
 }
 
 /** `expandOpenApi`'s second argument, checked when it is called (a bad value fails at startup, not at the first document). */
@@ -51,5 +61,9 @@ export function readDocumentationOptions (options: ExpandOpenApiOptions): Docume
   const maxEnumeratedPaths = options.maxEnumeratedPaths ?? defaultMaxEnumeratedPaths
   if (!/^[A-Za-z0-9._-]*$/.test(componentPrefix)) throw new InvalidOptionError(messages.openApiComponentPrefix)
   if (!Number.isInteger(maxEnumeratedPaths) || maxEnumeratedPaths < 1) throw new InvalidOptionError(messages.openApiMaxEnumeratedPaths)
-  return { componentPrefix, maxEnumeratedPaths, envelopeProperties: options.envelopeProperties, transform: options.transform }
+  const hiddenTag = options.hiddenTag ?? 'X-HIDDEN'
+  const hideUntagged = options.hideUntagged ?? false
+  if (typeof hiddenTag !== 'string' || typeof hideUntagged !== 'boolean') throw new InvalidOptionError(messages.openApiHiding)
+  const { envelopeProperties, transform } = options
+  return { componentPrefix, maxEnumeratedPaths, envelopeProperties, transform, hiddenTag, hideUntagged }
 }

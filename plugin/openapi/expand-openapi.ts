@@ -2,7 +2,7 @@ import { resolveOptions, type ExpandPluginOptions } from '../options.js'
 import { ResourceGraph, type JsonSchema } from '../graph/resource-graph.js'
 import type { ExpandableRouteOptions } from '../routes/expandable-route.js'
 import { ComponentSchemas } from './component-schemas.js'
-import { addComponents, componentsFor } from './document-components.js'
+import { addComponents, componentsFor, hiddenBySwagger } from './document-components.js'
 import { readDocumentationOptions, type ExpandOpenApiOptions, type SwaggerTransform } from './documentation-options.js'
 import {
   describeExpandableRoute,
@@ -58,7 +58,8 @@ export function expandOpenApi (pluginOptions: ExpandPluginOptions, documentation
       options,
       previous: settings.transform,
       describe: (setting, route) => describeExpandableRoute(current(), options, settings, setting, route),
-      addComponents: (document) => addComponents(document, current().components),
+      addComponents: (document, documented) => addComponents(document, current().components, documented),
+      hides: (schema) => hiddenBySwagger(schema, settings),
     }),
     // An application's route: what `app.expand.routes` routes carry is read by the transform from the route itself.
     describeRoute: (setting, context = {}) => describeExpandableRoute(current(), options, settings, setting, {

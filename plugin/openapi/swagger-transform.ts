@@ -14,8 +14,10 @@ export interface TransformSources {
   /** Applied first, as the documentation option `transform`. */
   readonly previous: SwaggerTransform | undefined
   describe(setting: ExpandableRouteOptions, route: DocumentedRoute): ExpandableRouteDocumentation
-  /** Adds the resource components to the document being built. */
-  addComponents(document: NonNullable<Parameters<SwaggerTransform>[0]['openapiObject']>): void
+  /** Adds the resource components `documented` refers to (and those they refer to) to the document being built. */
+  addComponents(document: NonNullable<Parameters<SwaggerTransform>[0]['openapiObject']>, documented: unknown): void
+  /** Whether @fastify/swagger leaves a route with this schema out of the document (its `hiddenTag`, `hideUntagged`). */
+  hides(schema: FastifySchema & Record<string, unknown>): boolean
 }
 
 /**
@@ -77,7 +79,8 @@ export function swaggerTransform (sources: TransformSources): SwaggerTransform {
         ...undocumentedErrors(response, described.response),
       },
     }
-    sources.addComponents(document)
+    // @fastify/swagger hides a route after its transform: a hidden route's components would be in the document alone.
+    if (!sources.hides(documented)) sources.addComponents(document, documented)
     return { schema: documented, url: previous.url }
   }
 }

@@ -32,6 +32,13 @@ test('expandOpenApi options: FST_EXPAND_INVALID_OPTION with the message naming t
     isOptionError: true,
     isTypeError: true,
   })
+  for (const hiding of [{ hiddenTag: 7 }, { hideUntagged: 'yes' }]) {
+    t.same(thrown(() => expandOpenApi({ resources }, hiding as never)), {
+      ...invalidOption('expandOpenApi: hiddenTag must be a string and hideUntagged a boolean, as given to @fastify/swagger'),
+      isOptionError: true,
+      isTypeError: true,
+    })
+  }
 })
 
 test('a Swagger 2.0 document and a component of the same name: FST_EXPAND_INVALID_OPTION', async (t) => {
