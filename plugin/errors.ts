@@ -221,6 +221,8 @@ export const messages = {
   // openapi/: expandOpenApi's options and the document it completes.
   openApiComponentPrefix: 'expandOpenApi: componentPrefix may hold letters, digits, dots, dashes and underscores only',
   openApiMaxEnumeratedPaths: 'expandOpenApi: maxEnumeratedPaths must be a positive integer',
+  registeredAbove: 'fastify-expand is already registered in this context or one enclosing it (its routes there are the enclosing ' +
+    "instance's): register a second instance in a sibling context",
   openApiHiding: 'expandOpenApi: hiddenTag must be a string and hideUntagged a boolean, as given to @fastify/swagger',
   openApiVersion: "expandOpenApi: the transform documents OpenAPI 3 only; give @fastify/swagger an 'openapi' option",
   openApiQuerystringStyle: (route: string, style: string, explode: boolean, expand: string, fields: string, omit: string) =>

@@ -145,7 +145,8 @@ const expandPluginCallback: FastifyPluginCallback<ExpandPluginOptions> = (app, p
   // Startup errors must reject register()/ready(): the plugin loader does not catch a synchronous throw.
   let engine: ExpandEngine
   try {
-    if (app.hasDecorator('expand')) throw new InvalidOptionError('fastify-expand is already registered on this instance')
+    // A context inherits its parent's decorators and onRoute hooks: the enclosing instance would prepare this one's routes.
+    if (app.hasDecorator('expand')) throw new InvalidOptionError(messages.registeredAbove)
     const graph = new ResourceGraph(pluginOptions.resources ?? [], { loadsFromDatabase: pluginOptions.db !== undefined })
     engine = new ExpandEngine(graph, resolveOptions(pluginOptions))
     // Every reply's send in the plugin's scope: an expandable route's reply checks its bodies (routes/reply-writer.ts).

@@ -86,3 +86,29 @@ for (const dialect of dialects()) {
     })
   })
 }
+
+t.test('a second instance in a context the first one encloses: a startup error saying so; in a sibling context: its own', async (t) => {
+  const app = Fastify()
+  t.teardown(() => app.close())
+  await app.register(expandPlugin, { resources })
+  app.register(async (child) => {
+    await child.register(expandPlugin, { resources, expandParam: 'include' })
+  })
+  await t.rejects(async () => await app.ready(), {
+    code: 'FST_EXPAND_INVALID_OPTION',
+    message: 'fastify-expand is already registered in this context or one enclosing it (its routes there are the enclosing ' +
+      "instance's): register a second instance in a sibling context",
+  })
+
+  const siblings = Fastify()
+  t.teardown(() => siblings.close())
+  for (const [prefix, expandParam] of [['/a', 'expand'], ['/b', 'include']] as const) {
+    siblings.register(async (child) => {
+      await child.register(expandPlugin, { resources, expandParam })
+      child.get('/pets/:id', { expandable: { resource: Pet } }, async () => ({ id: 1, name: 'Garfield', owner: { id: 1, name: 'Fred' } }))
+    }, { prefix })
+  }
+  await siblings.ready()
+  t.equal((await siblings.inject('/a/pets/1?expand=owner&fields=owner.name')).body, '{"owner":{"name":"Fred"}}')
+  t.equal((await siblings.inject('/b/pets/1?include=owner&fields=owner.name')).body, '{"owner":{"name":"Fred"}}')
+})
