@@ -299,6 +299,9 @@ export const messages = {
   duplicateResourceName: (name: string) => `Two different resources are named '${name}': give one a namespace or another name`,
   unregisteredResource: (context: string, name: string, registered: string) =>
     `${context}: resource '${name}' is not registered (registered: ${registered})`,
+  anotherResourceOfName: (context: string, name: string) =>
+    `${context}: resource '${name}' is not the one registered under that name (another defineResource call made it): ` +
+    'name the registered one, or register this one',
   ambiguousReference: (context: string, reference: string, candidates: readonly string[]) =>
     `${context}: '${reference}' is ambiguous, use one of ${candidates.map((name) => `'${name}'`).join(', ')}`,
   relationOptionUnknownField: (context: string, option: string, field: string, resource: string) =>

@@ -191,6 +191,9 @@ export class ResourceGraph {
   node (reference: AnyResource | string, context = 'reference'): ResourceNode {
     const node = typeof reference === 'string' ? this.lookup(reference, context) : this.byResource.get(reference)
     if (node === undefined) {
+      if (typeof reference !== 'string' && this.byQualifiedName.has(qualifiedNameOf(reference))) {
+        throw new InvalidDefinitionError(messages.anotherResourceOfName(context, qualifiedNameOf(reference)))
+      }
       const name = typeof reference === 'string' ? reference : reference.name
       throw new InvalidDefinitionError(messages.unregisteredResource(context, name, this.names()))
     }
@@ -329,7 +332,7 @@ function createNode (resource: AnyResource): MutableNode {
   return {
     resource,
     name: resource.name,
-    qualifiedName: resource.namespace ? `${resource.namespace}.${resource.name}` : resource.name,
+    qualifiedName: qualifiedNameOf(resource),
     fieldSchemas,
     optionalFields: new Set([...fieldSchemas.keys()].filter((field) => !required.has(field))),
     sourceSchemas,
@@ -459,4 +462,9 @@ function checkLoadable (edge: RelationEdge, context: string, loadsFromDatabase: 
   if (owner.key.kind === 'single' && !owner.fieldSchemas.has(owner.primaryKey)) {
     throw new InvalidDefinitionError(messages.primaryKeyNotInSchema(context, owner.qualifiedName, owner.primaryKey))
   }
+}
+
+/** A resource's name as the registry holds it: `namespace.Name`, or the bare name. */
+function qualifiedNameOf (resource: AnyResource): string {
+  return resource.namespace ? `${resource.namespace}.${resource.name}` : resource.name
 }

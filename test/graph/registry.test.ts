@@ -2,7 +2,7 @@ import { Type } from '@sinclair/typebox'
 import Fastify from 'fastify'
 import t from 'tap'
 import expandPlugin, { createSerializer, defineResource, type AnyResource } from '../../plugin/index.js'
-import { Company, Person, resources } from '../fixtures/pets.js'
+import { Company, Person, Pet, resources } from '../fixtures/pets.js'
 import { buildApp, getJson, MemoryStore } from '../helpers/app.js'
 import { defaults, petStore } from '../helpers/pet-world.js'
 
@@ -111,6 +111,13 @@ t.test('a route naming an unregistered resource fails when it is added', async (
   await app.register(expandPlugin, { resources })
   t.throws(() => app.get('/x', { expandable: { resource: 'Nobody' } }, async () => ({})), { message: /Route GET \/x.*'Nobody'/ })
   t.throws(() => app.get('/y', { expandable: { resource: employeeOf(Company) } }, async () => ({})), { message: /Route GET \/y.*'Employee' is not registered/ })
+  // Another resource of a registered name (another defineResource call): said so, not that the name is unregistered.
+  const { kind: _kind, ...petDefinition } = Pet
+  t.throws(() => app.get('/z', { expandable: { resource: defineResource(petDefinition) } }, async () => ({})), {
+    code: 'FST_EXPAND_INVALID_OPTION',
+    message: "Route GET /z: resource 'Pet' is not the one registered under that name (another defineResource call made it): " +
+      'name the registered one, or register this one',
+  })
 })
 
 t.test("a route naming an unregistered resource is a route option error (README: 'a plugin, route or routes() option is wrong')", async (t) => {
