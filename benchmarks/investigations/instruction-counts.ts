@@ -2,10 +2,13 @@
  * The SQLite page of the end-to-end suite (`GET /pets?limit=100&offset=0&expand=owner.employer,toys` through
  * `inject`) against the hand-written JOIN route, in instructions per request rather than seconds: each contender
  * runs under valgrind's callgrind twice, with the same warm-up (V8 optimizes over the first thousand requests)
- * and 0 or `requests` more, and the difference of the two totals is divided by `requests`. Instruction counts do
- * not move with the machine's load, so a change of a few percent shows where timed rounds on a shared machine
- * cannot tell it (their spread is larger). They do not weigh cache misses and other stalls, so a change is
- * judged by both. Needs valgrind (Debian's package); a run takes a few minutes.
+ * and 0 or `requests` more, and the difference of the two totals is divided by `requests`. Instruction counts
+ * move far less with the machine's load than timed rounds, but they are not exact: V8 compiles and collects
+ * garbage on other threads and by the clock, so two runs of the same process differed by 1.7-2% of their total on
+ * a quiet machine (with `--predictable` too) and by 4% under load (2026-11-27, Node 26). With 2,000 requests after
+ * 1,000 the difference is about two thirds of a run, so a figure moves by about 3%: run on a quiet machine, and
+ * more than once for a change under 5%. They do not weigh cache misses and other stalls, so a change is judged by
+ * both. Needs valgrind (Debian's package); a run takes about ten minutes.
  *
  *   node --import tsx benchmarks/investigations/instruction-counts.ts [requests] [warm-up]
  */
@@ -67,7 +70,7 @@ async function instructions (contender: Contender, count: number, folder: string
 if (process.argv[2] === '--child') {
   await run(process.argv[3] as Contender, Number(process.argv[4]))
 } else {
-  const requests = Number(process.argv[2] ?? 500)
+  const requests = Number(process.argv[2] ?? 2_000)
   const warmUp = Number(process.argv[3] ?? 1_000)
   const folder = mkdtempSync(path.join(tmpdir(), 'instruction-counts-'))
   try {
