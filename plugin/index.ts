@@ -23,6 +23,7 @@ import { ResourceGraph, type ResourceNode } from './graph/resource-graph.js'
 import type { AnyResource } from './graph/resource.js'
 import { prepareRoute, type ExpandableRouteOptions } from './routes/expandable-route.js'
 import { armedReply, replySend, replyWriter } from './routes/reply-writer.js'
+import { requestTokenKey } from './trace/channels.js'
 import type { CacheStats, SerializerMechanism } from './compile/serializer-cache.js'
 
 export interface ExpandDecorator {
@@ -251,6 +252,7 @@ const expandPluginCallback: FastifyPluginCallback<ExpandPluginOptions> = (app, p
   app.decorateRequest(functionCalls, null)
   app.decorateRequest(armedReply, null)
   app.decorateRequest(replyWriter, false)
+  app.decorateRequest(requestTokenKey, null)
   app.decorate('expand', {
     getter (this: FastifyInstance) {
       let decorator = decorators.get(this)

@@ -79,21 +79,18 @@ export interface SerializeMessage {
  */
 export type RequestToken = Readonly<Record<string, never>>
 
-const tokens = new WeakMap<object, RequestToken>()
+/** Where a request holds its token: a request decoration of the plugin (index.ts), null until a message needs it. */
+export const requestTokenKey = Symbol('fastify-expand request token')
 
 /** The token of a load's request, if it has one. */
 export function tokenOf (context: { readonly request: object | undefined }): RequestToken | undefined {
   return context.request === undefined ? undefined : requestToken(context.request)
 }
 
-/** The token of `request`: the same object for every message of the request, gone with it. */
+/** The token of `request`: the same object for every message of the request, kept on it and gone with it. */
 export function requestToken (request: object): RequestToken {
-  let token = tokens.get(request)
-  if (token === undefined) {
-    token = Object.freeze({})
-    tokens.set(request, token)
-  }
-  return token
+  const holder = request as { [requestTokenKey]?: RequestToken | null }
+  return (holder[requestTokenKey] ??= Object.freeze({}))
 }
 
 export const planChannel: TracingChannel<unknown, PlanMessage> = tracingChannel('fastify-expand:plan')

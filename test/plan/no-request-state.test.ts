@@ -18,9 +18,18 @@ function tableKeys (source: string): string[] {
 
 t.ok(sources.length > 30, 'the plugin sources are read')
 
+/**
+ * The one table keyed on something standing for a request: the OpenTelemetry
+ * subscriber's rows per request, keyed on the token its messages carry (it
+ * sees nothing else of a request). The token lives on the request (a
+ * decoration) and is never replaced; the table is its instance's, weak.
+ */
+const subscriberTables = new Set(['otel/instrumentation.ts: RequestToken'])
+
 t.test('no table in plugin/ is keyed on a request, a reply or a query', async (t) => {
   for (const [name, source] of sources) {
     for (const key of tableKeys(source)) {
+      if (subscriberTables.has(`${name}: ${key}`)) continue
       t.notMatch(key, /Request|Reply|query|Query|Expansion\b/, `${name}: a table keyed on ${key}`)
     }
   }
