@@ -66,7 +66,7 @@ export function hiddenBySwagger (
   schema: Readonly<Record<string, unknown>>, hiding: { readonly hiddenTag: string; readonly hideUntagged: boolean }
 ): boolean {
   // Any truthy `hide`, as @fastify/swagger reads it.
-  if (schema.hide !== undefined && schema.hide !== null && schema.hide !== false && schema.hide !== 0 && schema.hide !== '') return true
+  if (schema.hide) return true
   const tags = Array.isArray(schema.tags) ? schema.tags : []
   return (tags.length === 0 && hiding.hideUntagged) || tags.includes(hiding.hiddenTag)
 }
