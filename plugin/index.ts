@@ -148,8 +148,10 @@ const expandPluginCallback: FastifyPluginCallback<ExpandPluginOptions> = (app, p
   try {
     // A context inherits its parent's decorators and onRoute hooks: the enclosing instance would prepare this one's routes.
     if (app.hasDecorator('expand')) throw new InvalidOptionError(messages.registeredAbove)
+    // The options first: the registry is built from one of them.
+    const options = resolveOptions(pluginOptions)
     const graph = new ResourceGraph(pluginOptions.resources ?? [], { loadsFromDatabase: pluginOptions.db !== undefined })
-    engine = new ExpandEngine(graph, resolveOptions(pluginOptions))
+    engine = new ExpandEngine(graph, options)
     // Every reply's send in the plugin's scope: an expandable route's reply checks its bodies (routes/reply-writer.ts).
     // Refused (FST_ERR_DEC_ALREADY_PRESENT) where the application decorated send itself.
     app.decorateReply('send', replySend())

@@ -1,4 +1,5 @@
 import { LruMap } from 'toad-cache'
+import { InvalidOptionError, messages } from './errors.js'
 import { ExpandEngine, type RegisteredTarget } from './engine.js'
 import { resolveOptions, type ExpandPluginOptions } from './options.js'
 import type { ExpandedBy } from './graph/expanded.js'
@@ -47,6 +48,7 @@ export function createSerializer<R extends AnyResource, const Settings extends S
   resource: R,
   settings: Settings = {} as Settings
 ): Serializer<ExpandedBy<R, Settings>> {
+  if (settings.resources !== undefined && !Array.isArray(settings.resources)) throw new InvalidOptionError(messages.badResources)
   const registryKey: object = settings.resources ?? resource
   let byResource = engines.get(registryKey)
   let engine = settings.options === undefined ? byResource?.get(resource) : undefined

@@ -54,6 +54,10 @@ t.test('permittedExpands restricts expansions whenever given', async (t) => {
 })
 
 t.test('the resources registry resolves lazy names; by default only what the resource reaches', async (t) => {
+  for (const registry of [{ Company }, 'Company', null]) {
+    t.throws(() => createSerializer(Person, { resources: registry as never }),
+      { code: 'FST_EXPAND_INVALID_OPTION', message: 'fastify-expand: resources must be an array of resources' }, `resources: ${registry === null ? 'null' : typeof registry}`)
+  }
   t.throws(() => createSerializer(Person, { expand: 'employer' }),
     { code: 'FST_EXPAND_INVALID_DEFINITION', message: /Resource 'people\.Person', field 'employer': resource 'Company' is not registered/ })
   t.equal(createSerializer(Person, { expand: 'employer', resources: [Company] }).stringify({ id: 7, name: 'Fred', hobbies: 'sailing', employer: { name: 'McDonalds', public: false } }),

@@ -23,6 +23,10 @@ const expected: [string, string, RegExp][] = [
   ['thunk returning something else', 'FST_EXPAND_INVALID_DEFINITION', /Resource 'Job', field 'holder': the reference function did not return a resource/],
   ['nested fields that nest forever', 'FST_EXPAND_INVALID_DEFINITION', /cycle/],
   ['resources not made by defineResource', 'FST_EXPAND_INVALID_DEFINITION', /resources\[0\] is not a resource/],
+  // Checked with the other options, before the registry is built from them.
+  ['resources an object', 'FST_EXPAND_INVALID_OPTION', /^fastify-expand: resources must be an array of resources$/],
+  ['resources a string', 'FST_EXPAND_INVALID_OPTION', /^fastify-expand: resources must be an array of resources$/],
+  ['resources null', 'FST_EXPAND_INVALID_OPTION', /^fastify-expand: resources must be an array of resources$/],
   ['with db, a table-bound resource relating to one without a table', 'FST_EXPAND_INVALID_DEFINITION',
     /^Resource 'Collar', field 'wearer': people\.Person has no table, so it cannot be loaded from Collar's table; give people\.Person a table$/],
 ]

@@ -80,6 +80,9 @@ export const startupCases: Record<string, () => ExpandPluginOptions> = {
     return { resources: [Egg, Hen] }
   },
   'resources not made by defineResource': () => ({ resources: [{ name: 'Pet' } as unknown as AnyResource] }),
+  'resources an object': () => ({ resources: { Pet: resources[0] } as unknown as AnyResource[] }),
+  'resources a string': () => ({ resources: 'Pet' as unknown as AnyResource[] }),
+  'resources null': () => ({ resources: null as unknown as AnyResource[] }),
   'with db, a table-bound resource relating to one without a table': () => ({
     // Never queried: the child process exits once every case has run.
     db: new Kysely({ dialect: new SqliteDialect({ database: new SQLite(':memory:') }) }),
