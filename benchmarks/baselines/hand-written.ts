@@ -63,6 +63,80 @@ export function handWrittenPageLoader (database: Database.Database, depth: Depth
   }
 }
 
+/**
+ * The same depth-2 page loaded as the plugin loads it, by hand: the page, then one statement per relation with
+ * its parents' keys in an IN list padded to a power of two (the last key repeated), each statement prepared once
+ * per list size, array rows, the rows grouped by key in Maps. Against `handWrittenPageLoader` it prices the
+ * plugin's design (a statement per relation) apart from the plugin's own work
+ * (benchmarks/investigations/instruction-counts.ts).
+ */
+export function handWrittenBatchedLoader (database: Database.Database): (limit: number, offset: number) => PetRecord[] {
+  const page = database.prepare('SELECT id, name, species, owner_id, sold_from_id FROM pets ORDER BY id LIMIT ? OFFSET ?').raw(true)
+  const byKeys = (sql: (list: string) => string) => {
+    const prepared = new Map<number, Database.Statement>()
+    return (keys: unknown[]): unknown[][] => {
+      let size = 1
+      while (size < keys.length) size *= 2
+      let statement = prepared.get(size)
+      if (statement === undefined) {
+        statement = database.prepare(sql(new Array(size).fill('?').join(', '))).raw(true)
+        prepared.set(size, statement)
+      }
+      const padded = keys.slice()
+      while (padded.length < size) padded.push(keys[keys.length - 1])
+      return statement.all(padded) as unknown[][]
+    }
+  }
+  const people = byKeys((list) => `SELECT id, name, hobbies, employer_id FROM people WHERE id IN (${list})`)
+  const companies = byKeys((list) => `SELECT id, name, public FROM companies WHERE id IN (${list})`)
+  const toys = byKeys((list) => 'SELECT t.id, t.name, pt.pet_id FROM toys AS t JOIN pet_toys AS pt ON pt.toy_id = t.id ' +
+    `WHERE pt.pet_id IN (${list}) ORDER BY pt.pet_id, pt.toy_id`)
+  return (limit, offset) => {
+    const pets = page.all(limit, offset) as unknown[][]
+    const records: PetRecord[] = new Array(pets.length)
+    const owners = new Map<unknown, PetRecord['owner']>()
+    const toysOf = new Map<unknown, PetRecord['toys']>()
+    for (let index = 0; index < pets.length; index++) {
+      const pet = pets[index]!
+      if (pet[3] !== null) owners.set(pet[3], null)
+      const petToys: PetRecord['toys'] = []
+      toysOf.set(pet[0], petToys)
+      records[index] = {
+        id: pet[0] as number,
+        name: pet[1] as string,
+        species: pet[2] as string,
+        owner: null,
+        sold_from: pet[4] as number | null,
+        toys: petToys,
+      }
+    }
+    const employers = new Map<unknown, { name: string; public: boolean } | null>()
+    const employerOf = new Map<unknown, unknown>()
+    if (owners.size > 0) {
+      for (const person of people([...owners.keys()])) {
+        owners.set(person[0], { id: person[0] as number, name: person[1] as string, hobbies: person[2] as string, employer: null })
+        if (person[3] !== null) {
+          employers.set(person[3], null)
+          employerOf.set(person[0], person[3])
+        }
+      }
+    }
+    if (employers.size > 0) {
+      for (const company of companies([...employers.keys()])) {
+        employers.set(company[0], { name: company[1] as string, public: company[2] === 1 })
+      }
+    }
+    for (const [id, owner] of owners) {
+      if (owner !== null) owner.employer = employers.get(employerOf.get(id)) ?? null
+    }
+    if (toysOf.size > 0) {
+      for (const toy of toys([...toysOf.keys()])) toysOf.get(toy[2])!.push({ id: toy[0] as number, name: toy[1] as string })
+    }
+    for (let index = 0; index < pets.length; index++) records[index]!.owner = owners.get(pets[index]![3]) ?? null
+    return records
+  }
+}
+
 // Tables are named at runtime in the benchmarks.
 type AnyKysely = Kysely<any>
 
