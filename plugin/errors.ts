@@ -271,6 +271,8 @@ export const messages = {
   filterOptionNotObject: 'filter must be an object of field: operators',
   filterNotRelation: (at: string, segment: string, resource: string) =>
     `${at}: '${segment}' is not a relation of ${resource} to a table whose keys the plugin knows (a to-one column, a to-many foreignKey, or through)`,
+  filterThroughCompositeKey: (at: string, relation: string) =>
+    `${at}: '${relation}' reads a composite key, which list filters do not follow yet`,
   existsNeedsRelation: (at: string, field: string) =>
     `${at}: 'exists' needs a relation to a table whose keys the plugin knows, and '${field}' is not one`,
   noSuchField: (at: string, resource: string, field: string) => `${at}: ${resource} has no field '${field}'`,
@@ -292,6 +294,8 @@ export const messages = {
     `sort: '${name}': '${segment}' is not a relation of ${resource} to a table`,
   sortThroughFunction: (name: string, segment: string, resource: string) =>
     `sort: '${name}' goes through '${segment}' of ${resource}, which is resolved by a function (load): its rows are in no table a statement reads, so they cannot order a list`,
+  sortThroughCompositeKey: (name: string, segment: string) =>
+    `sort: '${name}' goes through '${segment}', a to-one relation over a composite key, which list sorts do not follow yet`,
   sortThroughMany: (name: string, segment: string) =>
     `sort: '${name}' goes through '${segment}', a to-many relation: a row has many related rows, so none of their values orders it (sort through to-one relations only)`,
 
@@ -429,6 +433,8 @@ export const messages = {
   belowDerived: (path: string, field: string) => `'${path}': '${field}' is an aggregate or computed value, with no fields below it`,
   aggregateNotLoadable: (context: string, relation: string) =>
     `${context}: '${relation}' cannot be aggregated: its resource needs a table, and the relation a foreignKey or through`,
+  aggregateOverCompositeKey: (context: string, relation: string) =>
+    `${context}: '${relation}' reads a composite key, which aggregates do not follow yet`,
   aggregateFieldNotColumn: (context: string, field: string, target: string) =>
     `${context}: '${field}' is not a value field of ${target}`,
   aggregateNotNumeric: (context: string, fn: string, field: string) =>

@@ -51,11 +51,10 @@ export function resolveDerived (node: DerivingNode): void {
     const fn = aggregateFunctionOf(definition)
     const relation = node.relations.get(aggregateRelation(definition))!
     const { link, target } = relation
+    const keyed = link.kind === 'many-to-many' || (link.kind === 'to-many' && link.foreignKey !== undefined)
+    if (target.table === undefined || !keyed) throw new InvalidDefinitionError(messages.aggregateNotLoadable(context(name), relation.field))
     // An aggregate over a composite key is not read yet: its statement groups by one key column.
-    const keyed = (link.kind === 'many-to-many' || (link.kind === 'to-many' && link.foreignKey !== undefined)) &&
-      !readsCompositeKey(relation)
-    const readable = target.table !== undefined && keyed
-    if (!readable) throw new InvalidDefinitionError(messages.aggregateNotLoadable(context(name), relation.field))
+    if (readsCompositeKey(relation)) throw new InvalidDefinitionError(messages.aggregateOverCompositeKey(context(name), relation.field))
     const field = aggregateField(definition)
     let schema: JsonSchema
     if (field === undefined) {

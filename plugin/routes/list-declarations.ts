@@ -196,6 +196,7 @@ export function readFilterOption (
       if (current.derived.has(segment)) fail(messages.belowDerivedOption(at, segments.slice(0, index + 1).join('.')))
       const relation = current.relations.get(segment)
       if (relation?.link.kind === 'function') fail(messages.filterThroughFunction(at, segment, current.qualifiedName))
+      if (relation?.target.table !== undefined && readsCompositeKey(relation)) fail(messages.filterThroughCompositeKey(at, segment))
       if (relation === undefined || relation.target.table === undefined || !loadable(relation)) {
         fail(messages.filterNotRelation(at, segment, current.qualifiedName))
       }
@@ -217,6 +218,9 @@ export function readFilterOption (
     const valueOperators = operators.filter((operator) => operator !== 'exists')
     if (operators.includes('exists') && relation?.link.kind === 'function') {
       fail(messages.filterThroughFunction(at, field, current.qualifiedName))
+    }
+    if (operators.includes('exists') && relation?.target.table !== undefined && readsCompositeKey(relation)) {
+      fail(messages.filterThroughCompositeKey(at, field))
     }
     if (operators.includes('exists') && (relation === undefined || relation.target.table === undefined || !loadable(relation))) {
       fail(messages.existsNeedsRelation(at, field))
@@ -301,7 +305,10 @@ export function readSortOption (
       }
       const column = ownerColumn(relation!.link)
       // A to-many relation has many values per row: which one would order it is not a question a list can answer.
-      if (column === undefined) fail(messages.sortThroughMany(name, segment))
+      // A to-one relation without one column holds a composite key, which the sort's join does not match yet.
+      if (column === undefined) {
+        fail(relation!.link.kind === 'to-one' ? messages.sortThroughCompositeKey(name, segment) : messages.sortThroughMany(name, segment))
+      }
       const prefix = segments.slice(0, index + 1).join('.')
       let join = joins.get(prefix)
       if (join === undefined) {

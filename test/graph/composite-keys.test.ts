@@ -91,7 +91,10 @@ t.test('the key columns of each relation against the key they hold, at startup',
     expandable: { lines: [OrderLine, { many: true, foreignKey: 'counted_id' }] },
     aggregates: { lineCount: { count: 'lines' } },
   })
-  t.throws(graph(Counted), { message: /aggregates\.lineCount/ })
+  t.throws(graph(Counted), {
+    code: 'FST_EXPAND_INVALID_DEFINITION',
+    message: "Resource 'Counted', aggregates.lineCount: 'lines' reads a composite key, which aggregates do not follow yet",
+  })
 })
 
 t.test('lists do not follow a relation over a composite key yet: filters, sorts and expanded lists say so', async (t) => {
@@ -100,9 +103,18 @@ t.test('lists do not follow a relation over a composite key yet: filters, sorts 
   const db = new Kysely<any>({ dialect: new SqliteDialect({ database: new SQLite(':memory:') }) })
   await app.register(expandPlugin, { db, resources: [Order, OrderLine, Shipment, Tag] })
   t.throws(() => app.expand.routes('/shipments', Shipment, { filter: { 'line.product': ['eq'] } }), {
-    code: 'FST_EXPAND_INVALID_OPTION', message: /filter 'line\.product'/,
+    code: 'FST_EXPAND_INVALID_OPTION', message: "filter 'line.product': 'line' reads a composite key, which list filters do not follow yet",
   })
-  t.throws(() => app.expand.routes('/orders', Order, { filter: { 'lines.product': ['eq'] } }), { message: /filter 'lines\.product'/ })
+  t.throws(() => app.expand.routes('/orders', Order, { filter: { 'lines.product': ['eq'] } }), {
+    message: "filter 'lines.product': 'lines' reads a composite key, which list filters do not follow yet",
+  })
+  t.throws(() => app.expand.routes('/orders', Order, { filter: { lines: ['exists'] } }), {
+    message: "filter 'lines': 'lines' reads a composite key, which list filters do not follow yet",
+  })
+  t.throws(() => app.expand.routes('/shipments', Shipment, { sort: ['line.product'] }), {
+    code: 'FST_EXPAND_INVALID_OPTION',
+    message: "sort: 'line.product' goes through 'line', a to-one relation over a composite key, which list sorts do not follow yet",
+  })
   t.throws(() => app.expand.routes('/orders', Order, { expandedLists: { lines: { sort: ['lineNo'] } } }), {
     message: /Order\.lines reads a composite key, which expanded lists do not follow yet/,
   })
