@@ -116,7 +116,7 @@ export function resolveOptions (options: ExpandPluginOptions = {}): ResolvedOpti
   if (typeof allowRecursive !== 'boolean') fail(messages.badAllowRecursive)
   const openApiRequiredDefaults = options.openApiRequiredDefaults ?? false
   if (typeof openApiRequiredDefaults !== 'boolean') fail(messages.badOpenApiRequiredDefaults('fastify-expand'))
-  if (options.resources !== undefined && !Array.isArray(options.resources)) fail(messages.badResources)
+  checkResources(options.resources)
   if (options.db !== undefined && typeof options.db !== 'function' &&
     (typeof options.db !== 'object' || options.db === null || typeof (options.db as { selectFrom?: unknown }).selectFrom !== 'function')) {
     fail(messages.badDb)
@@ -140,4 +140,9 @@ export function resolveOptions (options: ExpandPluginOptions = {}): ResolvedOpti
     fail(messages.sameParameterNames)
   }
   return resolved
+}
+
+/** The `resources` option (of the plugin, or of `createSerializer`), checked before a registry is built from it. */
+export function checkResources (resources: unknown): void {
+  if (resources !== undefined && !Array.isArray(resources)) throw new InvalidOptionError(messages.badResources)
 }

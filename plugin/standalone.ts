@@ -1,7 +1,6 @@
 import { LruMap } from 'toad-cache'
-import { InvalidOptionError, messages } from './errors.js'
 import { ExpandEngine, type RegisteredTarget } from './engine.js'
-import { resolveOptions, type ExpandPluginOptions } from './options.js'
+import { checkResources, resolveOptions, type ExpandPluginOptions } from './options.js'
 import type { ExpandedBy } from './graph/expanded.js'
 import { rawFromInput, type PathListInput } from './parse/query.js'
 import type { Expansion } from './request-helpers.js'
@@ -48,7 +47,7 @@ export function createSerializer<R extends AnyResource, const Settings extends S
   resource: R,
   settings: Settings = {} as Settings
 ): Serializer<ExpandedBy<R, Settings>> {
-  if (settings.resources !== undefined && !Array.isArray(settings.resources)) throw new InvalidOptionError(messages.badResources)
+  checkResources(settings.resources)
   const registryKey: object = settings.resources ?? resource
   let byResource = engines.get(registryKey)
   let engine = settings.options === undefined ? byResource?.get(resource) : undefined

@@ -196,10 +196,8 @@ export function readFilterOption (
       if (current.derived.has(segment)) fail(messages.belowDerivedOption(at, segments.slice(0, index + 1).join('.')))
       const relation = current.relations.get(segment)
       if (relation?.link.kind === 'function') fail(messages.filterThroughFunction(at, segment, current.qualifiedName))
-      if (relation?.target.table !== undefined && readsCompositeKey(relation)) fail(messages.filterThroughCompositeKey(at, segment))
-      if (relation === undefined || relation.target.table === undefined || !loadable(relation)) {
-        fail(messages.filterNotRelation(at, segment, current.qualifiedName))
-      }
+      const refused = refusalOf(relation, at, segment, messages.filterNotRelation(at, segment, current.qualifiedName))
+      if (refused !== undefined) fail(refused)
       hops.push(relation!)
       current = relation!.target
     }
@@ -219,11 +217,9 @@ export function readFilterOption (
     if (operators.includes('exists') && relation?.link.kind === 'function') {
       fail(messages.filterThroughFunction(at, field, current.qualifiedName))
     }
-    if (operators.includes('exists') && relation?.target.table !== undefined && readsCompositeKey(relation)) {
-      fail(messages.filterThroughCompositeKey(at, field))
-    }
-    if (operators.includes('exists') && (relation === undefined || relation.target.table === undefined || !loadable(relation))) {
-      fail(messages.existsNeedsRelation(at, field))
+    if (operators.includes('exists')) {
+      const refused = refusalOf(relation, at, field, messages.existsNeedsRelation(at, field))
+      if (refused !== undefined) fail(refused)
     }
     const read = valueTypeOf(current.fieldSchemas.get(field))
     if (valueOperators.length > 0) {
@@ -251,11 +247,20 @@ export function readFilterOption (
   return filters
 }
 
-/** Whether the statements can follow a relation: a to-one column, a to-many foreign key, a join table. */
+/**
+ * Why a filter cannot follow `relation` (`name` in the option `at`), or undefined where its statements can:
+ * `unfollowed` for no relation, one without a table, or one whose keys the plugin does not know.
+ */
+function refusalOf (relation: RelationEdge | undefined, at: string, name: string, unfollowed: string): string | undefined {
+  if (relation === undefined || relation.target.table === undefined) return unfollowed
+  // Lists do not follow a relation over a composite key yet: one key column is what their statements compare.
+  if (readsCompositeKey(relation)) return messages.filterThroughCompositeKey(at, name)
+  return loadable(relation) ? undefined : unfollowed
+}
+
+/** Whether the statements can follow a relation of one key column: a to-one column, a to-many foreign key, a join table. */
 function loadable (relation: RelationEdge): boolean {
   const { link } = relation
-  // Lists do not follow a relation over a composite key yet: one key column is what their statements compare.
-  if (readsCompositeKey(relation)) return false
   switch (link.kind) {
     case 'to-one': return true
     case 'to-many': return link.foreignKey !== undefined
