@@ -32,13 +32,38 @@ const positionForm = /^[0-9A-F]{1,8}\/[0-9A-F]{1,8}$/i
 export type ReadSource = 'primary' | 'replica'
 
 /**
- * The WAL position the primary has written up to: past the commit of every
- * statement that returned before it was asked (with `synchronous_commit =
- * off` too, whose commit record is inserted before the statement returns).
+ * The WAL position the primary has written up to: the end of the last record
+ * it inserted, past the commit of every statement that returned before it was
+ * asked (with `synchronous_commit = off` too, whose commit record is inserted
+ * before the statement returns). See `endOfLastRecord` for why that is not
+ * `pg_current_wal_insert_lsn()` itself.
  */
 export async function writtenPosition (primary: Kysely<any>): Promise<string> {
-  const { rows } = await sql<{ lsn: string }>`select pg_current_wal_insert_lsn()::text as lsn`.execute(primary)
-  return rows[0].lsn
+  const { rows } = await sql<{ lsn: string, page: number, segment: string }>`select pg_current_wal_insert_lsn()::text as lsn,
+    current_setting('wal_block_size')::int as page, (select setting from pg_settings where name = 'wal_segment_size') as segment`.execute(primary)
+  return endOfLastRecord(rows[0].lsn, rows[0].page, BigInt(rows[0].segment))
+}
+
+/** The sizes of a WAL page's header: a segment's first page has the long one (64-bit builds). */
+const shortPageHeader = 24n
+const longPageHeader = 40n
+
+/**
+ * `pg_current_wal_insert_lsn()` is where the next record goes. When the last
+ * record ended at a page's end, that is past the next page's header, where no
+ * record ends; a standby's `pg_last_wal_replay_lsn()` (the end of the last
+ * record it replayed) stops at the page's end and reaches the position only
+ * once more WAL is written, up to 15 s later on an idle primary. The header is
+ * taken off, so the position is the page's end.
+ */
+export function endOfLastRecord (insertPosition: string, pageSize: number, segmentSize: bigint): string {
+  const [high, low] = insertPosition.split('/')
+  const at = (BigInt(`0x${high}`) << 32n) | BigInt(`0x${low}`)
+  const header = at % segmentSize === longPageHeader
+    ? longPageHeader
+    : at % BigInt(pageSize) === shortPageHeader ? shortPageHeader : 0n
+  const end = at - header
+  return `${(end >> 32n).toString(16).toUpperCase()}/${(end & 0xFFFFFFFFn).toString(16).toUpperCase()}`
 }
 
 /** Whether the standby has replayed `position`; false when it cannot be asked. */

@@ -3,7 +3,7 @@ import Fastify, { type FastifyInstance } from 'fastify'
 import { Kysely, PostgresDialect, sql } from 'kysely'
 import pg from 'pg'
 import t from 'tap'
-import { routeReads, writtenPosition, writtenPositionHeader } from '../../demo/read-replica.js'
+import { endOfLastRecord, routeReads, writtenPosition, writtenPositionHeader } from '../../demo/read-replica.js'
 import expandPlugin from '../../plugin/index.js'
 import { Person, Pet, createTables, resources, seed } from '../fixtures/tables.js'
 
@@ -26,6 +26,16 @@ const skip = replicaUrl === ''
 const lsnForm = /^[0-9A-F]{1,8}\/[0-9A-F]{1,8}$/i
 /** routeReads' own question to the standby, which is not one of the request's statements. */
 const replayCheck = /pg_last_wal_replay_lsn/
+
+t.test('a written position is the end of the last record: past a page header, the page\'s end', async (t) => {
+  const megabytes16 = 16n * 1024n * 1024n
+  t.equal(endOfLastRecord('0/32024298', 8192, megabytes16), '0/32024298', 'inside a page: the insert position')
+  t.equal(endOfLastRecord('0/32026018', 8192, megabytes16), '0/32026000', 'past a page\'s header (24 bytes): the page\'s end')
+  t.equal(endOfLastRecord('0/33000028', 8192, megabytes16), '0/33000000', 'past a segment\'s first header (40 bytes): the segment\'s end')
+  t.equal(endOfLastRecord('1A/0000A028', 8192, megabytes16), '1A/A028', 'a page\'s 40th byte, not a segment\'s first page: the insert position')
+  t.equal(endOfLastRecord('2/28', 8192, megabytes16), '2/0', 'past the first header of a high word\'s first segment')
+  t.equal(endOfLastRecord('0/4018', 16384, megabytes16), '0/4000', 'another page size')
+})
 
 t.test('reads on a replica, writes and reads of one\'s own writes on the primary', { skip }, async (t) => {
   const schema = `fx_replica_${process.pid}_${Date.now()}`
@@ -136,6 +146,35 @@ t.test('reads on a replica, writes and reads of one\'s own writes on the primary
     t.comment(`the standby replayed the write ${caughtUp.toFixed(1)} ms after replay resumed`)
     t.strictSame(await get('/pets/5?expand=owner', String(written)), { status: 200, body: tom, ranOn: ['replica'] }, 'one\'s own write, now from the standby')
     t.strictSame(await get('/pets/5?expand=owner'), { status: 200, body: tom, ranOn: ['replica'] })
+  })
+
+  t.test('a write that ends at a WAL page\'s end: its position is the page\'s end, which the standby reaches with no more WAL', async (t) => {
+    // Records are written with pg_logical_emit_message until one ends exactly
+    // at a page's end (other sessions may write WAL too: then it is tried again).
+    const page = BigInt((await primaryControl.query<{ page: string }>("select current_setting('wal_block_size') as page")).rows[0].page)
+    const insertAt = async (): Promise<bigint> =>
+      BigInt((await primaryControl.query<{ at: string }>("select (pg_current_wal_insert_lsn() - '0/0'::pg_lsn)::text as at")).rows[0].at)
+    const emit = (length: bigint) => primaryControl.query("select pg_logical_emit_message(false, 'fx', repeat('x', $1))", [Number(length)])
+    const lsnText = (at: bigint) => `${(at >> 32n).toString(16).toUpperCase()}/${(at & 0xFFFFFFFFn).toString(16).toUpperCase()}`
+    let landed: { end: bigint, position: string } | undefined
+    for (let attempt = 0; attempt < 50 && landed === undefined; attempt++) {
+      const before = await insertAt()
+      if (page - before % page < 1600n) { await emit(1000n); continue }
+      await emit(1000n)
+      const after = await insertAt()
+      const overhead = after - before - 1000n
+      const left = page - after % page
+      if (left < 400n) continue
+      await emit(left - overhead)
+      const end = after + left
+      const position = await writtenPosition(primary)
+      if (await insertAt() === end + 24n) landed = { end, position }
+    }
+    if (landed === undefined) return t.fail('no record ended at a page\'s end in 50 attempts')
+    t.equal(landed.position, lsnText(landed.end), 'the position is the page\'s end, not past the next page\'s header')
+    const caughtUp = await waitForReplay(landed.position)
+    t.comment(`the standby replayed it ${caughtUp.toFixed(1)} ms after it was written`)
+    t.strictSame(await get('/pets/1?expand=owner,toys', landed.position), { status: 200, body: garfield, ranOn: ['replica'] })
   })
 
   t.test('a position the standby has not reached goes to the primary, however far it is', async (t) => {
