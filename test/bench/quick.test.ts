@@ -6,7 +6,14 @@ import { fileURLToPath } from 'node:url'
 import t from 'tap'
 
 // The quick benchmark run, so the suite cannot rot: every suite runs, checks
-// its contenders' outputs, and writes results that parse.
+// its contenders' outputs, and writes results that parse. It takes one to two
+// minutes, most of it timed rounds: a step of its own in .ci/run on every
+// runtime (BENCH_SMOKE=1 npx tap --timeout 300 test/bench/quick.test.ts),
+// skipped by `npm test`, where it shared the cores with the other files and
+// came within seconds of their time limit.
+const skip = process.env.BENCH_SMOKE === '1'
+  ? false
+  : 'the quick benchmark run is a step of .ci/run: BENCH_SMOKE=1 npx tap --timeout 300 test/bench/quick.test.ts'
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
 const committedResults = path.join(root, 'benchmarks', 'RESULTS.md')
 
@@ -21,7 +28,7 @@ interface Result {
   facts: Record<string, number>
 }
 
-t.test('npm run bench -- --quick completes and writes valid results', async (t) => {
+t.test('npm run bench -- --quick completes and writes valid results', { skip }, async (t) => {
   const out = mkdtempSync(path.join(os.tmpdir(), 'fastify-expand-bench-'))
   t.teardown(() => rmSync(out, { recursive: true, force: true }))
   const committedBefore = existsSync(committedResults) ? readFileSync(committedResults, 'utf8') : undefined
@@ -29,7 +36,7 @@ t.test('npm run bench -- --quick completes and writes valid results', async (t) 
   const run = spawnSync(process.execPath, ['--import', 'tsx', 'benchmarks/run.ts', '--quick', '--out', out], {
     cwd: root,
     encoding: 'utf8',
-    timeout: 110_000,
+    timeout: 280_000,
   })
   t.equal(run.status, 0, `exit code (stderr: ${run.stderr.slice(-2000)})`)
 
