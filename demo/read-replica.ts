@@ -39,9 +39,20 @@ export type ReadSource = 'primary' | 'replica'
  * `pg_current_wal_insert_lsn()` itself.
  */
 export async function writtenPosition (primary: Kysely<any>): Promise<string> {
-  const { rows } = await sql<{ lsn: string, page: number, segment: string }>`select pg_current_wal_insert_lsn()::text as lsn,
-    current_setting('wal_block_size')::int as page, (select setting from pg_settings where name = 'wal_segment_size') as segment`.execute(primary)
-  return endOfLastRecord(rows[0].lsn, rows[0].page, BigInt(rows[0].segment))
+  const { rows } = await sql.raw<InsertPosition>(insertPositionStatement).execute(primary)
+  return positionWritten(rows[0]!)
+}
+
+/** What `insertPositionStatement` answers: the insert position and the sizes `endOfLastRecord` needs. */
+export interface InsertPosition { lsn: string, page: number, segment: string }
+
+/** The statement `writtenPosition` runs, for a caller with a client of its own (the scale-out drill's pg pool). */
+export const insertPositionStatement = "select pg_current_wal_insert_lsn()::text as lsn, current_setting('wal_block_size')::int as page, " +
+  "(select setting from pg_settings where name = 'wal_segment_size') as segment"
+
+/** The position written up to, from `insertPositionStatement`'s row. */
+export function positionWritten ({ lsn, page, segment }: InsertPosition): string {
+  return endOfLastRecord(lsn, page, BigInt(segment))
 }
 
 /** The sizes of a WAL page's header: a segment's first page has the long one (64-bit builds). */

@@ -39,7 +39,7 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import pg from 'pg'
 import { connect } from '../../demo/database.js'
-import { endOfLastRecord, writtenPositionHeader } from '../../demo/read-replica.js'
+import { insertPositionStatement, positionWritten, writtenPositionHeader, type InsertPosition } from '../../demo/read-replica.js'
 import { seedIfEmpty } from '../../demo/seed.js'
 
 const repository = fileURLToPath(new URL('../..', import.meta.url))
@@ -440,10 +440,7 @@ async function measureLag (): Promise<void> {
         await primary.query(`begin; set local synchronous_commit = ${commit === 'synchronous' ? 'on' : 'off'}; ` +
           'insert into drill_heartbeat (written) values (now()); commit')
         const written = Date.now()
-        const { rows } = await primary.query<{ lsn: string, page: number, segment: string }>(
-          'select pg_current_wal_insert_lsn()::text as lsn, ' +
-          "current_setting('wal_block_size')::int as page, (select setting from pg_settings where name = 'wal_segment_size') as segment")
-        const position = endOfLastRecord(rows[0].lsn, rows[0].page, BigInt(rows[0].segment))
+        const position = positionWritten((await primary.query<InsertPosition>(insertPositionStatement)).rows[0]!)
         // eslint-disable-next-line no-unmodified-loop-condition -- the caller sets stopLoad
         while (!stopLoad && !(await replayed(position))) await sleep(5)
         if (!stopLoad) lags.push({ at: written, ms: Date.now() - written, commit })
