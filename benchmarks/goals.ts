@@ -200,8 +200,8 @@ goals.push({
     'which PostgreSQL reads by the relation\'s index); with `namePreparedStatements` PostgreSQL parses ' +
     'and plans each statement once per connection, as it does the hand-written named statement.',
   whenMissed: 'In one wave the page (reading its count) and its relations share a round trip, but the server runs the ' +
-    'page\'s statement again inside each relation statement (three times on this page, the owners\' statement twice), the four ' +
-    'statements share the 2 cores with the server and the load generator, and pg builds a row object for each row where the ' +
+    'page\'s statement again inside each relation statement (three times on this page, the owners\' statement twice), ' +
+    'and pg builds a row object for each row where the ' +
     'hand-written statement returns fewer, wider rows. Without `namePreparedStatements` each statement is also parsed and planned again. ' +
     'On 2 cores shared with the server the page is bound by CPU, not by round trips: its four statements cost the server about ' +
     'twice what the hand-written statement costs it, and pg\'s work on their rows is most of what Node spends over the same page on ' +
