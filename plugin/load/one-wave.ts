@@ -4,7 +4,7 @@ import {
   keyColumnsOf, keyNamesOf, keySubquery, keySubqueryByName, nestedScope, waveRowReader, waveStatement,
 } from '../sql/key-subqueries.js'
 import { hasStatement, limitOf, relationIdsQuery, relationRowsQuery, rowBoundOf } from '../sql/relation-statements.js'
-import { keyColumns, type AnySelect, type Row } from '../sql/selection.js'
+import { keyColumns, selectedRow, type AnySelect, type Row } from '../sql/selection.js'
 import type { ScopeParts } from '../sql/statement-templates.js'
 import { loadChannel, tokenOf, type StatementLabel } from '../trace/channels.js'
 import { positionsOf } from '../trace/positions.js'
@@ -38,9 +38,13 @@ export class OneWave {
   private readonly sent = new Map<PlannedField, Promise<WaveAnswer>>()
   private readonly taken = new Set<PlannedField>()
 
-  /** Holds the rows of a field's statement, sent, keyed by `parts` columns (a composite key's parts). */
-  add (field: PlannedField, rows: Promise<Row[]>, parts: number): void {
-    const answer = rows.then((read) => answerOf(read, parts))
+  /**
+   * Holds the rows of a field's statement, sent, keyed by `parts` columns (a
+   * composite key's parts); `placed`: what of each row a to-one relation
+   * places in its parents (see `placedRow`).
+   */
+  add (field: PlannedField, rows: Promise<Row[]>, parts: number, placed?: (row: Row) => Row): void {
+    const answer = rows.then((read) => answerOf(read, parts, placed))
     // Awaited by the loader when it takes them, by `settled` when it does not: never an unhandled rejection.
     answer.catch(ignore)
     this.sent.set(field, answer)
@@ -75,17 +79,29 @@ interface WaveAnswer {
 
 /**
  * Each row says a parent key it answered for (a composite key: its
- * identifier, as the loader holds it); a row without a relation row is that alone.
+ * identifier, as the loader holds it); a row without a relation row is that
+ * alone. A row with one is kept as `placed` gives it, else whole.
  */
-function answerOf (read: Row[], parts: number): WaveAnswer {
+function answerOf (read: Row[], parts: number, placed: ((row: Row) => Row) | undefined): WaveAnswer {
   const rows: Row[] = []
   const covered = new Set<unknown>()
   const reader = waveRowReader(parts)
   for (const row of read) {
     covered.add(keyOf(reader.keyOf(row)))
-    if (reader.joined(row)) rows.push(row)
+    if (reader.joined(row)) rows.push(placed === undefined ? row : placed(row))
   }
   return { rows, covered }
+}
+
+/**
+ * What the loader places of a row of `site`'s one-wave statement: an expanded
+ * to-one relation's row goes into its parents as it is read, so it is copied
+ * with the level's own columns, without the wave's (a to-many relation's rows
+ * are copied so once grouped, batch-loader's `loadToMany`; ids and aggregates
+ * are read, never placed).
+ */
+function placedRow (site: RelationField | PlannedAggregate): ((row: Row) => Row) | undefined {
+  return site.kind === 'expanded' && site.relation.link.kind === 'to-one' ? selectedRow(site.level) : undefined
 }
 
 /** Handles a rejection awaited elsewhere, so that it is never reported as unhandled before it is. */
@@ -218,7 +234,7 @@ function sendStatement (
   // The bound is a literal of the statement's text, or of a subquery's: one template per bound.
   const purpose = `wave ${rootStatement.purpose}/limit ${context.budget.rowBound}${lists}`
   const label = loadChannel.hasSubscribers ? labelOf(context, root, site) : undefined
-  wave.add(site, templates.rows(db, site, purpose, values, build, false, scope, label), parts)
+  wave.add(site, templates.rows(db, site, purpose, values, build, false, scope, label), parts, placedRow(site))
 }
 
 function statementOf (context: LoadContext, field: RelationField, keys: AnySelect, bound: number): AnySelect {

@@ -607,3 +607,52 @@ for (const dialect of dialects().filter((dialect) => dialect.name === 'postgres'
     t.same(answered, ['page', 'relation', 'response'], 'the owners\' statement sent with the page, answered before the response')
   })
 }
+
+/** The names starting with `__expand` on any object of `value`, with where they are. */
+function statementColumns (value: unknown, at = 'payload'): string[] {
+  if (Array.isArray(value)) return value.flatMap((item, index) => statementColumns(item, `${at}[${index}]`))
+  if (typeof value !== 'object' || value === null) return []
+  return Object.entries(value).flatMap(([name, item]) =>
+    name.startsWith('__expand') ? [`${at}.${name}`] : statementColumns(item, `${at}.${name}`))
+}
+
+for (const dialect of dialects()) {
+  t.test(`a generated route's rows hold no column of its statements, at any depth, on ${dialect.name}`, async (t) => {
+    const database = await openSeeded(t, dialect)
+    const payloads: unknown[] = []
+    const app = Fastify()
+    await app.register(expandPlugin, { db: database.db, resources: [Company, Person, Pet, PetStore, Toy] })
+    app.register(async (routes) => {
+      routes.addHook('preSerialization', async (_request: FastifyRequest, _reply: unknown, payload: unknown) => {
+        payloads.push(payload)
+        return payload
+      })
+      routes.expand.routes('/pets', Pet, {
+        permitListExpands: ['owner.employer', 'toys', 'sold_from'], expandedLists: { toys: { sort: ['name'], maxLimit: 5 } },
+      })
+      routes.expand.routes('/people', Person, {
+        permitListExpands: ['pets.toys', 'employer', 'first_pet'], expandedLists: { pets: { sort: ['name'], maxLimit: 5 } },
+      })
+      routes.expand.routes('/pet-pages', Pet, { pagination: 'cursor', sort: ['name'], permitListExpands: ['owner.employer', 'toys'] })
+    })
+    await app.ready()
+    t.teardown(() => app.close())
+    for (const url of [
+      '/pets?expand=owner.employer,toys,sold_from',
+      '/pets?limit=2&offset=1&expand=owner.employer,toys',
+      '/pets/1?expand=owner.employer,toys,sold_from',
+      '/pets?expand=toys,owner&sort[toys]=-name&limit[toys]=2',
+      '/people?expand=pets.toys,employer,first_pet',
+      '/people?expand=pets.toys,employer&sort[pets]=name&limit[pets]=1',
+      '/people/1?expand=pets.toys,first_pet',
+      '/pet-pages?limit=2&expand=owner.employer,toys',
+    ]) {
+      payloads.length = 0
+      const reply = await app.inject({ url })
+      t.equal(reply.statusCode, 200, url)
+      t.equal(payloads.length, 1, url)
+      t.same(statementColumns(payloads[0]), [], url)
+      t.ok(JSON.stringify(payloads[0]).includes('"name"'), `${url}: rows were seen`)
+    }
+  })
+}
