@@ -8,7 +8,10 @@ export interface NamedStatementOptions {
    * recently used, which is deallocated on each connection that prepared it.
    */
   maxStatements?: number
-  /** Longer SQL texts always run unnamed (default 2,048 characters). */
+  /**
+   * Longer SQL texts always run unnamed (default 16,384 characters: a request's wave of statements goes out as one
+   * statement, plugin/sql/combined-statements.ts, a few thousand characters for a plan of a few relations).
+   */
   maxStatementLength?: number
 }
 
@@ -72,7 +75,7 @@ interface ConnectionNames {
  * ```
  */
 export function namePreparedStatements (pool: PostgresPool, options: NamedStatementOptions = {}): PostgresPool {
-  const { maxStatements, maxStatementLength } = statementLimits('namePreparedStatements', options)
+  const { maxStatements, maxStatementLength } = statementLimits('namePreparedStatements', options, 16_384)
   // Names of their own per wrapper: two wrappers over one pool never give one name to two texts.
   const prefix = `fastify_expand_${wrappers++}_`
   let nextName = 0

@@ -58,11 +58,12 @@ const limitKeys = new Set(['maxStatements', 'maxStatementLength'])
 
 /**
  * The options of a statement wrapper (this one, `namePreparedStatements`), checked, with their defaults:
- * 256 statements, none longer than 2,048 characters. `owner` names the wrapper in the errors.
+ * 256 statements, none longer than `longest` characters (2,048 unless told). `owner` names the wrapper in the errors.
  */
 export function statementLimits (
   owner: string,
-  options: { maxStatements?: number; maxStatementLength?: number }
+  options: { maxStatements?: number; maxStatementLength?: number },
+  longest = 2_048
 ): { maxStatements: number; maxStatementLength: number } {
   const unknown = unknownKey(options, limitKeys)
   if (unknown !== undefined) throw new InvalidOptionError(messages.unknownStatementOption(owner, unknown))
@@ -73,7 +74,7 @@ export function statementLimits (
   }
   return {
     maxStatements: positiveInteger('maxStatements', options.maxStatements, 256),
-    maxStatementLength: positiveInteger('maxStatementLength', options.maxStatementLength, 2_048),
+    maxStatementLength: positiveInteger('maxStatementLength', options.maxStatementLength, longest),
   }
 }
 

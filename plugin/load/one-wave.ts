@@ -5,7 +5,7 @@ import {
 } from '../sql/key-subqueries.js'
 import { hasStatement, limitOf, relationIdsQuery, relationRowsQuery, rowBoundOf } from '../sql/relation-statements.js'
 import { keyColumns, selectedRow, type AnySelect, type Row } from '../sql/selection.js'
-import type { ScopeParts } from '../sql/statement-templates.js'
+import { reusesStatements, sentTogether, type ScopeParts } from '../sql/statement-templates.js'
 import { loadChannel, tokenOf, type StatementLabel } from '../trace/channels.js'
 import { positionsOf } from '../trace/positions.js'
 import { keyOf } from './batch-loader.js'
@@ -267,9 +267,15 @@ function memoized (build: () => AnySelect): () => AnySelect {
 export async function withOneWave<T> (
   context: LoadContext, root: LevelPlan, statement: RootStatement, read: (together: boolean) => Promise<T>
 ): Promise<[T, OneWave | undefined]> {
-  const reading = read(sendsTogether(context))
-  // Never throws: each statement is built, compiled and run inside its own promise.
-  const wave = sendOneWave(context, root, statement)
+  const together = sendsTogether(context)
+  const send = (): [Promise<T>, OneWave | undefined] => {
+    const reading = read(together)
+    // Never throws: each statement is built, compiled and run inside its own promise.
+    return [reading, sendOneWave(context, root, statement)]
+  }
+  const { db, dialect, templates } = context
+  // The route's statement and the wave's, run at once: one statement where the database combines them.
+  const [reading, wave] = together && dialect.combinesStatements && reusesStatements(db) ? sentTogether(templates, db, send) : send()
   try {
     return [await reading, wave]
   } catch (error) {

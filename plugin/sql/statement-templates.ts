@@ -2,6 +2,7 @@ import { createQueryId, type Compilable, type CompiledQuery, type Expression, ty
 import { LruMap } from 'toad-cache'
 import { DatabaseError, UnavailableError } from '../errors.js'
 import { tracedStatement, type StatementLabel } from '../trace/channels.js'
+import { CombinedStatements, type StatementBatch } from './combined-statements.js'
 import { databaseFailureKind, dialectOf, type ExpandDialect } from './dialects/index.js'
 import { executorOf } from './executor.js'
 import type { AnyKysely, Row } from './selection.js'
@@ -31,6 +32,8 @@ const templatesKept = 500
 export class StatementTemplates {
   private readonly templates = new LruMap<CompiledQuery<unknown> | null>(templatesKept)
   private readonly siteIds = new WeakMap<object, number>()
+  /** What is learnt of the statements sent as one (`sentTogether`). */
+  readonly combined = new CombinedStatements()
   private nextSiteId = 0
 
   /**
@@ -186,8 +189,30 @@ function run (db: AnyKysely, compiled: CompiledQuery<unknown>, label: StatementL
   return label === undefined ? execute(db, compiled) : tracedStatement(label, compiled.sql, () => execute(db, compiled))
 }
 
+/** The statements being run by `sentTogether`'s `send`, held to go out as one. */
+let holding: StatementBatch | undefined
+
+/**
+ * What `send` returns, every statement it runs on `db` before it returns
+ * (those it runs at once, before any awaits) sent as one statement where
+ * they can be (sql/combined-statements.ts), else each alone, as it runs.
+ */
+export function sentTogether<T> (templates: StatementTemplates, db: AnyKysely, send: () => T): T {
+  const batch = templates.combined.batch(db)
+  const outer = holding
+  holding = batch
+  try {
+    return send()
+  } finally {
+    holding = outer
+    batch.send()
+  }
+}
+
 async function execute (db: AnyKysely, compiled: CompiledQuery<unknown>): Promise<Row[]> {
   try {
+    const held = holding?.hold(db, compiled)
+    if (held !== undefined) return await held
     return (await db.executeQuery(compiled)).rows as Row[]
   } catch (error) {
     throw databaseFailure(error)

@@ -426,6 +426,9 @@ function writeBetween (pool: pg.Pool, between: () => Promise<void>, page = / ord
  * has answered and before the statements of its wave run: both answers, the
  * plain app (for a request after the write), and each statement the second sent.
  */
+/** PostgreSQL, its wave's statements each sent alone (sql/combined-statements.ts sends them as one where it can). */
+const sentOneByOne = Object.freeze({ ...postgresDialect, combinesStatements: false })
+
 async function acrossAWrite (
   t: Test, database: TestDatabase, build: (db: Kysely<any>) => Promise<FastifyInstance>, url: string,
   between: () => Promise<unknown>, page?: RegExp
@@ -441,6 +444,8 @@ async function acrossAWrite (
     dialect: new PostgresDialect({ pool: writeBetween(pool, async () => { await between() }, page) }),
     log: (event) => { if (event.level === 'query') sent.push({ sql: event.query.sql, parameters: event.query.parameters }) },
   })
+  // Statements sent one by one, as where one of them cannot go out in one statement with the others: one statement reads one snapshot.
+  resolveDialectAs(db, sentOneByOne)
   const gated = await build(db)
   t.teardown(async () => { await gated.close(); await db.destroy() })
   const during = await gated.inject(url)
@@ -598,6 +603,7 @@ for (const dialect of dialects().filter((dialect) => dialect.name === 'postgres'
       end: async () => await pool.end(),
     } as unknown as pg.Pool
     const db = new Kysely<any>({ dialect: new PostgresDialect({ pool: failingPage }) })
+    resolveDialectAs(db, sentOneByOne)
     const app = await build({ ...database, db })
     t.teardown(async () => { await app.close(); await db.destroy() })
     const response = await app.inject('/pets?expand=owner&fields=id,owner')
@@ -616,6 +622,28 @@ function statementColumns (value: unknown, at = 'payload'): string[] {
     name.startsWith('__expand') ? [`${at}.${name}`] : statementColumns(item, `${at}.${name}`))
 }
 
+/** The generated routes of the tests below: pages, details, cursor pages, relations with `limit`, expanded lists. */
+function generatedRoutes (app: FastifyInstance): void {
+  app.expand.routes('/pets', Pet, {
+    permitListExpands: ['owner.employer', 'toys', 'sold_from'], expandedLists: { toys: { sort: ['name'], maxLimit: 5 } },
+  })
+  app.expand.routes('/people', Person, {
+    permitListExpands: ['pets.toys', 'employer', 'first_pet'], expandedLists: { pets: { sort: ['name'], maxLimit: 5 } },
+  })
+  app.expand.routes('/pet-pages', Pet, { pagination: 'cursor', sort: ['name'], permitListExpands: ['owner.employer', 'toys'] })
+}
+
+const generatedRouteUrls = [
+  '/pets?expand=owner.employer,toys,sold_from',
+  '/pets?limit=2&offset=1&expand=owner.employer,toys',
+  '/pets/1?expand=owner.employer,toys,sold_from',
+  '/pets?expand=toys,owner&sort[toys]=-name&limit[toys]=2',
+  '/people?expand=pets.toys,employer,first_pet',
+  '/people?expand=pets.toys,employer&sort[pets]=name&limit[pets]=1',
+  '/people/1?expand=pets.toys,first_pet',
+  '/pet-pages?limit=2&expand=owner.employer,toys',
+]
+
 for (const dialect of dialects()) {
   t.test(`a generated route's rows hold no column of its statements, at any depth, on ${dialect.name}`, async (t) => {
     const database = await openSeeded(t, dialect)
@@ -627,32 +655,56 @@ for (const dialect of dialects()) {
         payloads.push(payload)
         return payload
       })
-      routes.expand.routes('/pets', Pet, {
-        permitListExpands: ['owner.employer', 'toys', 'sold_from'], expandedLists: { toys: { sort: ['name'], maxLimit: 5 } },
-      })
-      routes.expand.routes('/people', Person, {
-        permitListExpands: ['pets.toys', 'employer', 'first_pet'], expandedLists: { pets: { sort: ['name'], maxLimit: 5 } },
-      })
-      routes.expand.routes('/pet-pages', Pet, { pagination: 'cursor', sort: ['name'], permitListExpands: ['owner.employer', 'toys'] })
+      generatedRoutes(routes)
     })
     await app.ready()
     t.teardown(() => app.close())
-    for (const url of [
-      '/pets?expand=owner.employer,toys,sold_from',
-      '/pets?limit=2&offset=1&expand=owner.employer,toys',
-      '/pets/1?expand=owner.employer,toys,sold_from',
-      '/pets?expand=toys,owner&sort[toys]=-name&limit[toys]=2',
-      '/people?expand=pets.toys,employer,first_pet',
-      '/people?expand=pets.toys,employer&sort[pets]=name&limit[pets]=1',
-      '/people/1?expand=pets.toys,first_pet',
-      '/pet-pages?limit=2&expand=owner.employer,toys',
-    ]) {
+    for (const url of generatedRouteUrls) {
       payloads.length = 0
       const reply = await app.inject({ url })
       t.equal(reply.statusCode, 200, url)
       t.equal(payloads.length, 1, url)
       t.same(statementColumns(payloads[0]), [], url)
       t.ok(JSON.stringify(payloads[0]).includes('"name"'), `${url}: rows were seen`)
+    }
+  })
+}
+
+for (const dialect of dialects().filter((dialect) => dialect.name === 'postgres')) {
+  t.test(`the wave as one statement on ${dialect.name}: one statement a request, the same bytes as its statements sent each alone`, async (t) => {
+    const database = await openSeeded(t, dialect)
+    const [{ schema }] = (await database.db.selectNoFrom((eb) => eb.fn<string>('current_schema').as('schema')).execute()) as [{ schema: string }]
+    const alone: string[] = []
+    const oneByOne = new Kysely<any>({
+      dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 4, options: `-c search_path=${schema}` }) }),
+      log: (event) => { if (event.level === 'query') alone.push(event.query.sql) },
+    })
+    resolveDialectAs(oneByOne, sentOneByOne)
+    const appOver = async (db: Kysely<any>) => {
+      const app = Fastify()
+      await app.register(expandPlugin, { db, resources: [Company, Person, Pet, PetStore, Toy] })
+      generatedRoutes(app)
+      await app.ready()
+      t.teardown(() => app.close())
+      return app
+    }
+    const combined = await appOver(database.db)
+    const separate = await appOver(oneByOne)
+    t.teardown(() => oneByOne.destroy())
+    const headers = { 'x-hidden-person': 'Nobody', 'x-hidden-species': 'dragon' }
+    for (const url of ['/pets?limit=100&expand=owner.employer,toys', ...generatedRouteUrls]) {
+      for (const time of ['first', 'second']) {
+        alone.length = 0
+        const expected = await separate.inject({ url, headers })
+        t.equal(expected.statusCode, 200, url)
+        database.reset()
+        const reply = await combined.inject({ url, headers })
+        // A cursor is sealed with a key of each plugin instance's (and a nonce of its own): the rest, byte for byte.
+        const unsealed = (body: string) => body.replace(/"(next|prev)":"[^"]+"/g, '"$1":"(cursor)"')
+        t.equal(unsealed(reply.body), unsealed(expected.body), `${url} (${time} time): the same bytes`)
+        t.equal(database.sent.length, 1, `${url} (${time} time): one statement`)
+        t.same([...database.statements].sort(), [...alone].sort(), `${url}: the statements sent alone, its parts`)
+      }
     }
   })
 }

@@ -33,6 +33,13 @@ export interface ExpandDialect {
    * concurrently (`loadsConcurrently`).
    */
   readonly loadsInOneWave: boolean
+  /**
+   * Whether the statements of one wave go out as one statement, each a
+   * subquery whose rows come back as one JSON text (sql/combined-statements.ts):
+   * one message and one row in place of a statement's each. Only where the
+   * request loads in one wave (`loadsInOneWave`).
+   */
+  readonly combinesStatements: boolean
 
   /** `contains` on `column`, ignoring case: the condition, and the one value it binds (the text, or a pattern made of it). */
   contains(column: string, text: string): { readonly condition: Expression<SqlBool>; readonly value: unknown }

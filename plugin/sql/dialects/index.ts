@@ -19,7 +19,9 @@ export { sqliteDialect } from './sqlite.js'
  * PostgreSQL (the standard forms: LIKE with ESCAPE, casts, `row_number()`),
  * and its statements run one after another, its connections unknown.
  */
-const unseenDatabase: ExpandDialect = Object.freeze({ ...postgresDialect, loadsConcurrently: false, loadsInOneWave: false })
+const unseenDatabase: ExpandDialect = Object.freeze({
+  ...postgresDialect, loadsConcurrently: false, loadsInOneWave: false, combinesStatements: false,
+})
 
 // A transaction or `withPlugin` copy is another Kysely instance over the same adapter: each is resolved once.
 const resolved = new WeakMap<AnyKysely, ExpandDialect>()

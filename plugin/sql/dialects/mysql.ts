@@ -41,6 +41,7 @@ export const mysqlDialect: ExpandDialect = {
   // the relation's table without its index (a scan of pet_toys per statement), so the benchmark's page ran at 0.39x
   // the hand-written statement in one wave against 0.81x level by level.
   loadsInOneWave: false,
+  combinesStatements: false,
 
   /**
    * `instr(cast(lower(column) as binary), cast(lower(?) as binary)) > 0`, the

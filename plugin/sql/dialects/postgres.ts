@@ -24,6 +24,8 @@ export const postgresDialect: ExpandDialect = {
   loadsConcurrently: true,
   // A server a network away: each level's round trip saved outweighs its parents' statements repeated as subqueries.
   loadsInOneWave: true,
+  // The wave's statements as one: the server and the driver work per statement and per row, less on one row of texts.
+  combinesStatements: true,
 
   /**
    * `lower(column) like lower(?) escape '\'`, the text between wildcards with

@@ -24,6 +24,7 @@ export const sqliteDialect: ExpandDialect = {
   loadsConcurrently: false,
   // In process, a statement has no round trip to save: its parents' statements repeated as subqueries would only cost.
   loadsInOneWave: false,
+  combinesStatements: false,
 
   /**
    * `instr(lower(column), lower(?)) > 0`, the text itself bound. SQLite has no

@@ -3,7 +3,7 @@ import Fastify, { type FastifyInstance } from 'fastify'
 import type { Kysely } from 'kysely'
 import t, { type Test } from 'tap'
 import expandPlugin, { defineResource, type AnyResource } from '../../../plugin/index.js'
-import { asSent, asWrittenOn, dialects, firstRowsShape, inOneWave, type TestDatabase } from '../../fixtures/dialects.js'
+import { asSent, asWrittenOn, dialects, firstRowsShape, inOneWave, rowsOfParts, type TestDatabase } from '../../fixtures/dialects.js'
 import { createPosts, through } from '../../fixtures/posts.js'
 
 // Attack: one request that makes the server read and hold far more rows than
@@ -72,7 +72,9 @@ function countRows (database: TestDatabase): Array<{ sql: string; rows: number }
   const execute = database.db.executeQuery.bind(database.db)
   database.db.executeQuery = (async (query: Parameters<typeof execute>[0]) => {
     const result = await execute(query)
-    read.push({ sql: 'sql' in query ? query.sql : query.compile().sql, rows: result.rows.length })
+    const { sql, parameters } = 'sql' in query ? query : query.compile()
+    // The wave's statements sent as one (on PostgreSQL): each part with the rows it read.
+    read.push(...rowsOfParts(sql, parameters, result.rows))
     return result
   }) as typeof database.db.executeQuery
   return read

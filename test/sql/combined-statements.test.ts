@@ -1,0 +1,162 @@
+import { Kysely, PostgresDialect, sql } from 'kysely'
+import pg from 'pg'
+import t, { type Test } from 'tap'
+import { renumbered } from '../../plugin/sql/combined-statements.js'
+import { sentTogether, StatementTemplates } from '../../plugin/sql/statement-templates.js'
+import type { Row } from '../../plugin/sql/selection.js'
+import { dialects, partsOf, type TestDatabase } from '../fixtures/dialects.js'
+
+t.test('renumbered: the placeholders outside literals and quoted names, numbered after the parts before', async (t) => {
+  t.equal(renumbered('select "a$1", \'$1\' as "x" from "t" where "b" = $1 and "c" in ($2, $3)', 4),
+    'select "a$1", \'$1\' as "x" from "t" where "b" = $5 and "c" in ($6, $7)')
+  t.equal(renumbered('select \'it\'\'s $2\', $2, $10', 1), 'select \'it\'\'s $2\', $3, $11', 'a doubled quote stays inside the literal')
+  t.equal(renumbered('select $1', 0), 'select $1')
+  t.equal(renumbered('select 1 -- $1\n, $1', 2), undefined, 'a comment: not read, sent alone')
+  t.equal(renumbered('select /* $1 */ $1', 2), undefined)
+  t.equal(renumbered('select E\'\\\' $1\', $1', 2), undefined, 'a string with backslash escapes')
+  t.equal(renumbered('select $$ $1 $$, $1', 2), undefined, 'a dollar-quoted string')
+  t.equal(renumbered('select $tag$ $1 $tag$', 2), undefined)
+  t.equal(renumbered('select \'open', 2), undefined, 'an unterminated literal')
+})
+
+/** Each column type node-postgres reads, a row of values and a row of nulls: the types combined statements know, and one they do not. */
+async function createTyped (db: Kysely<any>): Promise<void> {
+  await sql`create table typed (
+    id int4 primary key, small int2, big int8, exact numeric, real4 float4, real8 float8, flag bool, words text,
+    short varchar(10), fixed char(3), doc json, docb jsonb, uid uuid, at timestamptz, tags int4[]
+  )`.execute(db)
+  await sql`insert into typed values
+    (1, -2, 9007199254740993, 12.50, 0.25, 0.1, true, 'a "quoted" \\ line
+next', 'é', 'ab', '{"b": [1, {"c": null}], "a": "x"}', '{"b": 2, "a": [true]}', '00000000-0000-0000-0000-00000000000a',
+     '2024-02-29T12:34:56.789Z', '{1,2}'),
+    (2, null, null, null, null, null, false, '', null, null, 'null', null, null, null, null),
+    (3, 32767, -1, -0.001, 1e30, -1.5e-300, null, 'x', 'y', 'z  ', '[]', '[]', null, null, null)`.execute(db)
+}
+
+const known = ['id', 'small', 'big', 'exact', 'real4', 'real8', 'flag', 'words', 'short', 'doc', 'docb', 'uid'] as const
+
+for (const dialect of dialects().filter((dialect) => dialect.name === 'postgres')) {
+  const open = async (t: Test): Promise<TestDatabase> => {
+    const database = await dialect.open()
+    t.teardown(() => database.close())
+    await createTyped(database.db)
+    database.reset()
+    return database
+  }
+
+  /** The rows of each of `statements` run together (`sentTogether`), as the wave's statements are. */
+  const together = async (templates: StatementTemplates, db: Kysely<any>, statements: ReadonlyArray<{ site: object; build: () => any }>) =>
+    await Promise.all(sentTogether(templates, db, () =>
+      statements.map(({ site, build }) => templates.rows(db, site, 'typed', [], build))))
+
+  t.test(`on ${dialect.name}: statements run together go out as one, each read back as the driver reads it alone`, async (t) => {
+    const database = await open(t)
+    const { db } = database
+    const templates = new StatementTemplates()
+    const statements = [
+      { site: {}, build: () => db.selectFrom('typed').select([...known]).orderBy('id', 'desc') },
+      { site: {}, build: () => db.selectFrom('typed').select(['id', 'words as text', 'flag']).where('id', '>', 1).orderBy('id') },
+      { site: {}, build: () => db.selectFrom('typed').select(['id']).where('id', '<', 0) },
+    ]
+    const alone = await Promise.all(statements.map(async ({ build }) => (await build().execute()) as Row[]))
+    t.equal(alone[0]!.length, 3)
+    t.same(alone[0]![2], {
+      id: 1,
+      small: -2,
+      big: '9007199254740993',
+      exact: '12.50',
+      real4: 0.25,
+      real8: 0.1,
+      flag: true,
+      words: 'a "quoted" \\ line\nnext',
+      short: 'é',
+      doc: { b: [1, { c: null }], a: 'x' },
+      docb: { a: [true], b: 2 },
+      uid: '00000000-0000-0000-0000-00000000000a',
+    }, 'the driver\'s values, as the statements read back must give them')
+    database.reset()
+    const first = await together(templates, db, statements)
+    t.strictSame(first, alone, 'the first time (each value as its text, and its type): the same rows, value for value')
+    t.equal(database.sent.length, 1, 'one statement sent')
+    t.match(database.sent[0], /^select \(select cast\(json_build_array\(json_agg\(json_build_array\(cast\("__expand_part"\."id" as text\), /)
+    t.strictSame(database.statements, alone.map((_, index) => statements[index]!.build().compile().sql), 'its parts: the statements as sent alone')
+    database.reset()
+    const second = await together(templates, db, statements)
+    t.strictSame(second, alone, 'once known (a column as JSON itself where that is the driver\'s value): the same rows')
+    t.equal(database.sent.length, 1)
+    const expected = 'select (select cast(json_agg(json_build_array(' +
+      '"__expand_part"."id", "__expand_part"."small", cast("__expand_part"."big" as text), cast("__expand_part"."exact" as text), ' +
+      'cast("__expand_part"."real4" as text), cast("__expand_part"."real8" as text), "__expand_part"."flag", "__expand_part"."words", ' +
+      '"__expand_part"."short", "__expand_part"."doc", "__expand_part"."docb", ' +
+      'cast("__expand_part"."uid" as text))) as text) from (select "id", "small", "big", "exact", "real4", "real8", "flag", "words", ' +
+      '"short", "doc", "docb", "uid" from "typed" order by "id" desc) as "__expand_part") as "__expand_part_0", ' +
+      '(select cast(json_agg(json_build_array("__expand_part"."id", "__expand_part"."text", "__expand_part"."flag")) as text) ' +
+      'from (select "id", "words" as "text", "flag" from "typed" where "id" > $1 order by "id") as "__expand_part") as "__expand_part_1", ' +
+      '(select cast(json_build_array(json_agg(json_build_array(cast("__expand_part"."id" as text))), ' +
+      'json_build_array(min(pg_typeof("__expand_part"."id")::oid)::int4)) as text) ' +
+      'from (select "id" from "typed" where "id" < $2) as "__expand_part") as "__expand_part_2", '
+    t.equal(database.sent[0]!.slice(0, expected.length), expected,
+      'each part a subquery of its rows as JSON arrays, in its own order; a part with no rows yet: its types still to learn')
+    t.match(database.sent[0]!.slice(expected.length), /^cast\('true' as bool\) as "__expand_probe_16", /, 'then the driver\'s probes')
+  })
+
+  t.test(`on ${dialect.name}: a column of a type read otherwise, or a driver that reads a type otherwise: each statement alone`, async (t) => {
+    const database = await open(t)
+    const { db } = database
+    const templates = new StatementTemplates()
+    // A timestamp (a Date), an array, and char(n), whose text as a cast drops its padding.
+    const dated = { site: {}, build: () => db.selectFrom('typed').select(['id', 'at', 'tags', 'fixed']).orderBy('id') }
+    const plain = { site: {}, build: () => db.selectFrom('typed').select(['id', 'big']).orderBy('id') }
+    const alone = [(await dated.build().execute()) as Row[], (await plain.build().execute()) as Row[]]
+    t.ok(alone[0]![0]!.at instanceof Date, 'a timestamp: a Date of the driver\'s')
+    t.equal(alone[0]![2]!.fixed, 'z  ')
+    database.reset()
+    t.strictSame(await together(templates, db, [dated, plain]), alone, 'the same rows')
+    t.equal(database.sent.length, 3, 'sent as one, then each alone: the timestamp\'s type is not one read back from its text')
+    database.reset()
+    t.strictSame(await together(templates, db, [dated, plain]), alone)
+    t.equal(database.sent.length, 2, 'from then on, the statement with it goes alone (and so does the other: one is left)')
+    t.strictSame(database.sent, database.statements)
+
+    // An application's parser for int8 (a number in place of the text): found by the probes, every statement alone.
+    const types = {
+      getTypeParser: (oid: number, format?: any) => (oid === 20 ? (text: string) => Number(text) : pg.types.getTypeParser(oid, format)),
+    }
+    const [{ schema }] = (await sql<{ schema: string }>`select current_schema() as schema`.execute(db)).rows
+    const sent: string[] = []
+    const parsed = new Kysely<any>({
+      dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 2, options: `-c search_path=${schema}`, types }) }),
+      log: (event) => { if (event.level === 'query') sent.push(event.query.sql) },
+    })
+    t.teardown(() => parsed.destroy())
+    const small = { site: {}, build: () => parsed.selectFrom('typed').select(['id', 'small']).orderBy('id') }
+    const big = { site: {}, build: () => parsed.selectFrom('typed').select(['id', 'big']).orderBy('id') }
+    const expected = [(await small.build().execute()) as Row[], (await big.build().execute()) as Row[]]
+    t.equal(expected[1]![0]!.big, 9007199254740992, 'the application\'s parser: a number')
+    sent.length = 0
+    t.strictSame(await together(new StatementTemplates(), parsed, [small, big]), expected)
+    t.equal(sent.length, 3, 'sent as one, its probes read otherwise: each sent again alone')
+  })
+
+  t.test(`on ${dialect.name}: a combined statement that fails fails each of its parts, with the database's error as the cause`, async (t) => {
+    const database = await open(t)
+    const { db } = database
+    const templates = new StatementTemplates()
+    const results = await Promise.allSettled(sentTogether(templates, db, () => [
+      templates.rows(db, {}, 'typed', [], () => db.selectFrom('typed').select(['id'])),
+      templates.rows(db, {}, 'typed', [], () => db.selectFrom('typed').select((eb) => sql<number>`1 / (${eb.ref('id')} - 1)`.as('ratio'))),
+    ]))
+    const causes = results.map((result) => ((result as PromiseRejectedResult).reason as { cause?: unknown }).cause)
+    t.equal(causes[0], causes[1], 'one statement\'s error: the statement with the first part failed too')
+    for (const result of results) {
+      t.equal(result.status, 'rejected')
+      const error = (result as PromiseRejectedResult).reason as Error & { code: string; cause: Error }
+      t.equal(error.code, 'FST_EXPAND_DATABASE_ERROR')
+      t.equal(error.cause.message, 'division by zero')
+    }
+  })
+}
+
+t.test('partsOf (the tests\' reading of a combined statement): each part as sent alone, with its own parameters', async (t) => {
+  t.same(partsOf('select 1', [1]), [{ sql: 'select 1', parameters: [1] }])
+})
