@@ -195,17 +195,16 @@ goals.push({
       figure: `${ratio(named.speedup)} over namePreparedStatements, ${ratio(plain.speedup)} over the pool itself (${Math.round(named.median)} and ${Math.round(plain.median)} vs ${Math.round(hand.median)} req/s)`,
     }
   },
-  whenMet: 'The page reads its count in its own statement and its relation statements are sent with it in one round trip (one wave, docs/loading.md), each relation ' +
-    'statement reading its parents\' keys from a subquery that repeats their statement (matched with `= any(array(...))`, ' +
-    'which PostgreSQL reads by the relation\'s index); with `namePreparedStatements` PostgreSQL parses ' +
-    'and plans each statement once per connection, as it does the hand-written named statement.',
-  whenMissed: 'In one wave the page (reading its count) and its relations share a round trip, but the server runs the ' +
-    'page\'s statement again inside each relation statement (three times on this page, the owners\' statement twice), ' +
-    'and pg builds a row object for each row where the ' +
-    'hand-written statement returns fewer, wider rows. Without `namePreparedStatements` each statement is also parsed and planned again. ' +
-    'On 2 cores shared with the server the page is bound by CPU, not by round trips: its four statements cost the server about ' +
-    'twice what the hand-written statement costs it, and pg\'s work on their rows is most of what Node spends over the same page on ' +
-    'SQLite (profile notes: "The PostgreSQL page bound by CPU").',
+  whenMet: 'The page (reading its count) and its relation statements go out as one statement (docs/loading.md, "The wave as one ' +
+    'statement"), each a subquery whose rows come back as one JSON text of arrays, each relation statement reading its parents\' keys ' +
+    'from a subquery that repeats their statement (matched with `= any(array(...))`, which PostgreSQL reads by the relation\'s index); ' +
+    'with `namePreparedStatements` PostgreSQL parses and plans it once per connection, as it does the hand-written named statement.',
+  whenMissed: 'The page (reading its count) and its relations go out as one statement, but the server runs the page\'s statement ' +
+    'again inside each relation\'s subquery (three times on this page, the owners\' statement twice), and Node parses each ' +
+    'level\'s JSON text into row objects that the serializer then writes, where the hand-written statement returns fewer, wider ' +
+    'rows. Without `namePreparedStatements` the statement, a few thousand characters, is also parsed and planned again on every ' +
+    'request. On 2 cores shared with the server the page is bound by CPU, not by round trips (profile notes: "The PostgreSQL page ' +
+    'bound by CPU", "The wave as one statement").',
 })
 
 goals.push({
@@ -222,14 +221,15 @@ goals.push({
         `(${Math.round(named.median)} and ${Math.round(plain.median)} vs ${Math.round(limit.median)} req/s)`,
     }
   },
-  whenMet: 'The limit is one round trip in which PostgreSQL builds the JSON text itself (row_to_json, array_to_json) and Node only ' +
-    'hands the string on: no row objects, no serializing. The plugin reads rows and writes them with a serializer compiled for the ' +
-    'combination, the page reading its count and its relation statements sent with it in one round trip (one wave).',
-  whenMissed: 'The plugin sends four statements (the page, which reads its count, and its three relation statements, in one round trip) ' +
-    'where the limit sends one; the server runs the page\'s statement again inside each relation statement, and pg builds a ' +
-    'row object for each of about 535 rows that the serializer then writes, where the limit receives one string. On 2 cores shared ' +
-    'with the server, that work and the server\'s, not the round trip, is what the page waits for (profile notes: "The PostgreSQL ' +
-    'page bound by CPU").',
+  whenMet: 'The limit is one statement in which PostgreSQL builds the JSON text itself (row_to_json, array_to_json) and Node only ' +
+    'hands the string on: no row objects, no serializing. The plugin sends one statement too (the page reading its count and its ' +
+    'three relation statements, each a subquery whose rows come back as one JSON text of arrays), reads the rows from those texts ' +
+    'and writes them with a serializer compiled for the combination.',
+  whenMissed: 'The plugin sends one statement, as the limit does (the page, which reads its count, and its three relation ' +
+    'statements, each a subquery whose rows come back as one JSON text of arrays), but the server runs the page\'s statement ' +
+    'again inside each relation\'s subquery, and Node parses about 535 rows from those texts into objects that the ' +
+    'serializer then writes, where the limit receives one string. On 2 cores shared with the server, that work and the ' +
+    'server\'s, not the round trip, is what the page waits for (profile notes: "The wave as one statement").',
 })
 
 goals.push({
@@ -243,14 +243,14 @@ goals.push({
   },
   whenMet: 'PostGraphile answers with two statements, the count and the page with its relations in it (the to-one relations by ' +
     'LEFT JOIN, each pet\'s toys an array subquery, every value cast to text), where the plugin sends the page (which reads its count) and its ' +
-    'relations in one round trip. ' +
+    'relations as one statement. ' +
     'What separates them is the work per value in Node: Grafast parses and validates the request (its operation plan is reused ' +
     'for the same document) and then executes the plan over every field of every object, decoding each text value, before ' +
     'the response is written.',
   whenMissed: 'PostGraphile reads the page in two statements (the count, and the page with its relations as joins and an array ' +
-    'subquery), where the plugin sends the page (which reads its count) and its relations in one round trip: on a local server ' +
+    'subquery), where the plugin sends the page (which reads its count) and its relations as one statement: on a local server ' +
     'round trips are cheap, and what separates them is the ' +
-    'work per field, and the server\'s work for four statements against two on cores Node shares with it. Check that the ' +
+    'work per field, and the server\'s work on cores Node shares with it. Check that the ' +
     'plugin\'s Kysely instance runs over namePreparedStatements.',
 })
 

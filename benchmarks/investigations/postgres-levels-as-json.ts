@@ -1,13 +1,15 @@
 // What the PostgreSQL page's rows cost to read, by the form they come in: the four statements one wave sends
-// (the plugin's, captured from its route), one statement returning each level's rows as one JSON text of arrays,
+// (captured from the plugin's route, each as sent alone), the one statement the route sends them as (the wave as one),
+// one statement returning each level's rows as one JSON text of arrays, written by hand,
 // the same with every value written as its text (converted in JavaScript as pg converts a column's text), and the
 // one-statement limit (PostgreSQL writing the whole body). Each through pg, named, one request after another, the
 // forms alternating in rounds; per request: wall time, Node's CPU (process.cpuUsage) and PostgreSQL's (/proc of its
 // processes, Linux). Rows only: none of the forms is shaped or serialized here.
 // Run: DATABASE_URL=postgres://... npx tsx benchmarks/investigations/postgres-levels-as-json.ts
-// Figures quoted in benchmarks/profile-notes.md, "The page's levels as JSON texts".
+// Figures quoted in benchmarks/profile-notes.md, "The page's levels as JSON texts" and "The wave as one statement".
 import { tracingChannel } from 'node:diagnostics_channel'
 import { readdirSync, readFileSync } from 'node:fs'
+import { Kysely, PostgresDialect } from 'kysely'
 import type { Pool } from 'pg'
 import type { LoadMessage } from '../../plugin/trace/channels.js'
 import { buildApp } from '../../test/helpers/app.js'
@@ -34,6 +36,21 @@ await app.close()
 if (wave.length !== 4 || wave.some((text) => text.match(/\$\d+/g)!.some((placeholder) => !['$1', '$2'].includes(placeholder)))) {
   throw new Error(`expected four statements binding the limit and offset: ${wave.join('\n')}`)
 }
+
+// The statement the plugin's route sends for the page (plugin/sql/combined-statements.ts: the wave's statements as
+// one), its columns' types known: as sent the second time. Captured by a Kysely instance over the same pool.
+let combined: { sql: string; parameters: readonly unknown[] } | undefined
+const logged = new Kysely<any>({
+  dialect: new PostgresDialect({ pool: pets.pool }),
+  log: (event) => { if (event.level === 'query') combined = { sql: event.query.sql, parameters: event.query.parameters } },
+})
+const combining = await buildApp({ db: logged, resources: petResources }, (app) => app.expand.routes('/pets', 'Pet', { maxPageSize: 100 }))
+for (let time = 0; time < 2; time++) await combining.inject({ url: '/pets?limit=100&offset=0&expand=owner.employer,toys' })
+await combining.close()
+if (combined === undefined || !combined.sql.includes('"__expand_part_3"') || combined.parameters.length !== 8) {
+  throw new Error(`expected one statement of four parts: ${combined?.sql}`)
+}
+const combinedStatement = combined
 
 // The same rows, a level a JSON text (arrays in the wave's column order), in one statement.
 const levels = (value: (column: string) => string) => {
@@ -68,6 +85,10 @@ const forms: Record<string, () => Promise<number>> = {
   'four statements (one wave)': async () => {
     const results = await Promise.all(wave.map((text, index) => query(pool, `levels_wave_${index}`, text)))
     return results.reduce((sum, result) => sum + result.rows.length, 0)
+  },
+  'one statement, the plugin\'s (the wave as one)': async () => {
+    const [row] = (await pool.query({ name: 'levels_plugin', text: combinedStatement.sql, values: [...combinedStatement.parameters] })).rows
+    return [0, 1, 2, 3].reduce((sum, part) => sum + (JSON.parse(row[`__expand_part_${part}`]) as unknown[]).length, 0)
   },
   'one statement, levels as JSON': async () => {
     const [row] = (await query(pool, 'levels_json', asJson, 'array')).rows as string[][]

@@ -255,7 +255,7 @@ export const endToEndSuite: Suite = {
     'and, without a response schema, built per request, as its first examples write it.',
     `With DATABASE_URL set, the same page on PostgreSQL (the same rows copied into a schema of their own, a pool of ${poolSize}): the plugin's route on Kysely's PostgresDialect`,
     '(over the pool itself, and over `namePreparedStatements`, which makes the statements that run again named prepared statements;',
-    'both send the relations\' statements with the page, in one wave), the same route loading level by level',
+    'both send the page and its relations\' statements as one statement, in one wave), the same route loading level by level',
     '(each level\'s statements once its parents\' rows are in, as on SQLite and MariaDB:',
     'a Kysely instance resolved to PostgreSQL\'s dialect with `loadsInOneWave: false`)',
     'against one hand-written named statement holding the count (the baseline of that case), and Drizzle\'s relational query.',
