@@ -1,6 +1,7 @@
 import { isDeepStrictEqual } from 'node:util'
 import { AliasNode, ColumnNode, CompiledQuery, IdentifierNode, ReferenceNode, SelectQueryNode, type OperationNode } from 'kysely'
 import { LruMap } from 'toad-cache'
+import { databaseFailureKind } from './dialects/index.js'
 import type { AnyKysely, Row } from './selection.js'
 
 /**
@@ -19,11 +20,14 @@ import type { AnyKysely, Row } from './selection.js'
  * four bytes, booleans, text, json), as its text and converted as the driver
  * converts it otherwise (`textParsers`). Which type a column has is learnt
  * from the first answer of its statement (`pg_typeof` of its values, with
- * every value as its text); that the driver converts each type as assumed is
- * checked in every answer, on values of each type the statement selects as
- * constants (`probes`). A statement with a column of another type, or on a
- * driver that converts otherwise, is sent on its own, as are all statements
- * once one of them has been (its request sends them again, each alone).
+ * every value as its text), and checked in every answer after it (a
+ * migration, or a request's `db` of another schema, changes it); that the
+ * driver converts each type as assumed is checked in every answer, on values
+ * of each type the statement selects as constants (`probes`). A statement
+ * with a column of another type, or on a driver that converts otherwise, is
+ * sent on its own; where one is found in an answer, or the statement sent
+ * fails other than as a database out of reach does (one part's error is
+ * that part's), the request sends its statements again, each alone.
  */
 
 /** PostgreSQL's type ids, as `pg_typeof(...)::oid` gives them, for the types whose driver values are known. */
@@ -91,14 +95,18 @@ const probes: ReadonlyArray<{ readonly type: number; readonly cast: string; read
 const probeColumn = (type: number): string => `__expand_probe_${type}`
 const probeSelections = probes.map(({ type, cast, text }) => `cast('${text}' as ${cast}) as "${probeColumn(type)}"`).join(', ')
 
-/** A part's column in the statement sent: as JSON itself, or as its text converted by `parse`. */
+/** A part's column in the statement sent: its type, and whether it comes as JSON itself or as its text converted by `parse`. */
 interface ColumnReading {
+  readonly type: number
   readonly asJson: boolean
   readonly parse: (text: string) => unknown
 }
 
 /** What is known of a statement's columns: how each is read, or that one has a type read otherwise (`alone`). */
 type Knowledge = readonly ColumnReading[] | 'alone'
+
+/** The most values one statement binds: the protocol counts them in 16 bits. */
+const mostParameters = 65_535
 
 /** Statements held at once: a plan's relations, bounded by the plan's size. */
 const statementsKnown = 2_000
@@ -139,6 +147,11 @@ export class CombinedStatements {
     this.knowledge.set(sql, knowledge)
   }
 
+  /** @internal */
+  forget (sql: string): void {
+    this.knowledge.delete(sql)
+  }
+
   /** @internal The combined statement of `parts`, as known now. */
   textOf (parts: readonly Held[], offsets: readonly number[]): Combined | undefined {
     const key = parts.map((part) => part.compiled.sql).join('\u0000')
@@ -166,18 +179,16 @@ const quoted = (name: string): string => `"__expand_part"."${name.replace(/"/g, 
 
 /**
  * A part's select list: its rows as one JSON text of arrays, each value as
- * JSON itself or as its text (`known`); not yet known, every value as its
- * text, and the type of each column (`pg_typeof`, the same in every row: the
- * least of them, null for a statement without rows).
+ * JSON itself or as its text (`known`), or every value as its text where
+ * its columns are not known yet; and each column's type (`pg_typeof`, the
+ * same in every row: the least of them, null for a statement without rows),
+ * checked against what was learnt in every answer (a column's type changes
+ * with a migration, or with the database a request's `db` reads).
  */
 function partSelect (names: readonly string[], known: readonly ColumnReading[] | undefined): string {
-  if (known !== undefined) {
-    const values = names.map((name, index) => (known[index]!.asJson ? quoted(name) : `cast(${quoted(name)} as text)`))
-    return `select cast(json_agg(json_build_array(${values.join(', ')})) as text)`
-  }
-  const values = names.map((name) => `cast(${quoted(name)} as text)`).join(', ')
+  const values = names.map((name, index) => (known?.[index]!.asJson === true ? quoted(name) : `cast(${quoted(name)} as text)`))
   const typesOf = names.map((name) => `min(pg_typeof(${quoted(name)})::oid)::int4`).join(', ')
-  return `select cast(json_build_array(json_agg(json_build_array(${values})), json_build_array(${typesOf})) as text)`
+  return `select cast(json_build_array(json_agg(json_build_array(${values.join(', ')})), json_build_array(${typesOf})) as text)`
 }
 
 /**
@@ -216,7 +227,7 @@ export class StatementBatch {
       offsets.push(offset)
       offset += part.compiled.parameters.length
     }
-    const combined = this.statements.textOf(held, offsets)
+    const combined = offset > mostParameters ? undefined : this.statements.textOf(held, offsets)
     if (combined === undefined) {
       sendAlone(this.db, held)
       return
@@ -224,11 +235,20 @@ export class StatementBatch {
     const parameters = held.flatMap((part) => part.compiled.parameters)
     this.db.executeQuery(CompiledQuery.raw(combined.sql, parameters)).then(
       (result) => { this.answer(held, combined, result.rows[0] as Row) },
-      (error: unknown) => { for (const part of held) part.reject(error) }
+      (error: unknown) => {
+        // The database unreachable, or the statement cancelled (a timeout): each part's answer too. Any other error
+        // may be one part's alone (a value its column cannot hold), answered for that part: each sent alone.
+        if (databaseFailureKind(error) === 'unavailable') for (const part of held) part.reject(error)
+        else sendAlone(this.db, held)
+      }
     )
   }
 
-  /** Each part's rows from the combined statement's row, or each part sent alone where one cannot be read back alike. */
+  /**
+   * Each part's rows from the combined statement's row; every part sent
+   * alone instead where one cannot be read back alike (a type read otherwise
+   * by the driver, or a column of a type other than the one learnt).
+   */
   private answer (held: readonly Held[], combined: Combined, row: Row): void {
     if (!probes.every(({ type, text }) => isDeepStrictEqual(row[probeColumn(type)], textParsers.get(type)!(text)))) {
       // The driver converts some type otherwise (a parser of the application's): every statement alone, from now on.
@@ -238,9 +258,8 @@ export class StatementBatch {
     }
     const answers: Row[][] = []
     for (const [index, part] of held.entries()) {
-      const text = row[partColumn(index)]
-      const known = combined.known[index]
-      const rows = known === undefined ? this.learnt(part, text) : readRows(part.names, known, text)
+      const [values, typeIds] = JSON.parse(row[partColumn(index)] as string) as [Array<Array<unknown>> | null, Array<number | null>]
+      const rows = values === null ? [] : this.rowsOf(part, combined.known[index], values, typeIds)
       if (rows === undefined) {
         sendAlone(this.db, held)
         return
@@ -250,10 +269,21 @@ export class StatementBatch {
     for (const [index, part] of held.entries()) part.resolve(answers[index]!)
   }
 
-  /** The rows of a part read with the types of its columns (every value as its text), learnt for the next time it is sent. */
-  private learnt (part: Held, text: unknown): Row[] | undefined {
-    const [values, typeIds] = JSON.parse(text as string) as [Array<Array<string | null>> | null, Array<number | null>]
-    if (values === null) return []
+  /**
+   * A part's rows, each column read as `known` says where its type is the
+   * one learnt; where none was, every value as its text, converted for its
+   * type, and the types learnt for the next time it is sent. Undefined for
+   * a column of a type not known, or other than the one learnt (forgotten,
+   * to be learnt again).
+   */
+  private rowsOf (
+    part: Held, known: readonly ColumnReading[] | undefined, values: Array<Array<unknown>>, typeIds: ReadonlyArray<number | null>
+  ): Row[] | undefined {
+    if (known !== undefined) {
+      if (typeIds.every((type, index) => type === known[index]!.type)) return readRows(part.names, known, values)
+      this.statements.forget(part.compiled.sql)
+      return undefined
+    }
     const readings: ColumnReading[] = []
     for (const type of typeIds) {
       const parse = type === null ? undefined : textParsers.get(type)
@@ -261,19 +291,15 @@ export class StatementBatch {
         this.statements.learn(part.compiled.sql, 'alone')
         return undefined
       }
-      readings.push({ asJson: asJson.has(type!), parse })
+      readings.push({ type: type!, asJson: asJson.has(type!), parse })
     }
     this.statements.learn(part.compiled.sql, readings)
-    return readRows(part.names, readings.map(({ parse }) => ({ asJson: false, parse })), text, values)
+    return readRows(part.names, readings.map((reading) => ({ ...reading, asJson: false })), values)
   }
 }
 
-/** A part's rows from its JSON text, each column read as `known` says. */
-function readRows (
-  names: readonly string[], known: readonly ColumnReading[], text: unknown, parsed?: Array<Array<unknown>>
-): Row[] {
-  const values = parsed ?? (text === null ? null : JSON.parse(text as string) as Array<Array<unknown>> | null)
-  if (values === null) return []
+/** A part's rows from its JSON arrays, each column read as `known` says. */
+function readRows (names: readonly string[], known: readonly ColumnReading[], values: Array<Array<unknown>>): Row[] {
   const rows: Row[] = new Array(values.length)
   const count = names.length
   for (let index = 0; index < values.length; index++) {
@@ -310,7 +336,9 @@ function selectedNames (query: OperationNode): string[] | undefined {
     else if (ColumnNode.is(selection)) names.push(selection.column.name)
     else return undefined
   }
-  return names.length === 0 || new Set(names).size !== names.length ? undefined : names
+  if (names.length === 0 || new Set(names).size !== names.length) return undefined
+  // A name PostgreSQL cuts short (63 bytes), or one a plain object cannot hold as its own key: the driver's row has it.
+  return names.some((name) => name === '__proto__' || Buffer.byteLength(name) > 63) ? undefined : names
 }
 
 /**

@@ -84,19 +84,21 @@ for (const dialect of dialects().filter((dialect) => dialect.name === 'postgres'
     const second = await together(templates, db, statements)
     t.strictSame(second, alone, 'once known (a column as JSON itself where that is the driver\'s value): the same rows')
     t.equal(database.sent.length, 1)
-    const expected = 'select (select cast(json_agg(json_build_array(' +
+    const typesOf = (names: readonly string[]) => `json_build_array(${names.map((name) => `min(pg_typeof("__expand_part"."${name}")::oid)::int4`).join(', ')})`
+    const expected = 'select (select cast(json_build_array(json_agg(json_build_array(' +
       '"__expand_part"."id", "__expand_part"."small", cast("__expand_part"."big" as text), cast("__expand_part"."exact" as text), ' +
       'cast("__expand_part"."real4" as text), cast("__expand_part"."real8" as text), "__expand_part"."flag", "__expand_part"."words", ' +
       '"__expand_part"."short", "__expand_part"."doc", "__expand_part"."docb", ' +
-      'cast("__expand_part"."uid" as text))) as text) from (select "id", "small", "big", "exact", "real4", "real8", "flag", "words", ' +
+      `cast("__expand_part"."uid" as text))), ${typesOf(known)}) as text) from (select "id", "small", "big", "exact", "real4", "real8", "flag", "words", ` +
       '"short", "doc", "docb", "uid" from "typed" order by "id" desc) as "__expand_part") as "__expand_part_0", ' +
-      '(select cast(json_agg(json_build_array("__expand_part"."id", "__expand_part"."text", "__expand_part"."flag")) as text) ' +
+      '(select cast(json_build_array(json_agg(json_build_array("__expand_part"."id", "__expand_part"."text", "__expand_part"."flag")), ' +
+      `${typesOf(['id', 'text', 'flag'])}) as text) ` +
       'from (select "id", "words" as "text", "flag" from "typed" where "id" > $1 order by "id") as "__expand_part") as "__expand_part_1", ' +
       '(select cast(json_build_array(json_agg(json_build_array(cast("__expand_part"."id" as text))), ' +
       'json_build_array(min(pg_typeof("__expand_part"."id")::oid)::int4)) as text) ' +
       'from (select "id" from "typed" where "id" < $2) as "__expand_part") as "__expand_part_2", '
     t.equal(database.sent[0]!.slice(0, expected.length), expected,
-      'each part a subquery of its rows as JSON arrays, in its own order; a part with no rows yet: its types still to learn')
+      'each part a subquery of its rows as JSON arrays, in its own order, and its columns\' types; a part with no rows yet: its types still to learn')
     t.match(database.sent[0]!.slice(expected.length), /^cast\('true' as bool\) as "__expand_probe_16", /, 'then the driver\'s probes')
   })
 
@@ -138,21 +140,57 @@ for (const dialect of dialects().filter((dialect) => dialect.name === 'postgres'
     t.equal(sent.length, 3, 'sent as one, its probes read otherwise: each sent again alone')
   })
 
-  t.test(`on ${dialect.name}: a combined statement that fails fails each of its parts, with the database's error as the cause`, async (t) => {
+  t.test(`on ${dialect.name}: a combined statement that fails: each part sent again alone, answering its own rows or error`, async (t) => {
     const database = await open(t)
     const { db } = database
     const templates = new StatementTemplates()
     const results = await Promise.allSettled(sentTogether(templates, db, () => [
-      templates.rows(db, {}, 'typed', [], () => db.selectFrom('typed').select(['id'])),
+      templates.rows(db, {}, 'typed', [], () => db.selectFrom('typed').select(['id']).orderBy('id')),
       templates.rows(db, {}, 'typed', [], () => db.selectFrom('typed').select((eb) => sql<number>`1 / (${eb.ref('id')} - 1)`.as('ratio'))),
     ]))
-    const causes = results.map((result) => ((result as PromiseRejectedResult).reason as { cause?: unknown }).cause)
-    t.equal(causes[0], causes[1], 'one statement\'s error: the statement with the first part failed too')
-    for (const result of results) {
-      t.equal(result.status, 'rejected')
-      const error = (result as PromiseRejectedResult).reason as Error & { code: string; cause: Error }
-      t.equal(error.code, 'FST_EXPAND_DATABASE_ERROR')
-      t.equal(error.cause.message, 'division by zero')
+    t.same(results[0], { status: 'fulfilled', value: [{ id: 1 }, { id: 2 }, { id: 3 }] }, 'the first part\'s rows, as when sent alone')
+    t.equal(results[1]!.status, 'rejected')
+    const error = (results[1] as PromiseRejectedResult).reason as Error & { code: string; cause: Error }
+    t.equal(error.code, 'FST_EXPAND_DATABASE_ERROR')
+    t.equal(error.cause.message, 'division by zero', 'the database\'s error, as the cause')
+    t.equal(database.sent.length, 1, 'the two parts sent alone after the combined statement (whose error Kysely logs as an error)')
+  })
+
+  t.test(`on ${dialect.name}: a column whose type changed since it was learnt: the statement sent alone, its types learnt again`, async (t) => {
+    const database = await open(t)
+    const { db } = database
+    const templates = new StatementTemplates()
+    const statements = [
+      { site: {}, build: () => db.selectFrom('typed').select(['id', 'small']).orderBy('id') },
+      { site: {}, build: () => db.selectFrom('typed').select(['id', 'words']).orderBy('id') },
+    ]
+    await together(templates, db, statements)
+    await together(templates, db, statements)
+    await sql`alter table typed alter column small type int8`.execute(db)
+    const alone = await Promise.all(statements.map(async ({ build }) => (await build().execute()) as Row[]))
+    t.equal(alone[0]![0]!.small, '-2', 'an int8: a string of the driver\'s')
+    database.reset()
+    t.strictSame(await together(templates, db, statements), alone, 'read as its new type')
+    t.equal(database.sent.length, 3, 'sent as one (the types learnt before), then each alone: a type not the one learnt')
+    database.reset()
+    t.strictSame(await together(templates, db, statements), alone)
+    t.equal(database.sent.length, 1, 'one statement again, its types learnt again')
+    t.match(database.sent[0], /cast\("__expand_part"\."small" as text\)/)
+  })
+
+  t.test(`on ${dialect.name}: a name PostgreSQL cuts short, or __proto__: that statement alone`, async (t) => {
+    const database = await open(t)
+    const { db } = database
+    const long = 'a'.repeat(64)
+    for (const name of [long, '__proto__']) {
+      const statements = [
+        { site: {}, build: () => db.selectFrom('typed').select(['id', `words as ${name}`]).orderBy('id') },
+        { site: {}, build: () => db.selectFrom('typed').select(['id']).orderBy('id') },
+      ]
+      const alone = await Promise.all(statements.map(async ({ build }) => (await build().execute()) as Row[]))
+      database.reset()
+      t.strictSame(await together(new StatementTemplates(), db, statements), alone, name)
+      t.equal(database.sent.length, 2, `${name}: each alone`)
     }
   })
 }
