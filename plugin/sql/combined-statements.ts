@@ -18,82 +18,56 @@ import type { AnyKysely, Row } from './selection.js'
  * The rows must be those the driver gives, value for value: a column is read
  * as JSON itself where its type's JSON is the driver's value (integers up to
  * four bytes, booleans, text, json), as its text and converted as the driver
- * converts it otherwise (`textParsers`). Which type a column has is learnt
+ * converts it otherwise (`knownTypes`). Which type a column has is learnt
  * from the first answer of its statement (`pg_typeof` of its values, with
  * every value as its text), and checked in every answer after it (a
  * migration, or a request's `db` of another schema, changes it); that the
  * driver converts each type as assumed is checked in every answer, on values
- * of each type the statement selects as constants (`probes`). A statement
+ * of each type the statement selects as constants (`knownTypes`). A statement
  * with a column of another type, or on a driver that converts otherwise, is
  * sent on its own; where one is found in an answer, or the statement sent
  * fails other than as a database out of reach does (one part's error is
  * that part's), the request sends its statements again, each alone.
  */
 
-/** PostgreSQL's type ids, as `pg_typeof(...)::oid` gives them, for the types whose driver values are known. */
-const types = {
-  bool: 16,
-  name: 19,
-  int8: 20,
-  int2: 21,
-  int4: 23,
-  text: 25,
-  oid: 26,
-  json: 114,
-  float4: 700,
-  float8: 701,
-  varchar: 1043,
-  numeric: 1700,
-  uuid: 2950,
-  jsonb: 3802,
-} as const
-
 const asInteger = (text: string): number => parseInt(text, 10)
 const asText = (text: string): string => text
+const asJsonText = (text: string): unknown => JSON.parse(text)
 
-/**
- * Each known type's value from its text (`cast(value as text)`), as node-postgres's default parsers give it. Not
- * `char(n)`: its cast to text drops the padding that its text on the wire keeps.
- */
-const textParsers: ReadonlyMap<number, (text: string) => unknown> = new Map<number, (text: string) => unknown>([
-  [types.bool, (text) => text === 'true'],
-  [types.name, asText],
-  [types.int8, asText],
-  [types.int2, asInteger],
-  [types.int4, asInteger],
-  [types.text, asText],
-  [types.oid, asInteger],
-  [types.json, (text) => JSON.parse(text)],
-  [types.float4, parseFloat],
-  [types.float8, parseFloat],
-  [types.varchar, asText],
-  [types.numeric, asText],
-  [types.uuid, asText],
-  [types.jsonb, (text) => JSON.parse(text)],
-])
+/** A type whose driver value is known, and what tells the driver's parser for it. */
+interface KnownType {
+  /** PostgreSQL's type id, as `pg_typeof(...)::oid` gives it. */
+  readonly type: number
+  /** Its value from its text (`cast(value as text)`), as node-postgres's default parser gives it. */
+  readonly parse: (text: string) => unknown
+  /** Whether its JSON, parsed, is the driver's value: read as JSON itself once known. */
+  readonly asJson: boolean
+  /** A value of it, selected as a constant by every statement sent (`cast` of `probe`): what the driver gives for it tells its parser. */
+  readonly cast: string
+  readonly probe: string
+}
 
-/** The types whose JSON, parsed, is the driver's value: read as JSON itself once known. */
-const asJson: ReadonlySet<number> = new Set([types.bool, types.int2, types.int4, types.text, types.varchar, types.json, types.jsonb])
-
-/** A value of each known type, selected as a constant by every statement sent: what the driver gives for it tells its parsers. */
-const probes: ReadonlyArray<{ readonly type: number; readonly cast: string; readonly text: string }> = [
-  { type: types.bool, cast: 'bool', text: 'true' },
-  { type: types.name, cast: 'name', text: 'n' },
-  { type: types.int8, cast: 'int8', text: '9007199254740993' },
-  { type: types.int2, cast: 'int2', text: '-2' },
-  { type: types.int4, cast: 'int4', text: '-4' },
-  { type: types.text, cast: 'text', text: 't' },
-  { type: types.oid, cast: 'oid', text: '7' },
-  { type: types.json, cast: 'json', text: '{"a":[1,"b"]}' },
-  { type: types.float4, cast: 'float4', text: '0.5' },
-  { type: types.float8, cast: 'float8', text: '0.1' },
-  { type: types.varchar, cast: 'varchar', text: 'v' },
-  { type: types.numeric, cast: 'numeric', text: '1.50' },
-  { type: types.uuid, cast: 'uuid', text: '00000000-0000-0000-0000-000000000001' },
-  { type: types.jsonb, cast: 'jsonb', text: '{"a": [1, "b"]}' },
+/** The types read back from a combined statement. Not `char(n)`: its cast to text drops the padding that its text on the wire keeps. */
+const knownTypes: readonly KnownType[] = [
+  { type: 16, parse: (text) => text === 'true', asJson: true, cast: 'bool', probe: 'true' },
+  { type: 19, parse: asText, asJson: false, cast: 'name', probe: 'n' },
+  { type: 20, parse: asText, asJson: false, cast: 'int8', probe: '9007199254740993' },
+  { type: 21, parse: asInteger, asJson: true, cast: 'int2', probe: '-2' },
+  { type: 23, parse: asInteger, asJson: true, cast: 'int4', probe: '-4' },
+  { type: 25, parse: asText, asJson: true, cast: 'text', probe: 't' },
+  { type: 26, parse: asInteger, asJson: false, cast: 'oid', probe: '7' },
+  { type: 114, parse: asJsonText, asJson: true, cast: 'json', probe: '{"a":[1,"b"]}' },
+  { type: 700, parse: parseFloat, asJson: false, cast: 'float4', probe: '0.5' },
+  { type: 701, parse: parseFloat, asJson: false, cast: 'float8', probe: '0.1' },
+  { type: 1043, parse: asText, asJson: true, cast: 'varchar', probe: 'v' },
+  { type: 1700, parse: asText, asJson: false, cast: 'numeric', probe: '1.50' },
+  { type: 2950, parse: asText, asJson: false, cast: 'uuid', probe: '00000000-0000-0000-0000-000000000001' },
+  { type: 3802, parse: asJsonText, asJson: true, cast: 'jsonb', probe: '{"a": [1, "b"]}' },
 ]
+const byType: ReadonlyMap<number, KnownType> = new Map(knownTypes.map((known) => [known.type, known]))
+
 const probeColumn = (type: number): string => `__expand_probe_${type}`
-const probeSelections = probes.map(({ type, cast, text }) => `cast('${text}' as ${cast}) as "${probeColumn(type)}"`).join(', ')
+const probeSelections = knownTypes.map(({ type, cast, probe }) => `cast('${probe}' as ${cast}) as "${probeColumn(type)}"`).join(', ')
 
 /** A part's column in the statement sent: its type, and whether it comes as JSON itself or as its text converted by `parse`. */
 interface ColumnReading {
@@ -250,7 +224,7 @@ export class StatementBatch {
    * by the driver, or a column of a type other than the one learnt).
    */
   private answer (held: readonly Held[], combined: Combined, row: Row): void {
-    if (!probes.every(({ type, text }) => isDeepStrictEqual(row[probeColumn(type)], textParsers.get(type)!(text)))) {
+    if (!knownTypes.every(({ type, parse, probe }) => isDeepStrictEqual(row[probeColumn(type)], parse(probe)))) {
       // The driver converts some type otherwise (a parser of the application's): every statement alone, from now on.
       for (const part of held) this.statements.learn(part.compiled.sql, 'alone')
       sendAlone(this.db, held)
@@ -286,12 +260,12 @@ export class StatementBatch {
     }
     const readings: ColumnReading[] = []
     for (const type of typeIds) {
-      const parse = type === null ? undefined : textParsers.get(type)
-      if (parse === undefined) {
+      const known = type === null ? undefined : byType.get(type)
+      if (known === undefined) {
         this.statements.learn(part.compiled.sql, 'alone')
         return undefined
       }
-      readings.push({ type: type!, asJson: asJson.has(type!), parse })
+      readings.push({ type: known.type, asJson: known.asJson, parse: known.parse })
     }
     this.statements.learn(part.compiled.sql, readings)
     return readRows(part.names, readings.map((reading) => ({ ...reading, asJson: false })), values)
