@@ -43,6 +43,8 @@ export interface BenchCase {
   asRate?: boolean
   /** Run before anything is timed: throws when the contenders do not produce the same output. */
   check?: () => Promise<void> | void
+  /** Run once the case is measured: puts back what its contenders changed in the process (subscriptions), before the next case. */
+  finish?: () => Promise<void> | void
 }
 
 export interface Suite {
@@ -124,8 +126,13 @@ export async function runSuite (suite: Suite, mode: Mode, log: (line: string) =>
       if (!benchCase.contenders.some((contender) => contender.name === benchCase.baseline)) {
         throw new Error(`${suite.id} / ${benchCase.name}: the baseline '${benchCase.baseline}' is not a contender`)
       }
-      await benchCase.check?.()
-      const measured = await measureCase(benchCase, mode)
+      let measured: Map<string, Measured>
+      try {
+        await benchCase.check?.()
+        measured = await measureCase(benchCase, mode)
+      } finally {
+        await benchCase.finish?.()
+      }
       const baseline = measured.get(benchCase.baseline)!
       for (const contender of benchCase.contenders) {
         const { median, unit, facts } = measured.get(contender.name)!
