@@ -1,11 +1,13 @@
 import type { LevelPlan, PlannedField } from '../plan/plan.js'
 import { aggregatesByRelation, aggregateStatement } from '../sql/aggregate-statements.js'
+import type { CompiledQuery } from 'kysely'
+import type { CombinedForm, HeldAnswer, Source } from '../sql/combined-statements.js'
 import {
-  keyColumnsOf, keyNamesOf, keySubquery, keySubqueryByName, nestedScope, waveRowReader, waveStatement,
+  keyColumnsOf, keyNamesOf, keySource, keySubquery, keySubqueryByName, nestedScope, waveRowReader, waveStatement,
 } from '../sql/key-subqueries.js'
 import { hasStatement, limitOf, relationIdsQuery, relationRowsQuery, rowBoundOf } from '../sql/relation-statements.js'
 import { keyColumns, selectedRow, type AnySelect, type Row } from '../sql/selection.js'
-import { reusesStatements, sentTogether, type ScopeParts } from '../sql/statement-templates.js'
+import { reusesStatements, sentTogether, waveRows, type ScopeParts } from '../sql/statement-templates.js'
 import { loadChannel, tokenOf, type StatementLabel } from '../trace/channels.js'
 import { positionsOf } from '../trace/positions.js'
 import { keyOf } from './batch-loader.js'
@@ -43,7 +45,7 @@ export class OneWave {
    * composite key's parts); `placed`: what of each row a to-one relation
    * places in its parents (see `placedRow`).
    */
-  add (field: PlannedField, rows: Promise<Row[]>, parts: number, placed?: (row: Row) => Row): void {
+  add (field: PlannedField, rows: Promise<HeldAnswer>, parts: number, placed?: (row: Row) => Row): void {
     const answer = rows.then((read) => answerOf(read, parts, placed))
     // Awaited by the loader when it takes them, by `settled` when it does not: never an unhandled rejection.
     answer.catch(ignore)
@@ -62,7 +64,7 @@ export class OneWave {
     const { rows, covered } = await sent
     const first = !this.taken.has(field)
     this.taken.add(field)
-    return { rows: first ? rows : [], missing: keys.filter((key) => !covered.has(keyOf(key))) }
+    return { rows: first ? rows : [], missing: covered === undefined ? [] : keys.filter((key) => !covered.has(keyOf(key))) }
   }
 
   /** Settles when every statement of the wave has answered, taken or not: a load answers with none left running. */
@@ -71,18 +73,24 @@ export class OneWave {
   }
 }
 
-/** A one-wave statement's answer: its relation's rows, and the parent keys it read them for (sql/key-subqueries.ts). */
+/**
+ * A one-wave statement's answer: its relation's rows, and the parent keys it
+ * read them for (sql/key-subqueries.ts); undefined: every key of the parents
+ * placed, read in the same statement as their rows (`CombinedForm`).
+ */
 interface WaveAnswer {
   readonly rows: Row[]
-  readonly covered: ReadonlySet<unknown>
+  readonly covered: ReadonlySet<unknown> | undefined
 }
 
 /**
  * Each row says a parent key it answered for (a composite key: its
  * identifier, as the loader holds it); a row without a relation row is that
- * alone. A row with one is kept as `placed` gives it, else whole.
+ * alone. A row with one is kept as `placed` gives it, else whole. Read
+ * through its combined form, each row is a relation row.
  */
-function answerOf (read: Row[], parts: number, placed: ((row: Row) => Row) | undefined): WaveAnswer {
+function answerOf ({ rows: read, combined }: HeldAnswer, parts: number, placed: ((row: Row) => Row) | undefined): WaveAnswer {
+  if (combined) return { rows: placed === undefined ? read : read.map(placed), covered: undefined }
   const rows: Row[] = []
   const covered = new Set<unknown>()
   const reader = waveRowReader(parts)
@@ -117,15 +125,30 @@ export const ignore = (): void => {}
  * the loader places them, as when they come one level at a time, so a
  * request over it answers the same error.
  */
-export function sendOneWave (context: LoadContext, root: LevelPlan, statement: RootStatement): OneWave | undefined {
+export function sendOneWave (context: LoadContext, root: LevelPlan, statement: RootStatement, combining = false): OneWave | undefined {
   if (!sendsTogether(context)) return undefined
   // A client gone by now is found before its rows are placed (batch-loader's `rowsOf`): the load stops there, the wave answered.
   const wave = new OneWave()
+  const rootSource = memoized((): Source => ({
+    name: sourceName(0),
+    compiled: context.templates.compiled(context.db, root, `source ${statement.purpose}`, statement.values, 0, statement.build, statement.scope),
+  }))
   sendLevel(context, root, {
-    wave, root, rootStatement: statement, parent: memoized(statement.build), parentScope: statement.scope, numbered: false, listsAbove: '',
+    wave,
+    root,
+    rootStatement: statement,
+    parent: memoized(statement.build),
+    parentScope: statement.scope,
+    numbered: false,
+    listsAbove: '',
+    sources: combining ? memoized(() => [rootSource()]) : undefined,
+    numbering: { next: 1 },
   })
   return wave
 }
+
+/** A source's name in a combined statement: the sources are numbered as the plan is walked, the route's own statement first. */
+const sourceName = (index: number): string => `__expand_source_${index}`
 
 /**
  * Whether the request's statements go out together instead of each once the
@@ -145,7 +168,7 @@ export function sendsTogether (context: LoadContext): boolean {
  */
 function sendLevel (context: LoadContext, level: LevelPlan, sending: Sending): void {
   const { db } = context
-  const { parent, numbered } = sending
+  const { parent, numbered, sources } = sending
   const keysOf = (columns: readonly string[], names: readonly string[]) =>
     memoized(() => (numbered ? keySubqueryByName(db, parent(), names) : keySubquery(db, parent(), columns)))
   for (const field of level.fields) {
@@ -157,14 +180,26 @@ function sendLevel (context: LoadContext, level: LevelPlan, sending: Sending): v
     if (!hasStatement(field)) continue
     const bound = rowBoundOf(context, field.relation) ?? 0
     const columns = keyColumnsOf(level.node, field)
-    const keys = keysOf(columns, keyNamesOf(level.node, field))
+    const names = keyNamesOf(level.node, field)
+    const keys = keysOf(columns, names)
     const statement = (waveKeys: AnySelect) => statementOf(context, field, waveKeys, bound)
     // A request's expanded list adds its conditions' values to the scope's, and its sort and limit to the statement's
     // variant, and to those of every statement below it, which hold this one as their keys' subquery.
     const listed = context.listed(field)
     const own = listed === undefined ? context.scopeParts(field.relation.target) : listed.parts
     const lists = `${sending.listsAbove}${listed?.variant ?? ''}`
-    sendStatement(context, sending, field, keys, columns.length, statement, own, lists)
+    const combined = sources === undefined
+      ? undefined
+      : combinedStatement(context, field, sources, names, statement, own, listed?.variant ?? '')
+    // In a combined statement, an expanded relation's rows are a source: the statements of the level below read their keys from it.
+    const source = combined === undefined || field.kind !== 'expanded'
+      ? undefined
+      : memoized((): Source => ({ name: sourceName(sending.numbering.next++), compiled: combined() }))
+    const readSources = source === undefined ? sources : memoized(() => [...sources!(), source()])
+    const form = combined === undefined
+      ? undefined
+      : () => ({ sources: readSources!(), compiled: combined(), isSource: source !== undefined })
+    sendStatement(context, sending, field, keys, columns.length, statement, own, lists, form)
     if (field.kind === 'expanded') {
       // The level below takes its keys from this relation's rows: its statement keyed as here, without the wave's join.
       sendLevel(context, field.level, {
@@ -173,6 +208,7 @@ function sendLevel (context: LoadContext, level: LevelPlan, sending: Sending): v
         parentScope: nestedScope(own, sending.parentScope),
         numbered: limitOf(context, field) !== undefined,
         listsAbove: lists,
+        sources: readSources,
       })
     }
   }
@@ -186,8 +222,33 @@ function sendLevel (context: LoadContext, level: LevelPlan, sending: Sending): v
     const site = group[0]!
     const { relation } = site.aggregate
     const statement = (waveKeys: AnySelect) => aggregateStatement(context, relation, group.map((field) => field.aggregate), waveKeys)
-    sendStatement(context, sending, site, keys, columns.length, statement, context.scopeParts(relation.target), sending.listsAbove)
+    const own = context.scopeParts(relation.target)
+    const combined = sources === undefined
+      ? undefined
+      : combinedStatement(context, site, sources, level.node.key.fields, statement, own, '')
+    const form = combined === undefined ? undefined : () => ({ sources: sources!(), compiled: combined(), isSource: false })
+    sendStatement(context, sending, site, keys, columns.length, statement, own, sending.listsAbove, form)
   }
+}
+
+/**
+ * A statement's form in a combined statement (sql/combined-statements.ts's
+ * `CombinedForm`): its keys read by name (`names`) from its parents'
+ * source, the last of `sources`, so that it binds the values of its own
+ * condition alone (`own`, its scope: first). `variant`: its own expanded
+ * list's (`ListedRelation.variant`).
+ */
+function combinedStatement (
+  context: LoadContext, site: RelationField | PlannedAggregate, sources: () => readonly Source[], names: readonly string[],
+  statement: (keys: AnySelect) => AnySelect, own: ScopeParts | undefined, variant: string
+): () => CompiledQuery<unknown> {
+  const { db, templates } = context
+  return memoized(() => {
+    const parent = sources().at(-1)!.name
+    // The bound is a literal of the statement's text, and its parents' source a name in it: one template per each.
+    const purpose = `combined ${parent}/limit ${context.budget.rowBound}${variant}`
+    return templates.compiled(db, site, purpose, [], 0, () => statement(keySource(db, parent, names)), own)
+  })
 }
 
 type PlannedAggregate = Extract<PlannedField, { kind: 'aggregate' }>
@@ -211,6 +272,15 @@ interface Sending {
    * plan, whose fields name the statements' templates.
    */
   readonly listsAbove: string
+  /**
+   * Where the wave goes out as one statement (`sentTogether`): the sources
+   * that statement holds for the level, the route's statement first, the
+   * level's own last (its relations read their keys from it); undefined
+   * where it does not.
+   */
+  readonly sources: (() => readonly Source[]) | undefined
+  /** The next source's number. */
+  readonly numbering: { next: number }
 }
 
 /**
@@ -220,10 +290,12 @@ interface Sending {
  * common table expression), then the values of its own condition, `own` (the
  * scope on the related table, and a request's list conditions). `lists`: the
  * variants of the request's expanded lists on the statement and above it.
+ * `form`: its form where the wave goes out as one statement.
  */
 function sendStatement (
   context: LoadContext, sending: Sending, site: RelationField | PlannedAggregate,
-  keys: () => AnySelect, parts: number, statement: (keys: AnySelect) => AnySelect, own: ScopeParts | undefined, lists: string
+  keys: () => AnySelect, parts: number, statement: (keys: AnySelect) => AnySelect, own: ScopeParts | undefined, lists: string,
+  form: (() => CombinedForm) | undefined
 ): void {
   const { db, templates } = context
   const { wave, root, parentScope, rootStatement } = sending
@@ -234,7 +306,10 @@ function sendStatement (
   // The bound is a literal of the statement's text, or of a subquery's: one template per bound.
   const purpose = `wave ${rootStatement.purpose}/limit ${context.budget.rowBound}${lists}`
   const label = loadChannel.hasSubscribers ? labelOf(context, root, site) : undefined
-  wave.add(site, templates.rows(db, site, purpose, values, build, false, scope, label), parts, placedRow(site))
+  // Built, compiled and run inside its own promise: never throws.
+  const read = async (): Promise<HeldAnswer> =>
+    await waveRows(db, templates.compiled(db, site, purpose, values, 0, build, scope), form?.(), label)
+  wave.add(site, read(), parts, placedRow(site))
 }
 
 function statementOf (context: LoadContext, field: RelationField, keys: AnySelect, bound: number): AnySelect {
@@ -249,8 +324,8 @@ function labelOf (context: LoadContext, root: LevelPlan, site: RelationField | P
 }
 
 /** Built once, when first asked: a statement template kept from an earlier request needs none. */
-function memoized (build: () => AnySelect): () => AnySelect {
-  let built: AnySelect | undefined
+function memoized<T> (build: () => T): () => T {
+  let built: T | undefined
   return () => (built ??= build())
 }
 
@@ -268,14 +343,15 @@ export async function withOneWave<T> (
   context: LoadContext, root: LevelPlan, statement: RootStatement, read: (together: boolean) => Promise<T>
 ): Promise<[T, OneWave | undefined]> {
   const together = sendsTogether(context)
-  const send = (): [Promise<T>, OneWave | undefined] => {
+  const send = (combining: boolean): [Promise<T>, OneWave | undefined] => {
     const reading = read(together)
     // Never throws: each statement is built, compiled and run inside its own promise.
-    return [reading, sendOneWave(context, root, statement)]
+    return [reading, sendOneWave(context, root, statement, combining)]
   }
   const { db, dialect, templates } = context
   // The route's statement and the wave's, run at once: one statement where the database combines them.
-  const [reading, wave] = together && dialect.combinesStatements && reusesStatements(db) ? sentTogether(templates, db, send) : send()
+  const combining = together && dialect.combinesStatements && reusesStatements(db)
+  const [reading, wave] = combining ? sentTogether(templates, db, () => send(true)) : send(false)
   try {
     return [await reading, wave]
   } catch (error) {

@@ -87,12 +87,57 @@ const statementsKnown = 2_000
 /** Texts of combined statements kept, each for one set of statements. */
 const combinedKept = 500
 
+/**
+ * A statement that parts of a combined statement read their keys from, a
+ * common table expression of it (load/one-wave.ts): its name, and its
+ * statement.
+ */
+export interface Source {
+  readonly name: string
+  readonly compiled: CompiledQuery<unknown>
+}
+
+/**
+ * A statement's form in a combined statement, besides the form it is sent
+ * alone in (load/one-wave.ts): its keys read by name from `sources` rather
+ * than from its parents' statements written within it, and no parent key
+ * said per row, since in one statement its parents' rows are those of the
+ * same snapshot.
+ */
+export interface CombinedForm {
+  /** The sources it reads, each after the sources it reads itself: the combined statement opens with them, once each. */
+  readonly sources: readonly Source[]
+  /** Its statement. */
+  readonly compiled: CompiledQuery<unknown>
+  /** Whether its statement is its last source's (the rows its children read their keys from): read from there. */
+  readonly isSource: boolean
+}
+
+/** What a held statement answers: its rows, and whether they were read through its combined form. */
+export interface HeldAnswer {
+  readonly rows: Row[]
+  readonly combined: boolean
+}
+
 /** A statement held for the statement sent, with what its rows are read with. */
 interface Held {
+  /** As sent alone. */
   readonly compiled: CompiledQuery<unknown>
   readonly names: readonly string[]
-  readonly resolve: (rows: Row[]) => void
+  /** As read in a combined statement, where it has a form of its own there whose columns are all named. */
+  readonly form: { readonly form: CombinedForm; readonly names: readonly string[] } | undefined
+  readonly resolve: (answer: HeldAnswer) => void
   readonly reject: (error: unknown) => void
+}
+
+/** How a held statement is read in a combined statement: its text, the names of its rows' columns, and the values it binds. */
+interface Reading {
+  readonly sql: string
+  readonly names: readonly string[]
+  readonly parameters: readonly unknown[]
+  /** Its text is a source's name, read from there. */
+  readonly source: boolean
+  readonly form: CombinedForm | undefined
 }
 
 /** The text of a combined statement, and what it was written from. */
@@ -126,25 +171,50 @@ export class CombinedStatements {
     this.knowledge.delete(sql)
   }
 
-  /** @internal The combined statement of `parts`, as known now. */
-  textOf (parts: readonly Held[], offsets: readonly number[]): Combined | undefined {
-    const key = parts.map((part) => part.compiled.sql).join('\u0000')
+  /**
+   * @internal The combined statement of `parts` reading `sources` first, as
+   * known now; each piece's placeholders numbered after `offsets` (the
+   * sources', then the parts').
+   */
+  textOf (sources: readonly Source[], parts: readonly Reading[], offsets: readonly number[]): Combined | undefined {
+    const key = sources.length === 0
+      ? parts.map((part) => part.sql).join('\u0000')
+      : `${sources.map((source) => source.compiled.sql).join('\u0001')}\u0002${parts.map((part) => part.sql).join('\u0000')}`
     const known = parts.map((part) => {
-      const knowledge = this.knowledge.get(part.compiled.sql)
+      const knowledge = this.knowledge.get(part.sql)
       return knowledge === 'alone' ? undefined : knowledge
     })
     const kept = this.combined.get(key)
     if (kept !== undefined && kept.known.every((columns, index) => columns === known[index])) return kept
+    const definitions: string[] = []
+    for (const [index, source] of sources.entries()) {
+      const text = renumbered(source.compiled.sql, offsets[index]!)
+      if (text === undefined) return undefined
+      definitions.push(`"${source.name}" as (${text})`)
+    }
     const selections: string[] = []
     for (const [index, part] of parts.entries()) {
-      const text = renumbered(part.compiled.sql, offsets[index]!)
-      if (text === undefined) return undefined
-      selections.push(`(${partSelect(part.names, known[index])} from (${text}) as "__expand_part") as "${partColumn(index)}"`)
+      const from = part.source ? `"${part.form!.sources.at(-1)!.name}"` : renumbered(part.sql, offsets[sources.length + index]!)
+      if (from === undefined) return undefined
+      selections.push(`(${partSelect(part.names, known[index])} from ${part.source ? from : `(${from})`} as "__expand_part") as "${partColumn(index)}"`)
     }
-    const written = { sql: `select ${selections.join(', ')}, ${probeSelections}`, known }
+    const opening = definitions.length === 0 ? '' : `with ${definitions.join(', ')} `
+    const written = { sql: `${opening}select ${selections.join(', ')}, ${probeSelections}`, known }
     this.combined.set(key, written)
     return written
   }
+}
+
+/**
+ * The statements a combined statement stands for, each as it would have been
+ * sent alone, by the statement sent: what a log of the statements sent (a
+ * Kysely `log`, whose events carry the statement sent) can tell its parts by.
+ */
+const partsSent = new WeakMap<CompiledQuery<unknown>, readonly CompiledQuery<unknown>[]>()
+
+/** @internal The statements `compiled` stands for, as sent alone, if it is a combined statement (`partsSent`). */
+export function partsOfCombined (compiled: CompiledQuery<unknown>): readonly CompiledQuery<unknown>[] | undefined {
+  return partsSent.get(compiled)
 }
 
 const partColumn = (index: number): string => `__expand_part_${index}`
@@ -172,22 +242,36 @@ function partSelect (names: readonly string[], known: readonly ColumnReading[] |
  */
 export class StatementBatch {
   private readonly held: Held[] = []
+  /** Whether a statement of the batch's database was sent alone at once, outside the statement sent. */
+  private someAlone = false
 
   constructor (private readonly db: AnyKysely, private readonly statements: CombinedStatements) {}
 
   /**
-   * The rows of `compiled`, sent with the batch's other statements; undefined
-   * for a statement of another database, or one whose columns are not all
-   * named (sent alone, now).
+   * The rows of `compiled`, sent with the batch's other statements, read
+   * through `form` where it has one; undefined for a statement of another
+   * database, or one whose columns are not all named (sent alone, now).
    */
-  hold (db: AnyKysely, compiled: CompiledQuery<unknown>): Promise<Row[]> | undefined {
+  hold (db: AnyKysely, compiled: CompiledQuery<unknown>, form?: CombinedForm): Promise<HeldAnswer> | undefined {
     if (db !== this.db) return undefined
     const names = selectedNames(compiled.query)
-    if (names === undefined || this.statements.known(compiled.sql) === 'alone') return undefined
-    return new Promise<Row[]>((resolve, reject) => { this.held.push({ compiled, names, resolve, reject }) })
+    if (names === undefined || this.statements.known(compiled.sql) === 'alone') {
+      this.someAlone = true
+      return undefined
+    }
+    const formNames = form === undefined ? undefined : selectedNames(form.compiled.query)
+    const readForm = formNames === undefined ? undefined : { form: form!, names: formNames }
+    return new Promise<HeldAnswer>((resolve, reject) => { this.held.push({ compiled, names, form: readForm, resolve, reject }) })
   }
 
-  /** Sends the statements held: a single one as it is, several as one statement where they can be. */
+  /**
+   * Sends the statements held: a single one as it is, several as one
+   * statement where they can be. Each is read there through its combined
+   * form where it has one, when every statement of the request is in it:
+   * the rows its keys come from are then those placed (one snapshot). With
+   * one sent apart (its columns not all read back alike), its children's
+   * statements say which keys they answered for, as they do sent alone.
+   */
   send (): void {
     const { held } = this
     if (held.length === 0) return
@@ -195,20 +279,24 @@ export class StatementBatch {
       sendAlone(this.db, held)
       return
     }
+    const readings = held.map((part) => this.readingOf(part, !this.someAlone))
+    const sources = readings.some((reading) => reading.form !== undefined) ? sourcesOf(readings) : []
     const offsets: number[] = []
     let offset = 0
-    for (const part of held) {
+    for (const piece of [...sources.map((source) => source.compiled.parameters), ...readings.map((reading) => reading.parameters)]) {
       offsets.push(offset)
-      offset += part.compiled.parameters.length
+      offset += piece.length
     }
-    const combined = offset > mostParameters ? undefined : this.statements.textOf(held, offsets)
+    const combined = offset > mostParameters ? undefined : this.statements.textOf(sources, readings, offsets)
     if (combined === undefined) {
       sendAlone(this.db, held)
       return
     }
-    const parameters = held.flatMap((part) => part.compiled.parameters)
-    this.db.executeQuery(CompiledQuery.raw(combined.sql, parameters)).then(
-      (result) => { this.answer(held, combined, result.rows[0] as Row) },
+    const parameters = [...sources.flatMap((source) => source.compiled.parameters), ...readings.flatMap((reading) => reading.parameters)]
+    const statement = CompiledQuery.raw(combined.sql, parameters)
+    partsSent.set(statement, held.map((part) => part.compiled))
+    this.db.executeQuery(statement).then(
+      (result) => { this.answer(held, readings, combined, result.rows[0] as Row) },
       (error: unknown) => {
         // The database unreachable, or the statement cancelled (a timeout): each part's answer too. Any other error
         // may be one part's alone (a value its column cannot hold), answered for that part: each sent alone.
@@ -218,29 +306,42 @@ export class StatementBatch {
     )
   }
 
+  /** How `part` is read in the statement sent: through its combined form where it may be, else as sent alone. */
+  private readingOf (part: Held, mayUseForms: boolean): Reading {
+    const { form } = part
+    if (mayUseForms && form !== undefined && this.statements.known(form.form.compiled.sql) !== 'alone') {
+      const { compiled, isSource } = form.form
+      return { sql: compiled.sql, names: form.names, parameters: isSource ? [] : compiled.parameters, source: isSource, form: form.form }
+    }
+    return { sql: part.compiled.sql, names: part.names, parameters: part.compiled.parameters, source: false, form: undefined }
+  }
+
   /**
    * Each part's rows from the combined statement's row; every part sent
    * alone instead where one cannot be read back alike (a type read otherwise
    * by the driver, or a column of a type other than the one learnt).
    */
-  private answer (held: readonly Held[], combined: Combined, row: Row): void {
+  private answer (held: readonly Held[], readings: readonly Reading[], combined: Combined, row: Row): void {
     if (!knownTypes.every(({ type, parse, probe }) => isDeepStrictEqual(row[probeColumn(type)], parse(probe)))) {
       // The driver converts some type otherwise (a parser of the application's): every statement alone, from now on.
-      for (const part of held) this.statements.learn(part.compiled.sql, 'alone')
+      for (const [index, part] of held.entries()) {
+        this.statements.learn(part.compiled.sql, 'alone')
+        this.statements.learn(readings[index]!.sql, 'alone')
+      }
       sendAlone(this.db, held)
       return
     }
     const answers: Row[][] = []
-    for (const [index, part] of held.entries()) {
+    for (const [index, reading] of readings.entries()) {
       const [values, typeIds] = JSON.parse(row[partColumn(index)] as string) as [Array<Array<unknown>> | null, Array<number | null>]
-      const rows = values === null ? [] : this.rowsOf(part, combined.known[index], values, typeIds)
+      const rows = values === null ? [] : this.rowsOf(reading, combined.known[index], values, typeIds)
       if (rows === undefined) {
         sendAlone(this.db, held)
         return
       }
       answers.push(rows)
     }
-    for (const [index, part] of held.entries()) part.resolve(answers[index]!)
+    for (const [index, part] of held.entries()) part.resolve({ rows: answers[index]!, combined: readings[index]!.form !== undefined })
   }
 
   /**
@@ -251,25 +352,35 @@ export class StatementBatch {
    * to be learnt again).
    */
   private rowsOf (
-    part: Held, known: readonly ColumnReading[] | undefined, values: Array<Array<unknown>>, typeIds: ReadonlyArray<number | null>
+    reading: Reading, known: readonly ColumnReading[] | undefined, values: Array<Array<unknown>>, typeIds: ReadonlyArray<number | null>
   ): Row[] | undefined {
     if (known !== undefined) {
-      if (typeIds.every((type, index) => type === known[index]!.type)) return readRows(part.names, known, values)
-      this.statements.forget(part.compiled.sql)
+      if (typeIds.every((type, index) => type === known[index]!.type)) return readRows(reading.names, known, values)
+      this.statements.forget(reading.sql)
       return undefined
     }
     const readings: ColumnReading[] = []
     for (const type of typeIds) {
       const known = type === null ? undefined : byType.get(type)
       if (known === undefined) {
-        this.statements.learn(part.compiled.sql, 'alone')
+        this.statements.learn(reading.sql, 'alone')
         return undefined
       }
       readings.push({ type: known.type, asJson: known.asJson, parse: known.parse })
     }
-    this.statements.learn(part.compiled.sql, readings)
-    return readRows(part.names, readings.map((reading) => ({ ...reading, asJson: false })), values)
+    this.statements.learn(reading.sql, readings)
+    return readRows(reading.names, readings.map((reading) => ({ ...reading, asJson: false })), values)
   }
+}
+
+/** The sources the readings' forms read, each once, in the order first read: each after those it reads. */
+function sourcesOf (readings: readonly Reading[]): Source[] {
+  const sources = new Map<string, Source>()
+  for (const { form } of readings) {
+    if (form === undefined) continue
+    for (const source of form.sources) if (!sources.has(source.name)) sources.set(source.name, source)
+  }
+  return [...sources.values()]
 }
 
 /** A part's rows from its JSON arrays, each column read as `known` says. */
@@ -292,7 +403,7 @@ function readRows (names: readonly string[], known: readonly ColumnReading[], va
 /** Each statement sent on its own, answering its own rows or error. */
 function sendAlone (db: AnyKysely, held: readonly Held[]): void {
   for (const part of held) {
-    db.executeQuery(part.compiled).then((result) => { part.resolve(result.rows as Row[]) }, part.reject)
+    db.executeQuery(part.compiled).then((result) => { part.resolve({ rows: result.rows as Row[], combined: false }) }, part.reject)
   }
 }
 

@@ -75,6 +75,17 @@ export function keySubqueryByName (db: AnyKysely, parent: AnySelect, names: read
 }
 
 /**
+ * The keys of a relation's rows in a combined statement (load/one-wave.ts):
+ * read by name (`names`, as the parents' statement selects them) from
+ * `source`, that statement as a common table expression of the combined
+ * one, under the names `keySubquery` gives them, distinct.
+ */
+export function keySource (db: AnyKysely, source: string, names: readonly string[]): AnySelect {
+  const keys = partNames(keyName, names.length)
+  return (db.selectFrom(source) as AnySelect).select(names.map((name, index) => columnOf(source, name).as(keys[index]!))).distinct()
+}
+
+/**
  * A relation's statement in one wave (load/one-wave.ts): the keys of its
  * parents' statement first (`keySubquery` of `parts` columns, read once as a
  * common table expression), each joined to the relation's rows for it

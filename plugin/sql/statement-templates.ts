@@ -2,7 +2,7 @@ import { createQueryId, type Compilable, type CompiledQuery, type Expression, ty
 import { LruMap } from 'toad-cache'
 import { DatabaseError, UnavailableError } from '../errors.js'
 import { tracedStatement, type StatementLabel } from '../trace/channels.js'
-import { CombinedStatements, type StatementBatch } from './combined-statements.js'
+import { CombinedStatements, type CombinedForm, type HeldAnswer, type StatementBatch } from './combined-statements.js'
 import { databaseFailureKind, dialectOf, type ExpandDialect } from './dialects/index.js'
 import { executorOf } from './executor.js'
 import type { AnyKysely, Row } from './selection.js'
@@ -102,13 +102,31 @@ export class StatementTemplates {
     scope: ScopeParts | undefined,
     label: StatementLabel | undefined
   ): Promise<Row[]> {
-    if (!reusesStatements(db) || scope?.key === null) return await run(db, build().compile(), label)
+    return await run(db, this.compiled(db, site, purpose, values, keyCount, build, scope), label)
+  }
+
+  /**
+   * The statement `build` makes for `values`, compiled, as `rows` runs it: a
+   * template kept from an earlier request with these values, else compiled
+   * now (and kept, where it can be). For a statement run through
+   * `waveRows`: its form sent alone, and its form in a combined statement.
+   */
+  compiled (
+    db: AnyKysely,
+    site: object,
+    purpose: string,
+    values: readonly unknown[],
+    keyCount: number,
+    build: () => Compilable<unknown>,
+    scope: ScopeParts | undefined
+  ): CompiledQuery<unknown> {
+    if (!reusesStatements(db) || scope?.key === null) return build().compile()
     const variant = `${statementSpace(db)}/${this.siteId(site)}/${purpose}/${values.length}${scope === undefined ? '' : `/${scope.key}`}`
     const parameters = scope === undefined || scope.values.length === 0
       ? values
       : keyCount < 0 ? [...values.slice(0, -keyCount), ...scope.values, ...values.slice(-keyCount)] : [...scope.values, ...values]
     const template = this.templates.get(variant)
-    if (template) return await run(db, { ...template, queryId: createQueryId(), parameters }, label)
+    if (template) return { ...template, queryId: createQueryId(), parameters }
     const compiled = build().compile()
     if (template === undefined) {
       if (!sameValues(compiled.parameters, parameters)) this.templates.set(variant, null)
@@ -116,7 +134,7 @@ export class StatementTemplates {
       // keep the template of a later run. Repeated keys of an IN list are interchangeable.
       else if (distinctPositions(values, Math.abs(keyCount), scope?.distinct ?? scope?.values ?? [])) this.templates.set(variant, compiled)
     }
-    return await run(db, compiled, label)
+    return compiled
   }
 
   private siteId (site: object): number {
@@ -212,8 +230,37 @@ export function sentTogether<T> (templates: StatementTemplates, db: AnyKysely, s
 async function execute (db: AnyKysely, compiled: CompiledQuery<unknown>): Promise<Row[]> {
   try {
     const held = holding?.hold(db, compiled)
-    if (held !== undefined) return await held
+    if (held !== undefined) return (await held).rows
     return (await db.executeQuery(compiled)).rows as Row[]
+  } catch (error) {
+    throw databaseFailure(error)
+  }
+}
+
+/**
+ * The rows of a statement of one wave (load/one-wave.ts): `compiled`, as it
+ * is sent alone, and `form`, as a combined statement reads it where it has
+ * a form of its own there (sql/combined-statements.ts); whether it was read
+ * so comes with its rows. Published (`label`) with its text sent alone.
+ */
+export async function waveRows (
+  db: AnyKysely, compiled: CompiledQuery<unknown>, form: CombinedForm | undefined, label: StatementLabel | undefined
+): Promise<HeldAnswer> {
+  if (label === undefined) return await executeInWave(db, compiled, form)
+  let combined = false
+  const rows = await tracedStatement(label, compiled.sql, async () => {
+    const answer = await executeInWave(db, compiled, form)
+    combined = answer.combined
+    return answer.rows
+  })
+  return { rows, combined }
+}
+
+async function executeInWave (db: AnyKysely, compiled: CompiledQuery<unknown>, form: CombinedForm | undefined): Promise<HeldAnswer> {
+  try {
+    const held = holding?.hold(db, compiled, form)
+    if (held !== undefined) return await held
+    return { rows: (await db.executeQuery(compiled)).rows as Row[], combined: false }
   } catch (error) {
     throw databaseFailure(error)
   }

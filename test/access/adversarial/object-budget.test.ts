@@ -72,9 +72,8 @@ function countRows (database: TestDatabase): Array<{ sql: string; rows: number }
   const execute = database.db.executeQuery.bind(database.db)
   database.db.executeQuery = (async (query: Parameters<typeof execute>[0]) => {
     const result = await execute(query)
-    const { sql, parameters } = 'sql' in query ? query : query.compile()
     // The wave's statements sent as one (on PostgreSQL): each part with the rows it read.
-    read.push(...rowsOfParts(sql, parameters, result.rows))
+    read.push(...rowsOfParts('sql' in query ? query : query.compile(), result.rows))
     return result
   }) as typeof database.db.executeQuery
   return read
