@@ -5,7 +5,7 @@ import { derivedColumn } from '../routes/list-declarations.js'
 import type { LoadContext } from '../load/load-context.js'
 import type { AggregateField } from '../plan/plan.js'
 import { parentKey, type ExpandDialect } from './dialects/index.js'
-import { withWaveColumns } from './key-subqueries.js'
+import { isWaveKeyed, withWaveColumns } from './key-subqueries.js'
 import type { RelationKeys } from './relation-statements.js'
 import { foreignKeyOf, keyColumn, tableOf, type AnySelect } from './selection.js'
 import { parentKeyReadAsText } from './text-columns.js'
@@ -97,7 +97,7 @@ export function aggregateStatement (
   if (keys === undefined) return query.groupBy(source.parentColumn)
   if (Array.isArray(keys)) return query.where(source.parentColumn, 'in', keys).groupBy(source.parentColumn)
   const keyed = query.where(context.dialect.amongKeys(source.parentColumn, keys as AnySelect))
-  return withWaveColumns(keyed, [source.parentColumn]).groupBy(source.parentColumn)
+  return (isWaveKeyed(keys) ? withWaveColumns(keyed, [source.parentColumn]) : keyed).groupBy(source.parentColumn)
 }
 
 /**

@@ -5,7 +5,7 @@ import type { RelationEdge, RelationLink } from '../graph/resource-graph.js'
 import type { LoadContext } from '../load/load-context.js'
 import type { PlannedField } from '../plan/plan.js'
 import { orderedBy, parentKey, type RelationOrder } from './dialects/index.js'
-import { withWaveColumns } from './key-subqueries.js'
+import { isWaveKeyed, withWaveColumns } from './key-subqueries.js'
 import type { RelationKeys } from './relation-statements.js'
 import { foreignKeyOf, keyColumns, partAlias, selectLevel, selectLevelColumns, tableOf, type AnySelect, type Row } from './selection.js'
 import { idsReadAsText, parentKeyReadAsText } from './text-columns.js'
@@ -126,7 +126,7 @@ export function compositeToOneStatement (context: LoadContext, field: ExpandedFi
   const { target } = field.relation
   const columns = keyColumns(target)
   const statement = whereKeys(context, selectLevel(context.db, field.level, context.scope(target)), target.key, columns, keys)
-  return Array.isArray(keys) ? statement : withWaveColumns(statement, columns)
+  return isWaveKeyed(keys) ? withWaveColumns(statement, columns) : statement
 }
 
 /**
@@ -163,7 +163,7 @@ export function compositeToManyStatement (
   const order: RelationOrder[] = source.parentColumns.map((column) => [column, 'asc'])
   if (field.orderBy !== undefined) order.push([`${tableOf(target)}.${field.orderBy.replace(/^-/, '')}`, field.orderBy.startsWith('-') ? 'desc' : 'asc'])
   for (const column of source.relatedColumns) if (!order.some(([ordered]) => ordered === column)) order.push([column, 'asc'])
-  const keyed = Array.isArray(keys) ? matched : withWaveColumns(matched, source.parentColumns, order)
+  const keyed = isWaveKeyed(keys) ? withWaveColumns(matched, source.parentColumns, order) : matched
   return dialect.limit(orderedBy(keyed, order), bound)
 }
 

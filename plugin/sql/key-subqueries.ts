@@ -82,7 +82,22 @@ export function keySubqueryByName (db: AnyKysely, parent: AnySelect, names: read
  */
 export function keySource (db: AnyKysely, source: string, names: readonly string[]): AnySelect {
   const keys = partNames(keyName, names.length)
-  return (db.selectFrom(source) as AnySelect).select(names.map((name, index) => columnOf(source, name).as(keys[index]!))).distinct()
+  const query = (db.selectFrom(source) as AnySelect).select(names.map((name, index) => columnOf(source, name).as(keys[index]!))).distinct()
+  keySources.add(query)
+  return query
+}
+
+/** The subqueries `keySource` made: a statement keyed by one adds no column of a one-wave statement's. */
+const keySources = new WeakSet<object>()
+
+/**
+ * Whether a statement keyed by `keys` is a one-wave statement's relation
+ * (`waveStatement`): keyed by its parents' statement, it adds the columns
+ * the wave's join reads (`withWaveColumns`). Keyed by values, or by a
+ * source of a combined statement (`keySource`), it adds none.
+ */
+export function isWaveKeyed (keys: readonly unknown[] | AnySelect): keys is AnySelect {
+  return !Array.isArray(keys) && !keySources.has(keys)
 }
 
 /**

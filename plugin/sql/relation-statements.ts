@@ -8,7 +8,7 @@ import { compositeToManyStatement, compositeToOneStatement } from './composite-k
 import { orderedBy, parentKey, type RelationOrder, type RelationSource } from './dialects/index.js'
 import { foreignKeyOf, keyColumn, selectLevel, selectLevelColumns, selectionOf, tableOf, type AnySelect } from './selection.js'
 import { idsReadAsText, parentKeyReadAsText } from './text-columns.js'
-import { waveJoin, waveRow, withWaveColumns } from './key-subqueries.js'
+import { isWaveKeyed, waveJoin, waveRow, withWaveColumns } from './key-subqueries.js'
 
 export { parentKey } from './dialects/index.js'
 
@@ -49,7 +49,7 @@ const statements = {
     bounded: false,
     rows (context, _link, { relation, level }, keys) {
       const statement = whereKeys(context, selectLevel(context.db, level, context.scope(relation.target)), keyColumn(level.node), keys)
-      return Array.isArray(keys) ? statement : withWaveColumns(statement, [keyColumn(level.node)])
+      return isWaveKeyed(keys) ? withWaveColumns(statement, [keyColumn(level.node)]) : statement
     },
     ids: undefined,
   },
@@ -132,11 +132,11 @@ function toManyStatement (
     const statement = whereKeys(context, source.select(scope === undefined ? from : from.where(scope)).select(tag.as(parentKey)),
       source.parentColumn, keys)
     // Keyed by its parents' statement (load/one-wave.ts): each row says its parent and its place in the order.
-    return Array.isArray(keys) ? statement : withWaveColumns(statement, [source.parentColumn], [[source.parentColumn, 'asc'], ...order])
+    return isWaveKeyed(keys) ? withWaveColumns(statement, [source.parentColumn], [[source.parentColumn, 'asc'], ...order]) : statement
   }
   const limit = limitOf(context, field)
   if (limit !== undefined) {
-    const waveColumns = Array.isArray(keys) ? [] : [waveJoin, waveRow]
+    const waveColumns = isWaveKeyed(keys) ? [waveJoin, waveRow] : []
     return dialect.firstRowsPerParent({ db, source, scope, keys, waveColumns, order, limit, bound, tagged })
   }
   return dialect.limit(orderedBy(tagged().orderBy(source.parentColumn), order), bound)
