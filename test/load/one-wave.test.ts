@@ -708,3 +708,108 @@ for (const dialect of dialects().filter((dialect) => dialect.name === 'postgres'
     }
   })
 }
+
+/**
+ * A part of a combined statement (plugin/sql/combined-statements.ts) read
+ * from `from`, every column as its text (its types not learnt yet).
+ */
+function combinedPart (index: number, names: readonly string[], from: string): string {
+  const column = (name: string) => `"__expand_part"."${name}"`
+  return `(select cast(json_build_array(json_agg(json_build_array(${names.map((name) => `cast(${column(name)} as text)`).join(', ')})), ` +
+    `json_build_array(${names.map((name) => `min(pg_typeof(${column(name)})::oid)::int4`).join(', ')})) as text) ` +
+    `from ${from} as "__expand_part") as "__expand_part_${index}"`
+}
+
+/** What a statement sent runs, with its parameters: `db.executeQuery` is what the plugin sends its statements through. */
+function recordSent (database: TestDatabase): Array<{ sql: string; parameters: readonly unknown[] }> {
+  const sent: Array<{ sql: string; parameters: readonly unknown[] }> = []
+  const execute = database.db.executeQuery.bind(database.db)
+  database.db.executeQuery = (async (query: Parameters<typeof execute>[0]) => {
+    const { sql, parameters } = 'sql' in query ? query : query.compile()
+    sent.push({ sql, parameters })
+    return await execute(query)
+  }) as typeof database.db.executeQuery
+  return sent
+}
+
+for (const dialect of dialects().filter((dialect) => dialect.name === 'postgres')) {
+  t.test(`the wave as one statement on ${dialect.name}: each relation reads its keys from its parents' rows, a common table expression`, async (t) => {
+    const database = await openSeeded(t, dialect)
+    const app = await build(database)
+    t.teardown(() => app.close())
+    const sent = recordSent(database)
+    const headers = { 'x-hidden-person': 'Nobody', 'x-hidden-species': 'dragon' }
+    const reply = await app.inject({ url: '/pets?limit=2&expand=owner.employer,toys&fields=name,owner.name,owner.employer.name,toys.name', headers })
+    t.equal(reply.statusCode, 200)
+    t.same(reply.json().data, [
+      { name: 'Garfield', owner: { name: 'Fred', employer: { name: 'McDonalds' } }, toys: [{ name: 'ball' }, { name: 'string' }] },
+      { name: 'Odie', owner: { name: 'Fred', employer: { name: 'McDonalds' } }, toys: [{ name: 'bone' }] },
+    ])
+    const keys = (source: number, name: string) => `any(array(select distinct "__expand_source_${source}"."${name}" as "key" from "__expand_source_${source}"))`
+    // The page's rows first (its statement without the count), then each relation's rows under its scope, keyed by its
+    // parents' rows by name; each relation's part of the answer is its source, read once: no join of the keys, no column
+    // saying which key a row answers for (in one snapshot, every parent placed is a row of its parents' source).
+    const sources = [
+      'select "pets"."id" as "id", cast("pets"."name" as text) as "name", "pets"."owner_id" as "owner" from "pets" ' +
+        'where "pets"."species" <> $1 order by "pets"."id" limit $2 offset $3',
+      'select "people"."id" as "id", cast("people"."name" as text) as "name", "people"."employer_id" as "employer" from "people" ' +
+        `where "people"."name" <> $4 and "people"."id" = ${keys(0, 'owner')}`,
+      `select "companies"."id" as "id", cast("companies"."name" as text) as "name" from "companies" where "companies"."id" = ${keys(1, 'employer')}`,
+      'select "toys"."id" as "id", cast("toys"."name" as text) as "name", "pet_toys"."pet_id" as "__expand_parent" ' +
+        'from "toys" inner join "pet_toys" on "pet_toys"."toy_id" = "toys"."id" ' +
+        `where "pet_toys"."pet_id" = ${keys(0, 'id')} order by "pet_toys"."pet_id", "pet_toys"."toy_id" limit 16384`,
+    ]
+    const page = 'select "pets"."id" as "id", cast("pets"."name" as text) as "name", "pets"."owner_id" as "owner", ' +
+      '(select count(*) as "total" from "pets" where "pets"."species" <> $5) as "__expand_total" from "pets" ' +
+      'where "pets"."species" <> $6 order by "pets"."id" limit $7 offset $8'
+    const expected = `with ${sources.map((source, index) => `"__expand_source_${index}" as (${source})`).join(', ')} select ` + [
+      combinedPart(0, ['id', 'name', 'owner', '__expand_total'], `(${page})`),
+      combinedPart(1, ['id', 'name', 'employer'], '"__expand_source_1"'),
+      combinedPart(2, ['id', 'name'], '"__expand_source_2"'),
+      combinedPart(3, ['id', 'name', '__expand_parent'], '"__expand_source_3"'),
+    ].join(', ') + ', '
+    t.equal(sent.length, 1, 'one statement')
+    t.equal(sent[0]!.sql.slice(0, expected.length), expected, 'the sources, then each part')
+    t.match(sent[0]!.sql.slice(expected.length), /^cast\('true' as bool\) as "__expand_probe_16", /, 'then the driver\'s probes')
+    t.same(sent[0]!.parameters, ['dragon', 2, 0, 'Nobody', 'dragon', 'dragon', 2, 0], 'each source\'s values, then the page\'s')
+  })
+
+  t.test(`a statement of the request sent apart on ${dialect.name}: the others as sent alone, each saying the keys it answered for`, async (t) => {
+    const database = await openSeeded(t, dialect)
+    // A date is not read back from a combined statement (plugin/sql/combined-statements.ts's knownTypes): the page's
+    // statement goes alone once that is learnt, and the rows its relations' statements read keys from could be of
+    // another moment than the page's. They join their parents' keys, as statements sent alone do, and a parent placed
+    // that one did not answer for is read by its key.
+    const Born = defineResource({
+      name: 'Born',
+      table: 'people',
+      schema: Type.Object({ id: Type.Integer(), born: Type.Union([Type.String({ format: 'date' }), Type.Null()]), pets: Type.Array(Type.Integer()) }),
+      fields: ['id', 'born'],
+      expandable: { pets: ['Pet', { many: true, foreignKey: 'owner_id', fields: ['id', 'name', 'toys'] }] },
+    })
+    await sql`alter table people add column born date`.execute(database.db)
+    await sql`update people set born = '2001-02-03' where id = 1`.execute(database.db)
+    const app = Fastify()
+    await app.register(expandPlugin, { db: database.db, resources: [Born, Company, Person, Pet, PetStore, Toy] })
+    app.expand.routes('/born', Born)
+    await app.ready()
+    t.teardown(() => app.close())
+    const sent = recordSent(database)
+    const url = '/born?limit=2&expand=pets.toys&fields=id,born,pets.name,pets.toys.name'
+    const first = await app.inject(url)
+    t.equal(first.statusCode, 200)
+    t.same(first.json().data, [
+      { id: 1, born: '2001-02-03', pets: [{ name: 'Garfield', toys: [{ name: 'ball' }, { name: 'string' }] }, { name: 'Odie', toys: [{ name: 'bone' }] }] },
+      { id: 2, born: null, pets: [{ name: 'Nemo', toys: [] }] },
+    ])
+    t.equal(sent.length, 4, 'sent as one, its page\'s date read otherwise: each statement again alone')
+    sent.length = 0
+    const second = await app.inject(url)
+    t.equal(second.body, first.body)
+    const kind = (text: string) => text.startsWith('select "people"."id"')
+      ? 'page'
+      : text.startsWith('with "__expand_source_') ? 'with sources' : text.startsWith('select (select cast(') ? 'combined' : text
+    t.same(sent.map(({ sql }) => kind(sql)), ['page', 'combined'], 'the page alone; its relations\' statements as one, without sources')
+    t.ok(sent[1]!.sql.includes('"__expand_wave_keys"."key" as "__expand_wave_key"'), 'each saying the keys it answered for')
+  })
+}

@@ -1,8 +1,8 @@
 import { CompiledQuery, Kysely, PostgresDialect, sql } from 'kysely'
 import pg from 'pg'
 import t, { type Test } from 'tap'
-import { renumbered } from '../../plugin/sql/combined-statements.js'
-import { sentTogether, StatementTemplates } from '../../plugin/sql/statement-templates.js'
+import { renumbered, type CombinedForm } from '../../plugin/sql/combined-statements.js'
+import { sentTogether, StatementTemplates, waveRows } from '../../plugin/sql/statement-templates.js'
 import type { Row } from '../../plugin/sql/selection.js'
 import { dialects, partsOf, type TestDatabase } from '../fixtures/dialects.js'
 
@@ -154,6 +154,55 @@ for (const dialect of dialects().filter((dialect) => dialect.name === 'postgres'
     t.equal(error.code, 'FST_EXPAND_DATABASE_ERROR')
     t.equal(error.cause.message, 'division by zero', 'the database\'s error, as the cause')
     t.equal(database.sent.length, 1, 'the two parts sent alone after the combined statement (whose error Kysely logs as an error)')
+  })
+
+  t.test(`on ${dialect.name}: a statement with a form of its own in a combined statement: read through it, its sources once each`, async (t) => {
+    const database = await open(t)
+    const { db } = database
+    const templates = new StatementTemplates()
+    // The form a wave's relation statement has there (plugin/load/one-wave.ts): its keys read from its parents' rows, a
+    // source, by name. Sent alone, the same rows are read with its parents' statement written within it.
+    const parents = db.selectFrom('typed').select(['id', 'small']).where('id', '>', 1).orderBy('id')
+    const source = { name: '__expand_source_0', compiled: parents.compile() }
+    const related = (keys: any) => db.selectFrom('typed').select(['id', 'words']).where('id', 'in', keys).orderBy('id', 'desc')
+    const children = related(db.selectFrom('__expand_source_0' as any).select('__expand_source_0.id' as any)).compile()
+    const send = (form: CombinedForm) => sentTogether(templates, db, () => [
+      templates.rows(db, {}, 'parents', [], () => parents),
+      waveRows(db, related(db.selectFrom(parents.as('p')).select('p.id' as any)).compile(), form, undefined),
+      waveRows(db, children, { sources: [source], compiled: children, isSource: false }, undefined),
+    ])
+    const [rows, read, again] = await Promise.all(send({ sources: [source], compiled: children, isSource: false }))
+    t.same(rows, [{ id: 2, small: null }, { id: 3, small: 32767 }])
+    t.strictSame(read, { rows: [{ id: 3, words: 'x' }, { id: 2, words: '' }], combined: true }, 'its rows, read through its form')
+    t.strictSame(again, read)
+    t.equal(database.sent.length, 1)
+    const part = (index: number, from: string) => '(select cast(json_build_array(json_agg(json_build_array(' +
+      `cast("__expand_part"."id" as text), cast("__expand_part"."${index === 0 ? 'small' : 'words'}" as text))), ` +
+      `json_build_array(min(pg_typeof("__expand_part"."id")::oid)::int4, min(pg_typeof("__expand_part"."${index === 0 ? 'small' : 'words'}")::oid)::int4)) as text) ` +
+      `from ${from} as "__expand_part") as "__expand_part_${index}"`
+    const expected = 'with "__expand_source_0" as (select "id", "small" from "typed" where "id" > $1 order by "id") select ' +
+      `${part(0, '(select "id", "small" from "typed" where "id" > $2 order by "id")')}, ` +
+      `${part(1, '(select "id", "words" from "typed" where "id" in (select "__expand_source_0"."id" from "__expand_source_0") order by "id" desc)')}, ` +
+      `${part(2, '(select "id", "words" from "typed" where "id" in (select "__expand_source_0"."id" from "__expand_source_0") order by "id" desc)')}, `
+    t.equal(database.sent[0]!.slice(0, expected.length), expected, 'the source once, each part after it')
+    t.same(database.statements.slice(1), [
+      'select "id", "words" from "typed" where "id" in (select "p"."id" from (select "id", "small" from "typed" where "id" > $1 order by "id") as "p") order by "id" desc',
+      children.sql,
+    ], 'its parts, each as sent alone')
+
+    database.reset()
+    // A source that fails (its statement, not the parts sent alone): each part sent again alone, in the form it has alone.
+    const failing = { name: '__expand_source_0', compiled: db.selectFrom('typed').select((eb) => sql<number>`1 / (${eb.ref('id')} - 1)`.as('id')).compile() }
+    const alone = await Promise.allSettled(sentTogether(templates, db, () => [
+      templates.rows(db, {}, 'parents', [], () => parents),
+      waveRows(db, related(db.selectFrom(parents.as('p')).select('p.id' as any)).compile(), { sources: [failing], compiled: children, isSource: false }, undefined),
+    ]))
+    t.same(alone[1], { status: 'fulfilled', value: { rows: [{ id: 3, words: 'x' }, { id: 2, words: '' }], combined: false } }, 'as sent alone')
+    // Sent at once on the pool, they answer in any order.
+    t.same([...database.sent].sort(), [
+      parents.compile().sql,
+      'select "id", "words" from "typed" where "id" in (select "p"."id" from (select "id", "small" from "typed" where "id" > $1 order by "id") as "p") order by "id" desc',
+    ].sort(), 'each part alone, in the form it has alone, after the combined statement (whose error Kysely logs as an error)')
   })
 
   t.test(`on ${dialect.name}: a column whose type changed since it was learnt: the statement sent alone, its types learnt again`, async (t) => {
