@@ -196,17 +196,15 @@ goals.push({
     }
   },
   whenMet: 'The page (reading its count) and its relation statements go out as one statement (docs/loading.md, "The wave as one ' +
-    'statement"), each a subquery whose rows come back as one JSON text of arrays, each relation statement reading its parents\' keys ' +
-    'from a subquery that repeats their statement (matched with `= any(array(...))`, which PostgreSQL reads by the relation\'s index); ' +
-    'with `namePreparedStatements` PostgreSQL parses and plans it once per connection, as it does the hand-written named statement.',
-  whenMissed: 'The page (reading its count) and its relations go out as one statement, but each relation\'s subquery repeats its ' +
-    'parents\' statements and joins every parent key to its rows (what tells the loader which parents a statement sent apart ' +
-    'answered for; read as common table expressions without that join, the parts took 20-30% less of the server\'s CPU: profile ' +
-    'notes, "The wave\'s parts as common table expressions", not built yet), and Node parses each ' +
-    'level\'s JSON text into row objects that the serializer then writes, where the hand-written statement returns fewer, wider ' +
-    'rows. Without `namePreparedStatements` the statement, a few thousand characters, is also parsed and planned again on every ' +
-    'request. On 2 cores shared with the server the page is bound by CPU, not by round trips (profile notes: "The PostgreSQL page ' +
-    'bound by CPU", "The wave as one statement").',
+    'statement"), each a subquery whose rows come back as one JSON text of arrays; the page\'s rows and each expanded relation\'s ' +
+    'are read once, as common table expressions, and each relation statement reads its keys from its parents\' rows there ' +
+    '(matched with `= any(array(...))`, which PostgreSQL reads by the relation\'s index). With `namePreparedStatements` PostgreSQL ' +
+    'parses and plans it once per connection, as it does the hand-written named statement.',
+  whenMissed: 'The page (reading its count) and its relations go out as one statement, each relation reading its keys from its ' +
+    'parents\' rows, a common table expression, but Node parses each level\'s JSON text into row objects that the serializer ' +
+    'then writes, where the hand-written statement returns fewer, wider rows. Without `namePreparedStatements` the statement, a ' +
+    'few thousand characters, is also parsed and planned again on every request. On 2 cores shared with the server the page is ' +
+    'bound by CPU, not by round trips (profile notes: "The PostgreSQL page bound by CPU", "The wave as one statement").',
 })
 
 goals.push({
@@ -225,16 +223,16 @@ goals.push({
   },
   whenMet: 'The limit is one statement in which PostgreSQL builds the JSON text itself (row_to_json, array_to_json) and Node only ' +
     'hands the string on: no row objects, no serializing. The plugin sends one statement too (the page reading its count and its ' +
-    'three relation statements, each a subquery whose rows come back as one JSON text of arrays), reads the rows from those texts ' +
-    'and writes them with a serializer compiled for the combination.',
+    'three relation statements, each a subquery whose rows come back as one JSON text of arrays; the page\'s rows and each ' +
+    'expanded relation\'s read once, as common table expressions, which the relations below read their keys from), reads the ' +
+    'rows from those texts and writes them with a serializer compiled for the combination.',
   whenMissed: 'The plugin sends one statement, as the limit does (the page, which reads its count, and its three relation ' +
-    'statements, each a subquery whose rows come back as one JSON text of arrays), but each relation\'s subquery repeats its ' +
-    'parents\' statements and joins every parent key to its rows (20-30% of the server\'s CPU for the statement, profile notes: ' +
-    '"The wave\'s parts as common table expressions"), and Node parses about 535 rows from those texts into objects that the ' +
-    'serializer then writes, where the limit receives one string. On 2 cores shared with the server, that work and the ' +
-    'server\'s, not the round trip, is what the page waits for (profile notes: "The wave as one statement"). In a process ' +
-    'holding only the page\'s route and the limit\'s, the page ran at 0.89-0.93x the limit; beside the suite\'s other ' +
-    'contenders and their pools, lower (profile notes: "The tracing case ran on into the cases after it").',
+    'statements, each a subquery whose rows come back as one JSON text of arrays, each reading its keys from its parents\' rows ' +
+    'as a common table expression), but Node parses about 535 rows from those texts into objects that the serializer then ' +
+    'writes, where the limit receives one string. On 2 cores shared with the server, that work and the server\'s, not the round ' +
+    'trip, is what the page waits for (profile notes: "The wave as one statement", "The wave\'s parts as common table ' +
+    'expressions"), and the suite\'s other contenders and their pools share the process (profile notes: "The tracing case ran ' +
+    'on into the cases after it").',
 })
 
 goals.push({
