@@ -206,15 +206,16 @@ export class CombinedStatements {
 }
 
 /**
- * The statements a combined statement stands for, each as it would have been
- * sent alone, by the statement sent: what a log of the statements sent (a
- * Kysely `log`, whose events carry the statement sent) can tell its parts by.
+ * Of a combined statement sent: the statements it stands for, each as it
+ * would have been sent alone, in the order of its parts. A property of the
+ * statement itself, which a log of the statements sent (a Kysely `log`,
+ * whose events carry the statement sent) can tell its parts by.
  */
-const partsSent = new WeakMap<CompiledQuery<unknown>, readonly CompiledQuery<unknown>[]>()
+const partsSent = Symbol('fastify-expand: the parts of a combined statement')
 
 /** @internal The statements `compiled` stands for, as sent alone, if it is a combined statement (`partsSent`). */
 export function partsOfCombined (compiled: CompiledQuery<unknown>): readonly CompiledQuery<unknown>[] | undefined {
-  return partsSent.get(compiled)
+  return (compiled as { [partsSent]?: readonly CompiledQuery<unknown>[] })[partsSent]
 }
 
 const partColumn = (index: number): string => `__expand_part_${index}`
@@ -293,8 +294,9 @@ export class StatementBatch {
       return
     }
     const parameters = [...sources.flatMap((source) => source.compiled.parameters), ...readings.flatMap((reading) => reading.parameters)]
-    const statement = CompiledQuery.raw(combined.sql, parameters)
-    partsSent.set(statement, held.map((part) => part.compiled))
+    const statement: CompiledQuery<unknown> = Object.defineProperty({ ...CompiledQuery.raw(combined.sql, parameters) }, partsSent, {
+      value: held.map((part) => part.compiled),
+    })
     this.db.executeQuery(statement).then(
       (result) => { this.answer(held, readings, combined, result.rows[0] as Row) },
       (error: unknown) => {
