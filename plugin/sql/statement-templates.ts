@@ -63,7 +63,7 @@ export class StatementTemplates {
     const keyCount = keysBeforeScope ? -padded.length : padded.length
     // The bound is a literal of the statement's text: one template per bound.
     const purpose = `${keysBeforeScope ? 'keys first' : 'keys'}${bound === undefined ? '' : `/limit ${bound}`}${variant}`
-    return await this.compiledRows(db, site, purpose, padded, keyCount, () => build(padded), scope, label)
+    return await run(db, this.compiled(db, site, purpose, padded, keyCount, () => build(padded), scope), label)
   }
 
   /**
@@ -84,32 +84,17 @@ export class StatementTemplates {
     scope?: ScopeParts,
     label?: StatementLabel
   ): Promise<Row[]> {
-    return await this.compiledRows(db, site, purpose, values, valuesAreKeys ? values.length : 0, () => build(values), scope, label)
-  }
-
-  /**
-   * `rows`, where the first `keyCount` values are the keys of an IN list
-   * (interchangeable, may repeat); a negative count: the first -keyCount
-   * values are such keys, and the statement has them before the scope's values.
-   */
-  private async compiledRows (
-    db: AnyKysely,
-    site: object,
-    purpose: string,
-    values: readonly unknown[],
-    keyCount: number,
-    build: () => Compilable<unknown>,
-    scope: ScopeParts | undefined,
-    label: StatementLabel | undefined
-  ): Promise<Row[]> {
-    return await run(db, this.compiled(db, site, purpose, values, keyCount, build, scope), label)
+    return await run(db, this.compiled(db, site, purpose, values, valuesAreKeys ? values.length : 0, () => build(values), scope), label)
   }
 
   /**
    * The statement `build` makes for `values`, compiled, as `rows` runs it: a
    * template kept from an earlier request with these values, else compiled
-   * now (and kept, where it can be). For a statement run through
-   * `waveRows`: its form sent alone, and its form in a combined statement.
+   * now (and kept, where it can be). The first `keyCount` values are the keys
+   * of an IN list (interchangeable, may repeat); a negative count: the first
+   * -keyCount values are such keys, and the statement has them before the
+   * scope's values. For a statement run through `waveRows`: its form sent
+   * alone, and its form in a combined statement.
    */
   compiled (
     db: AnyKysely,
