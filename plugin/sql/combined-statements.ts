@@ -179,7 +179,7 @@ export class CombinedStatements {
   textOf (sources: readonly Source[], parts: readonly Reading[], offsets: readonly number[]): Combined | undefined {
     const key = sources.length === 0
       ? parts.map((part) => part.sql).join('\u0000')
-      : `${sources.map((source) => source.compiled.sql).join('\u0001')}\u0002${parts.map((part) => part.sql).join('\u0000')}`
+      : `${sources.map((source) => `${source.name}\u0003${source.compiled.sql}`).join('\u0001')}\u0002${parts.map((part) => part.sql).join('\u0000')}`
     const known = parts.map((part) => {
       const knowledge = this.knowledge.get(part.sql)
       return knowledge === 'alone' ? undefined : knowledge
