@@ -4,7 +4,8 @@ import { relationName, type FunctionLink, type RelationEdge, type ResourceNode }
 import type { LevelPlan, PlannedField } from '../plan/plan.js'
 import { withRetryAfter } from '../sql/statement-templates.js'
 import type { Row } from '../sql/selection.js'
-import { keyOf, placeToOne } from './batch-loader.js'
+import { placeToOne } from './batch-loader.js'
+import { keyOf } from './parent-keys.js'
 import type { LoadContext } from './load-context.js'
 
 /** A planned relation field resolved by a function: expanded, or (to-many) shown as the ids of the rows it returns. */

@@ -10,7 +10,7 @@ import { keyColumns, selectedRow, type AnySelect, type Row } from '../sql/select
 import { reusesStatements, sentTogether, waveRows, type ScopeParts } from '../sql/statement-templates.js'
 import { loadChannel, tokenOf, type StatementLabel } from '../trace/channels.js'
 import { positionsOf } from '../trace/positions.js'
-import { keyOf } from './batch-loader.js'
+import { keyOf } from './parent-keys.js'
 import type { LoadContext } from './load-context.js'
 
 type RelationField = Extract<PlannedField, { kind: 'id' | 'expanded' }>

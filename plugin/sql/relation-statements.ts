@@ -125,7 +125,7 @@ function toManyStatement (
   // The scope is the first condition of every statement: statement templates expect its values first.
   const tagged = () => {
     const from = (source.join ?? same)(db.selectFrom(source.table) as AnySelect)
-    // Tagged with the parent key in the form the parent rows hold it, so that the two meet (batch-loader's keyOf).
+    // Tagged with the parent key in the form the parent rows hold it, so that the two meet (load/parent-keys.ts's keyOf).
     const tag: AliasableExpression<unknown> = parentKeyReadAsText(relation.owner)
       ? dialect.asText(source.parentColumn)
       : sql.ref(source.parentColumn)

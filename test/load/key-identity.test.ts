@@ -1,6 +1,6 @@
 import fc from 'fast-check'
 import t from 'tap'
-import { keyOf } from '../../plugin/load/batch-loader.js'
+import { keyOf } from '../../plugin/load/parent-keys.js'
 
 // A key's identity is its decimal text: the number 1, the bigint 1n and the string '1' are one key
 // (drivers return one column in several forms); keyOf keeps safe integers as numbers, so a Map finds them
