@@ -5,15 +5,13 @@ import { toOutputSchema } from './output-schemas.js'
 import { checkCompositeKeys } from './composite-relations.js'
 import type { KeyPartType, ResourceKey } from './identifiers.js'
 import { keyPartType } from './relation-definitions.js'
+import { collectReachable, qualifiedNameOf, resolveThunk, splitDefinition } from './resource-references.js'
 import {
-  isResource,
   type AnyResource,
   type KeyColumns,
   type RelationDefinition,
   type RelationKeys,
   type RelationLoad,
-  type RelationOptions,
-  type ResourceReference,
 } from './resource.js'
 
 /** A JSON schema as fast-json-stringify takes it: plain data, no TypeBox symbols. */
@@ -380,41 +378,6 @@ function functionLink (load: RelationLoad, many: boolean, column: string): Funct
   return many ? { kind: 'function', many, load } : { kind: 'function', many, column, load }
 }
 
-function splitDefinition (definition: RelationDefinition): [ResourceReference, RelationOptions] {
-  return Array.isArray(definition) ? [definition[0], definition[1]] : [definition as ResourceReference, {}]
-}
-
-function resolveThunk (reference: AnyResource | (() => AnyResource), context: string): AnyResource {
-  if (isResource(reference)) return reference
-  let resolved: unknown
-  try {
-    resolved = reference()
-  } catch (error) {
-    throw new InvalidDefinitionError(messages.referenceThrew(context, (error as Error).message))
-  }
-  if (!isResource(resolved)) throw new InvalidDefinitionError(messages.referenceNotResource(context))
-  return resolved
-}
-
-/** The given resources and every resource they reach through object or function references. */
-function collectReachable (resources: readonly AnyResource[]): AnyResource[] {
-  const found = new Set<AnyResource>()
-  const visit = (resource: unknown, context: string) => {
-    if (!isResource(resource)) throw new InvalidDefinitionError(messages.notAResource(context))
-    if (found.has(resource)) return
-    found.add(resource)
-    const relations = { ...resource.expandable, ...resource.nested }
-    for (const [field, definition] of Object.entries(relations)) {
-      const [reference] = splitDefinition(definition as RelationDefinition)
-      if (typeof reference === 'string') continue
-      const fieldContext = `Resource '${resource.name}', field '${field}'`
-      visit(resolveThunk(reference, fieldContext), fieldContext)
-    }
-  }
-  resources.forEach((resource, index) => visit(resource, `resources[${index}]`))
-  return [...found]
-}
-
 /** What needs every relation resolved first: `expand` paths, and keys for loading. */
 function checkRelationOptions (edge: RelationEdge, loadsFromDatabase: boolean): void {
   const context = `Resource '${edge.owner.qualifiedName}', field '${edge.field}'`
@@ -462,9 +425,4 @@ function checkLoadable (edge: RelationEdge, context: string, loadsFromDatabase: 
   if (owner.key.kind === 'single' && !owner.fieldSchemas.has(owner.primaryKey)) {
     throw new InvalidDefinitionError(messages.primaryKeyNotInSchema(context, owner.qualifiedName, owner.primaryKey))
   }
-}
-
-/** A resource's name as the registry holds it: `namespace.Name`, or the bare name. */
-function qualifiedNameOf (resource: AnyResource): string {
-  return resource.namespace ? `${resource.namespace}.${resource.name}` : resource.name
 }
