@@ -1,6 +1,6 @@
-import { isDeepStrictEqual } from 'node:util'
 import { AliasNode, ColumnNode, CompiledQuery, IdentifierNode, ReferenceNode, SelectQueryNode, type OperationNode } from 'kysely'
 import { LruMap } from 'toad-cache'
+import { columnReading, partColumn, partSelect, probeSelections, probesReadAlike, readRows, type ColumnReading } from './combined-rows.js'
 import { databaseFailureKind } from './dialects/index.js'
 import type { AnyKysely, Row } from './selection.js'
 
@@ -18,63 +18,17 @@ import type { AnyKysely, Row } from './selection.js'
  * The rows must be those the driver gives, value for value: a column is read
  * as JSON itself where its type's JSON is the driver's value (integers up to
  * four bytes, booleans, text, json), as its text and converted as the driver
- * converts it otherwise (`knownTypes`). Which type a column has is learnt
+ * converts it otherwise (sql/combined-rows.ts). Which type a column has is learnt
  * from the first answer of its statement (`pg_typeof` of its values, with
  * every value as its text), and checked in every answer after it (a
  * migration, or a request's `db` of another schema, changes it); that the
  * driver converts each type as assumed is checked in every answer, on values
- * of each type the statement selects as constants (`knownTypes`). A statement
+ * of each type the statement selects as constants (`probeSelections`). A statement
  * with a column of another type, or on a driver that converts otherwise, is
  * sent on its own; where one is found in an answer, or the statement sent
  * fails other than as a database out of reach does (one part's error is
  * that part's), the request sends its statements again, each alone.
  */
-
-const asInteger = (text: string): number => parseInt(text, 10)
-const asText = (text: string): string => text
-const asJsonText = (text: string): unknown => JSON.parse(text)
-
-/** A type whose driver value is known, and what tells the driver's parser for it. */
-interface KnownType {
-  /** PostgreSQL's type id, as `pg_typeof(...)::oid` gives it. */
-  readonly type: number
-  /** Its value from its text (`cast(value as text)`), as node-postgres's default parser gives it. */
-  readonly parse: (text: string) => unknown
-  /** Whether its JSON, parsed, is the driver's value: read as JSON itself once known. */
-  readonly asJson: boolean
-  /** A value of it, selected as a constant by every statement sent (`cast` of `probe`): what the driver gives for it tells its parser. */
-  readonly cast: string
-  readonly probe: string
-}
-
-/** The types read back from a combined statement. Not `char(n)`: its cast to text drops the padding that its text on the wire keeps. */
-const knownTypes: readonly KnownType[] = [
-  { type: 16, parse: (text) => text === 'true', asJson: true, cast: 'bool', probe: 'true' },
-  { type: 19, parse: asText, asJson: false, cast: 'name', probe: 'n' },
-  { type: 20, parse: asText, asJson: false, cast: 'int8', probe: '9007199254740993' },
-  { type: 21, parse: asInteger, asJson: true, cast: 'int2', probe: '-2' },
-  { type: 23, parse: asInteger, asJson: true, cast: 'int4', probe: '-4' },
-  { type: 25, parse: asText, asJson: true, cast: 'text', probe: 't' },
-  { type: 26, parse: asInteger, asJson: false, cast: 'oid', probe: '7' },
-  { type: 114, parse: asJsonText, asJson: true, cast: 'json', probe: '{"a":[1,"b"]}' },
-  { type: 700, parse: parseFloat, asJson: false, cast: 'float4', probe: '0.5' },
-  { type: 701, parse: parseFloat, asJson: false, cast: 'float8', probe: '0.1' },
-  { type: 1043, parse: asText, asJson: true, cast: 'varchar', probe: 'v' },
-  { type: 1700, parse: asText, asJson: false, cast: 'numeric', probe: '1.50' },
-  { type: 2950, parse: asText, asJson: false, cast: 'uuid', probe: '00000000-0000-0000-0000-000000000001' },
-  { type: 3802, parse: asJsonText, asJson: true, cast: 'jsonb', probe: '{"a": [1, "b"]}' },
-]
-const byType: ReadonlyMap<number, KnownType> = new Map(knownTypes.map((known) => [known.type, known]))
-
-const probeColumn = (type: number): string => `__expand_probe_${type}`
-const probeSelections = knownTypes.map(({ type, cast, probe }) => `cast('${probe}' as ${cast}) as "${probeColumn(type)}"`).join(', ')
-
-/** A part's column in the statement sent: its type, and whether it comes as JSON itself or as its text converted by `parse`. */
-interface ColumnReading {
-  readonly type: number
-  readonly asJson: boolean
-  readonly parse: (text: string) => unknown
-}
 
 /** What is known of a statement's columns: how each is read, or that one has a type read otherwise (`alone`). */
 type Knowledge = readonly ColumnReading[] | 'alone'
@@ -135,8 +89,7 @@ interface Reading {
   readonly sql: string
   readonly names: readonly string[]
   readonly parameters: readonly unknown[]
-  /** Its text is a source's name, read from there. */
-  readonly source: boolean
+  /** Its combined form, where it is read through it (from its source, where its statement is one). */
   readonly form: CombinedForm | undefined
 }
 
@@ -177,9 +130,7 @@ export class CombinedStatements {
    * sources', then the parts').
    */
   textOf (sources: readonly Source[], parts: readonly Reading[], offsets: readonly number[]): Combined | undefined {
-    const key = sources.length === 0
-      ? parts.map((part) => part.sql).join('\u0000')
-      : `${sources.map((source) => `${source.name}\u0003${source.compiled.sql}`).join('\u0001')}\u0002${parts.map((part) => part.sql).join('\u0000')}`
+    const key = `${sources.map((source) => `${source.name}\u0003${source.compiled.sql}`).join('\u0001')}\u0002${parts.map((part) => part.sql).join('\u0000')}`
     const known = parts.map((part) => {
       const knowledge = this.knowledge.get(part.sql)
       return knowledge === 'alone' ? undefined : knowledge
@@ -194,9 +145,10 @@ export class CombinedStatements {
     }
     const selections: string[] = []
     for (const [index, part] of parts.entries()) {
-      const from = part.source ? `"${part.form!.sources.at(-1)!.name}"` : renumbered(part.sql, offsets[sources.length + index]!)
+      const text = part.form?.isSource === true ? undefined : renumbered(part.sql, offsets[sources.length + index]!)
+      const from = part.form?.isSource === true ? `"${part.form.sources.at(-1)!.name}"` : text === undefined ? undefined : `(${text})`
       if (from === undefined) return undefined
-      selections.push(`(${partSelect(part.names, known[index])} from ${part.source ? from : `(${from})`} as "__expand_part") as "${partColumn(index)}"`)
+      selections.push(`(${partSelect(part.names, known[index])} from ${from} as "__expand_part") as "${partColumn(index)}"`)
     }
     const opening = definitions.length === 0 ? '' : `with ${definitions.join(', ')} `
     const written = { sql: `${opening}select ${selections.join(', ')}, ${probeSelections}`, known }
@@ -216,24 +168,6 @@ const partsSent = Symbol('fastify-expand: the parts of a combined statement')
 /** @internal The statements `compiled` stands for, as sent alone, if it is a combined statement (`partsSent`). */
 export function partsOfCombined (compiled: CompiledQuery<unknown>): readonly CompiledQuery<unknown>[] | undefined {
   return (compiled as { [partsSent]?: readonly CompiledQuery<unknown>[] })[partsSent]
-}
-
-const partColumn = (index: number): string => `__expand_part_${index}`
-
-const quoted = (name: string): string => `"__expand_part"."${name.replace(/"/g, '""')}"`
-
-/**
- * A part's select list: its rows as one JSON text of arrays, each value as
- * JSON itself or as its text (`known`), or every value as its text where
- * its columns are not known yet; and each column's type (`pg_typeof`, the
- * same in every row: the least of them, null for a statement without rows),
- * checked against what was learnt in every answer (a column's type changes
- * with a migration, or with the database a request's `db` reads).
- */
-function partSelect (names: readonly string[], known: readonly ColumnReading[] | undefined): string {
-  const values = names.map((name, index) => (known?.[index]!.asJson === true ? quoted(name) : `cast(${quoted(name)} as text)`))
-  const typesOf = names.map((name) => `min(pg_typeof(${quoted(name)})::oid)::int4`).join(', ')
-  return `select cast(json_build_array(json_agg(json_build_array(${values.join(', ')})), json_build_array(${typesOf})) as text)`
 }
 
 /**
@@ -313,9 +247,9 @@ export class StatementBatch {
     const { form } = part
     if (mayUseForms && form !== undefined && this.statements.known(form.form.compiled.sql) !== 'alone') {
       const { compiled, isSource } = form.form
-      return { sql: compiled.sql, names: form.names, parameters: isSource ? [] : compiled.parameters, source: isSource, form: form.form }
+      return { sql: compiled.sql, names: form.names, parameters: isSource ? [] : compiled.parameters, form: form.form }
     }
-    return { sql: part.compiled.sql, names: part.names, parameters: part.compiled.parameters, source: false, form: undefined }
+    return { sql: part.compiled.sql, names: part.names, parameters: part.compiled.parameters, form: undefined }
   }
 
   /**
@@ -324,7 +258,7 @@ export class StatementBatch {
    * by the driver, or a column of a type other than the one learnt).
    */
   private answer (held: readonly Held[], readings: readonly Reading[], combined: Combined, row: Row): void {
-    if (!knownTypes.every(({ type, parse, probe }) => isDeepStrictEqual(row[probeColumn(type)], parse(probe)))) {
+    if (!probesReadAlike(row)) {
       // The driver converts some type otherwise (a parser of the application's): every statement alone, from now on.
       for (const [index, part] of held.entries()) {
         this.statements.learn(part.compiled.sql, 'alone')
@@ -363,12 +297,12 @@ export class StatementBatch {
     }
     const readings: ColumnReading[] = []
     for (const type of typeIds) {
-      const known = type === null ? undefined : byType.get(type)
-      if (known === undefined) {
+      const column = columnReading(type)
+      if (column === undefined) {
         this.statements.learn(reading.sql, 'alone')
         return undefined
       }
-      readings.push({ type: known.type, asJson: known.asJson, parse: known.parse })
+      readings.push(column)
     }
     this.statements.learn(reading.sql, readings)
     return readRows(reading.names, readings.map((reading) => ({ ...reading, asJson: false })), values)
@@ -383,23 +317,6 @@ function sourcesOf (readings: readonly Reading[]): Source[] {
     for (const source of form.sources) if (!sources.has(source.name)) sources.set(source.name, source)
   }
   return [...sources.values()]
-}
-
-/** A part's rows from its JSON arrays, each column read as `known` says. */
-function readRows (names: readonly string[], known: readonly ColumnReading[], values: Array<Array<unknown>>): Row[] {
-  const rows: Row[] = new Array(values.length)
-  const count = names.length
-  for (let index = 0; index < values.length; index++) {
-    const array = values[index]!
-    const row: Row = {}
-    for (let column = 0; column < count; column++) {
-      const value = array[column]
-      const reading = known[column]!
-      row[names[column]!] = value === null || reading.asJson ? value : reading.parse(value as string)
-    }
-    rows[index] = row
-  }
-  return rows
 }
 
 /** Each statement sent on its own, answering its own rows or error. */

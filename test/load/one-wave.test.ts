@@ -776,7 +776,7 @@ for (const dialect of dialects().filter((dialect) => dialect.name === 'postgres'
 
   t.test(`a statement of the request sent apart on ${dialect.name}: the others as sent alone, each saying the keys it answered for`, async (t) => {
     const database = await openSeeded(t, dialect)
-    // A date is not read back from a combined statement (plugin/sql/combined-statements.ts's knownTypes): the page's
+    // A date is not read back from a combined statement (plugin/sql/combined-rows.ts's knownTypes): the page's
     // statement goes alone once that is learnt, and the rows its relations' statements read keys from could be of
     // another moment than the page's. They join their parents' keys, as statements sent alone do, and a parent placed
     // that one did not answer for is read by its key.
