@@ -414,6 +414,8 @@ export const messages = {
     `field '${field}' is read from the column casing gives it, '${String(column)}', which is not a column name (${rule}): map it in columns`,
   fieldNotAColumnName: (field: string, rule: string) =>
     `field '${field}' is read from the column of the same name, which is not a column name (${rule}): map it in columns`,
+  reservedName: (kind: string, name: string) =>
+    `${kind} '${name}' begins with __expand_, which the statements of fastify-expand keep for their own names: rename it`,
   notARequestFunction: (option: string) => `${option} must be a function of the request`,
   scopeNeedsTable: 'scope needs a table: it is a condition on the rows the plugin reads',
   derivedNeedsTable: 'aggregates and computed fields need a table: the database computes them',

@@ -209,6 +209,12 @@ export { isResource } from './checks.js'
  * Declares a resource. Everything that can be checked without the other
  * resources is checked here; references are resolved by the plugin's registry.
  */
+/**
+ * The names the plugin's statements give their own columns, tables and
+ * aliases begin so, in any case (SQLite's and MariaDB's names ignore it).
+ */
+const reservedPrefix = /^__expand_/i
+
 export function defineResource<
   S extends ObjectSchema,
   const F extends string,
@@ -277,6 +283,14 @@ export function defineResource<
   // Table and column names are written into SQL as they are: identifiers only, so no SQL can hide in them.
   const table = definition.table
   if (table !== undefined && !isTableName(table)) fail(messages.notATableName('table', String(table), tableNameRule))
+  if (table !== undefined) {
+    // The statements read a resource's fields under their names, beside columns and tables of their own named __expand_...
+    const reserved = (name: string) => reservedPrefix.test(name)
+    if (reserved(String(table).split('.').at(-1)!)) fail(messages.reservedName('table', String(table)))
+    for (const field of Object.keys(properties)) if (reserved(field)) fail(messages.reservedName('field', field))
+    for (const name of Object.keys(aggregates)) if (reserved(name)) fail(messages.reservedName('aggregate', name))
+    for (const name of Object.keys(computed)) if (reserved(name)) fail(messages.reservedName('computed field', name))
+  }
   const keyFields = checkKeyFields(definition.primaryKey, properties, fail)
   const primaryKey = keyFields.length === 1 ? keyFields[0]! : keyFields
   for (const field of keyFields) {

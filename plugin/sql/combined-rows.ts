@@ -11,6 +11,9 @@ import type { Row } from './selection.js'
 const asInteger = (text: string): number => parseInt(text, 10)
 const asText = (text: string): string => text
 const asJsonText = (text: string): unknown => JSON.parse(text)
+const uuidProbes = ['00000000-0000-0000-0000-000000000001', 'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a1f']
+/** JSON and JSONB values as PostgreSQL writes them back (JSONB with a space after each `:` and `,`). */
+const jsonProbes = ['{"a": [1, "b"]}', '{"a_b": {"C": null, "d": 1.5}}', '[]', '"2024-02-29T12:34:56.789Z"', 'null', '1']
 
 /** A type whose driver value is known, and what tells the driver's parser for it. */
 interface KnownType {
@@ -20,27 +23,32 @@ interface KnownType {
   readonly parse: (text: string) => unknown
   /** Whether its JSON, parsed, is the driver's value: read as JSON itself once known. */
   readonly asJson: boolean
-  /** A value of it, selected as a constant by every statement sent (`cast` of `probe`): what the driver gives for it tells its parser. */
+  /**
+   * Values of it, each selected as a constant by every statement sent (`cast` of the text, as PostgreSQL writes
+   * it back): what the driver gives for them tells its parser. Several, so that a parser of an application's
+   * that agrees with the default on some values (a safe integer, an object without an underscore in its keys)
+   * is told apart too.
+   */
   readonly cast: string
-  readonly probe: string
+  readonly probes: readonly string[]
 }
 
 /** The types read back from a combined statement. Not `char(n)`: its cast to text drops the padding that its text on the wire keeps. */
 const knownTypes: readonly KnownType[] = [
-  { type: 16, parse: (text) => text === 'true', asJson: true, cast: 'bool', probe: 'true' },
-  { type: 19, parse: asText, asJson: false, cast: 'name', probe: 'n' },
-  { type: 20, parse: asText, asJson: false, cast: 'int8', probe: '9007199254740993' },
-  { type: 21, parse: asInteger, asJson: true, cast: 'int2', probe: '-2' },
-  { type: 23, parse: asInteger, asJson: true, cast: 'int4', probe: '-4' },
-  { type: 25, parse: asText, asJson: true, cast: 'text', probe: 't' },
-  { type: 26, parse: asInteger, asJson: false, cast: 'oid', probe: '7' },
-  { type: 114, parse: asJsonText, asJson: true, cast: 'json', probe: '{"a":[1,"b"]}' },
-  { type: 700, parse: parseFloat, asJson: false, cast: 'float4', probe: '0.5' },
-  { type: 701, parse: parseFloat, asJson: false, cast: 'float8', probe: '0.1' },
-  { type: 1043, parse: asText, asJson: true, cast: 'varchar', probe: 'v' },
-  { type: 1700, parse: asText, asJson: false, cast: 'numeric', probe: '1.50' },
-  { type: 2950, parse: asText, asJson: false, cast: 'uuid', probe: '00000000-0000-0000-0000-000000000001' },
-  { type: 3802, parse: asJsonText, asJson: true, cast: 'jsonb', probe: '{"a": [1, "b"]}' },
+  { type: 16, parse: (text) => text === 'true', asJson: true, cast: 'bool', probes: ['true', 'false'] },
+  { type: 19, parse: asText, asJson: false, cast: 'name', probes: ['n', 'A_b 1'] },
+  { type: 20, parse: asText, asJson: false, cast: 'int8', probes: ['9007199254740993', '42', '-7', '0'] },
+  { type: 21, parse: asInteger, asJson: true, cast: 'int2', probes: ['-2', '3'] },
+  { type: 23, parse: asInteger, asJson: true, cast: 'int4', probes: ['-4', '5'] },
+  { type: 25, parse: asText, asJson: true, cast: 'text', probes: ['t', 'A_b 1'] },
+  { type: 26, parse: asInteger, asJson: false, cast: 'oid', probes: ['7'] },
+  { type: 114, parse: asJsonText, asJson: true, cast: 'json', probes: jsonProbes },
+  { type: 700, parse: parseFloat, asJson: false, cast: 'float4', probes: ['0.5', '-2', '3'] },
+  { type: 701, parse: parseFloat, asJson: false, cast: 'float8', probes: ['0.1', '-2', '3', '1e+21'] },
+  { type: 1043, parse: asText, asJson: true, cast: 'varchar', probes: ['v', 'A_b 1'] },
+  { type: 1700, parse: asText, asJson: false, cast: 'numeric', probes: ['1.50', '42', '-0.001'] },
+  { type: 2950, parse: asText, asJson: false, cast: 'uuid', probes: uuidProbes },
+  { type: 3802, parse: asJsonText, asJson: true, cast: 'jsonb', probes: jsonProbes },
 ]
 const byType: ReadonlyMap<number, KnownType> = new Map(knownTypes.map((known) => [known.type, known]))
 
@@ -53,9 +61,11 @@ export function columnReading (type: number | null): ColumnReading | undefined {
   return known === undefined ? undefined : { type: known.type, asJson: known.asJson, parse: known.parse }
 }
 
-const probeColumn = (type: number): string => `__expand_probe_${type}`
-/** The constants every combined statement selects, one of each type read back (`knownTypes`). */
-export const probeSelections = knownTypes.map(({ type, cast, probe }) => `cast('${probe}' as ${cast}) as "${probeColumn(type)}"`).join(', ')
+/** The column of the `index`th constant of `type` (the first without its index). */
+const probeColumn = (type: number, index: number): string => (index === 0 ? `__expand_probe_${type}` : `__expand_probe_${type}_${index}`)
+/** The constants every combined statement selects, several of each type read back (`knownTypes`). */
+export const probeSelections = knownTypes.flatMap(({ type, cast, probes }) =>
+  probes.map((probe, index) => `cast('${probe}' as ${cast}) as "${probeColumn(type, index)}"`)).join(', ')
 
 /** A part's column in the statement sent: its type, and whether it comes as JSON itself or as its text converted by `parse`. */
 export interface ColumnReading {
@@ -70,7 +80,8 @@ export interface ColumnReading {
  * otherwise, and no row is read back from a JSON text.
  */
 export function probesReadAlike (row: Row): boolean {
-  return knownTypes.every(({ type, parse, probe }) => isDeepStrictEqual(row[probeColumn(type)], parse(probe)))
+  return knownTypes.every(({ type, parse, probes }) =>
+    probes.every((probe, index) => isDeepStrictEqual(row[probeColumn(type, index)], parse(probe))))
 }
 
 /** The column of the statement sent that holds the `index`th part's JSON text. */

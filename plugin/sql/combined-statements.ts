@@ -36,6 +36,9 @@ type Knowledge = readonly ColumnReading[] | 'alone'
 /** The most values one statement binds: the protocol counts them in 16 bits. */
 const mostParameters = 65_535
 
+/** The most columns a part reads back: its values are one function call's arguments, 100 at most in PostgreSQL. */
+const mostColumns = 100
+
 /** Statements held at once: a plan's relations, bounded by the plan's size. */
 const statementsKnown = 2_000
 /** Texts of combined statements kept, each for one set of statements. */
@@ -232,14 +235,46 @@ export class StatementBatch {
       value: held.map((part) => part.compiled),
     })
     this.db.executeQuery(statement).then(
-      (result) => { this.answer(held, readings, combined, result.rows[0] as Row) },
+      (result) => {
+        try {
+          this.answer(held, readings, combined, result.rows[0] as Row)
+        } catch {
+          // An answer this cannot read (a parser of the application's for text, which its probes did not tell
+          // apart, changed a part's JSON): every statement alone, from now on.
+          this.learnAlone(held, readings)
+          sendAlone(this.db, held)
+        }
+      },
       (error: unknown) => {
         // The database unreachable, or the statement cancelled (a timeout): each part's answer too. Any other error
         // may be one part's alone (a value its column cannot hold), answered for that part: each sent alone.
-        if (databaseFailureKind(error) === 'unavailable') for (const part of held) part.reject(error)
-        else sendAlone(this.db, held)
+        if (databaseFailureKind(error) === 'unavailable') {
+          for (const part of held) part.reject(error)
+          return
+        }
+        if (failsByItsText(error)) this.learnFailure(held, readings)
+        sendAlone(this.db, held)
       }
     )
+  }
+
+  /** Every statement of `held`, in either form, sent alone from now on. */
+  private learnAlone (held: readonly Held[], readings: readonly Reading[]): void {
+    for (const [index, part] of held.entries()) {
+      this.statements.learn(part.compiled.sql, 'alone')
+      this.statements.learn(readings[index]!.sql, 'alone')
+    }
+  }
+
+  /**
+   * A combined statement PostgreSQL refused for its text (a type mismatch, a
+   * limit of its own), which it would refuse again: its parts' combined forms
+   * are not used from then on, or where none was, its parts are sent alone.
+   */
+  private learnFailure (held: readonly Held[], readings: readonly Reading[]): void {
+    const withForms = readings.filter((reading) => reading.form !== undefined)
+    if (withForms.length > 0) for (const reading of withForms) this.statements.learn(reading.sql, 'alone')
+    else for (const part of held) this.statements.learn(part.compiled.sql, 'alone')
   }
 
   /** How `part` is read in the statement sent: through its combined form where it may be, else as sent alone. */
@@ -260,10 +295,7 @@ export class StatementBatch {
   private answer (held: readonly Held[], readings: readonly Reading[], combined: Combined, row: Row): void {
     if (!probesReadAlike(row)) {
       // The driver converts some type otherwise (a parser of the application's): every statement alone, from now on.
-      for (const [index, part] of held.entries()) {
-        this.statements.learn(part.compiled.sql, 'alone')
-        this.statements.learn(readings[index]!.sql, 'alone')
-      }
+      this.learnAlone(held, readings)
       sendAlone(this.db, held)
       return
     }
@@ -340,16 +372,29 @@ function selectedNames (query: OperationNode): string[] | undefined {
     else if (ColumnNode.is(selection)) names.push(selection.column.name)
     else return undefined
   }
-  if (names.length === 0 || new Set(names).size !== names.length) return undefined
+  // A part's values are the arguments of one function call (`json_build_array`), which PostgreSQL takes 100 of at most.
+  if (names.length === 0 || names.length > mostColumns || new Set(names).size !== names.length) return undefined
   // A name PostgreSQL cuts short (63 bytes), or one a plain object cannot hold as its own key: the driver's row has it.
   return names.some((name) => name === '__proto__' || Buffer.byteLength(name) > 63) ? undefined : names
+}
+
+/**
+ * Whether PostgreSQL refused a statement for its text rather than for the
+ * values it met: a syntax error or a rule of access (class 42: an operator
+ * for two types it lacks, a name it does not know, a privilege), a limit of
+ * its own (54), or a feature it lacks (0A). A value error (22) may be one
+ * request's alone.
+ */
+function failsByItsText (error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code
+  return typeof code === 'string' && /^(42|54|0A)/.test(code)
 }
 
 /**
  * `sql` with each placeholder `$n` numbered `n + offset`, for a part placed
  * after statements binding `offset` values; undefined for a text this cannot
  * read for sure (a comment, a string with backslash escapes, a dollar-quoted
- * one), sent alone.
+ * one, a `$` inside an unquoted name), sent alone.
  */
 export function renumbered (sql: string, offset: number): string | undefined {
   let out = ''
@@ -365,6 +410,8 @@ export function renumbered (sql: string, offset: number): string | undefined {
     } else if ((char === '-' && sql[index + 1] === '-') || (char === '/' && sql[index + 1] === '*')) {
       return undefined
     } else if (char === '$') {
+      // Inside an unquoted name (PostgreSQL allows `$` after its first character): not a placeholder.
+      if (index > 0 && /[\p{L}\p{N}_$]/u.test(sql[index - 1]!)) return undefined
       let end = index + 1
       while (end < sql.length && sql.charCodeAt(end) >= 48 && sql.charCodeAt(end) <= 57) end++
       if (end === index + 1) return undefined

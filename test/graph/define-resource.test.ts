@@ -86,6 +86,23 @@ t.test('definition errors', async (t) => {
     ['schema not an object schema', () => defineResource({ name: 'Tool', schema: Type.String() as unknown as TObject, fields: [] }), /Resource 'Tool'.*schema/],
     ['fields not a list', () => defineResource({ name: 'Tool', schema, fields: 'id' as never }), /Resource 'Tool'.*fields/],
     ['maxDepth zero', () => defineResource({ name: 'Tool', schema, fields: ['id'], maxDepth: 0 }), /Resource 'Tool'.*maxDepth/],
+    // The plugin's statements name their own columns and tables __expand_...: a field or table so named would be read in their place.
+    ['a field named as the plugin\'s own columns', () => defineResource({
+      name: 'Tool', table: 'tools', schema: Type.Object({ id: Type.Integer(), __expand_total: Type.Integer() }), fields: ['id', '__expand_total'],
+    }), /^Resource 'Tool': field '__expand_total' begins with __expand_, which the statements of fastify-expand keep for their own names: rename it$/],
+    ['an aggregate named so', () => defineResource({
+      name: 'Tool',
+      table: 'tools',
+      schema: Type.Object({ id: Type.Integer(), parts: Type.Array(Type.Integer()) }),
+      fields: ['id'],
+      expandable: { parts: [Maker, { many: true, foreignKey: 'tool_id' }] },
+      aggregates: { __expand_parent: { count: 'parts' } },
+    }), /^Resource 'Tool': aggregate '__expand_parent' begins with __expand_/],
+    ['a computed field named so', () => defineResource({
+      name: 'Tool', table: 'tools', schema, fields: ['id'], computed: { __expand_row: { schema: Type.Integer(), sql: () => null } } as never,
+    }), /^Resource 'Tool': computed field '__expand_row' begins with __expand_/],
+    ['a table named so', () => defineResource({ name: 'Tool', table: '__expand_source_0', schema, fields: ['id'] }),
+      /^Resource 'Tool': table '__expand_source_0' begins with __expand_/],
   ]
   for (const [label, define, message] of cases) {
     t.throws(define, { code: 'FST_EXPAND_INVALID_DEFINITION', message }, label)

@@ -17,6 +17,9 @@ t.test('renumbered: the placeholders outside literals and quoted names, numbered
   t.equal(renumbered('select $$ $1 $$, $1', 2), undefined, 'a dollar-quoted string')
   t.equal(renumbered('select $tag$ $1 $tag$', 2), undefined)
   t.equal(renumbered('select \'open', 2), undefined, 'an unterminated literal')
+  t.equal(renumbered('select price$1 from t where a = $1', 2), undefined, 'a $ inside an unquoted name: sent alone')
+  t.equal(renumbered('select a_$1, $1', 2), undefined)
+  t.equal(renumbered('select ($1), [$1], $1::int, $1+$2', 2), 'select ($3), [$3], $3::int, $3+$4', 'after punctuation: a placeholder')
 })
 
 /** Each column type node-postgres reads, a row of values and a row of nulls: the types combined statements know, and one they do not. */
@@ -138,6 +141,83 @@ for (const dialect of dialects().filter((dialect) => dialect.name === 'postgres'
     sent.length = 0
     t.strictSame(await together(new StatementTemplates(), parsed, [small, big]), expected)
     t.equal(sent.length, 3, 'sent as one, its probes read otherwise: each sent again alone')
+  })
+
+  t.test(`on ${dialect.name}: a driver whose parsers agree with node-postgres's on some values only: each statement alone`, async (t) => {
+    const database = await open(t)
+    const [{ schema }] = (await sql<{ schema: string }>`select current_schema() as schema`.execute(database.db)).rows
+    // A number where it is exact, else the text; objects' keys in camel case: both read one value of the type as the default does.
+    const safeInt8 = (text: string): unknown => Number.isSafeInteger(Number(text)) ? Number(text) : text
+    const camelCase = (text: string): unknown => JSON.parse(text, (_key, value: unknown) =>
+      typeof value === 'object' && value !== null && !Array.isArray(value)
+        ? Object.fromEntries(Object.entries(value).map(([key, inner]) => [key.replace(/_(.)/g, (_match, letter: string) => letter.toUpperCase()), inner]))
+        : value)
+    const dateStrings = (text: string): unknown => JSON.parse(text, (_key, value: unknown) =>
+      typeof value === 'string' && /^\d{4}-\d\d-\d\dT/.test(value) ? new Date(value) : value)
+    for (const [name, oid, parser] of [['int8', 20, safeInt8], ['jsonb', 3802, camelCase], ['json', 114, dateStrings]] as const) {
+      const types = { getTypeParser: (type: number, format?: any) => (type === oid ? parser : pg.types.getTypeParser(type, format)) }
+      const sent: string[] = []
+      const parsed = new Kysely<any>({
+        dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 2, options: `-c search_path=${schema}`, types }) }),
+        log: (event) => { if (event.level === 'query') sent.push(event.query.sql) },
+      })
+      t.teardown(() => parsed.destroy())
+      await sql`update typed set docb = '{"first_name": "x"}', doc = '{"at": "2024-02-29T12:34:56.789Z"}' where id = 3`.execute(parsed)
+      const statements = [
+        { site: {}, build: () => parsed.selectFrom('typed').select(['id', 'big', 'doc', 'docb']).orderBy('id') },
+        { site: {}, build: () => parsed.selectFrom('typed').select(['id']).orderBy('id') },
+      ]
+      const alone = await Promise.all(statements.map(async ({ build }) => (await build().execute()) as Row[]))
+      sent.length = 0
+      t.strictSame(await together(new StatementTemplates(), parsed, statements), alone, `${name}: the rows the driver gives alone`)
+      t.equal(sent.length, 3, `${name}: sent as one, its probes read otherwise: each sent again alone`)
+    }
+  })
+
+  t.test(`on ${dialect.name}: an answer that cannot be read (a parser for text the probes miss): each statement alone`, async (t) => {
+    const database = await open(t)
+    const [{ schema }] = (await sql<{ schema: string }>`select current_schema() as schema`.execute(database.db)).rows
+    // Reads the probes' short texts as the default does, and cuts every longer one short.
+    const cutShort = (text: string): string => text.slice(0, 8)
+    const types = { getTypeParser: (type: number, format?: any) => (type === 25 ? cutShort : pg.types.getTypeParser(type, format)) }
+    const sent: string[] = []
+    const parsed = new Kysely<any>({
+      dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 2, options: `-c search_path=${schema}`, types }) }),
+      log: (event) => { if (event.level === 'query') sent.push(event.query.sql) },
+    })
+    t.teardown(() => parsed.destroy())
+    const statements = [
+      { site: {}, build: () => parsed.selectFrom('typed').select(['id', 'small']).orderBy('id') },
+      { site: {}, build: () => parsed.selectFrom('typed').select(['id']).orderBy('id') },
+    ]
+    const alone = await Promise.all(statements.map(async ({ build }) => (await build().execute()) as Row[]))
+    const templates = new StatementTemplates()
+    for (const [request, count] of [[1, 3], [2, 2]] as const) {
+      sent.length = 0
+      t.strictSame(await together(templates, parsed, statements), alone, `request ${request}: the rows sent alone`)
+      t.equal(sent.length, count, request === 1 ? 'sent as one, its answer unread: each sent again alone' : 'then each alone')
+    }
+  })
+
+  t.test(`on ${dialect.name}: a statement of more than 100 columns (a function's arguments at most): that statement alone`, async (t) => {
+    const database = await open(t)
+    const { db } = database
+    const columns = Array.from({ length: 101 }, (_, index) => `c${index}`)
+    await sql.raw(`create table wide (id int4 primary key, ${columns.map((column) => `${column} int4`).join(', ')})`).execute(db)
+    await sql`insert into wide (id, c100) values (1, 7)`.execute(db)
+    const statements = [
+      { site: {}, build: () => db.selectFrom('wide').select(['id', ...columns]) },
+      { site: {}, build: () => db.selectFrom('typed').select(['id']).orderBy('id') },
+      { site: {}, build: () => db.selectFrom('typed').select(['id', 'small']).orderBy('id') },
+    ]
+    const alone = await Promise.all(statements.map(async ({ build }) => (await build().execute()) as Row[]))
+    const templates = new StatementTemplates()
+    for (const request of [1, 2]) {
+      database.reset()
+      t.strictSame(await together(templates, db, statements), alone, `request ${request}: the rows sent alone`)
+      t.equal(database.sent.length, 2, `request ${request}: the wide statement alone, the others as one`)
+      t.ok(database.sent.includes(statements[0]!.build().compile().sql), 'the wide one as it is')
+    }
   })
 
   t.test(`on ${dialect.name}: a combined statement that fails: each part sent again alone, answering its own rows or error`, async (t) => {
