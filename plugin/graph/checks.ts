@@ -26,6 +26,15 @@ export function isTableName (value: unknown): value is string {
   return typeof value === 'string' && qualifiedTable.test(value)
 }
 
+/**
+ * Whether a name (a table's last part, a field's) begins as the plugin's statements name their own columns,
+ * tables and aliases, `__expand_`, in any case (SQLite's and MariaDB's names ignore it): one of an
+ * application's so named would be read in their place.
+ */
+export function isReservedName (name: string): boolean {
+  return /^__expand_/i.test(name.split('.').at(-1)!)
+}
+
 /** How a message describes what `isIdentifier` accepts. */
 export const columnNameRule = 'letters, digits and underscores'
 /** How a message describes what `isTableName` accepts. */

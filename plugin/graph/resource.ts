@@ -1,6 +1,6 @@
 import type { FastifyRequest } from 'fastify'
 import type { Expression, ExpressionBuilder, SqlBool } from 'kysely'
-import { columnNameRule, isIdentifier, isPositiveInteger, isTableName, tableNameRule, unknownKey } from './checks.js'
+import { columnNameRule, isIdentifier, isPositiveInteger, isReservedName, isTableName, tableNameRule, unknownKey } from './checks.js'
 import { checkKeyFields, checkRelationMap, relationOptions } from './relation-definitions.js'
 import { InvalidDefinitionError, messages } from '../errors.js'
 import type { ObjectSchema } from './expanded.js'
@@ -209,12 +209,6 @@ export { isResource } from './checks.js'
  * Declares a resource. Everything that can be checked without the other
  * resources is checked here; references are resolved by the plugin's registry.
  */
-/**
- * The names the plugin's statements give their own columns, tables and
- * aliases begin so, in any case (SQLite's and MariaDB's names ignore it).
- */
-const reservedPrefix = /^__expand_/i
-
 export function defineResource<
   S extends ObjectSchema,
   const F extends string,
@@ -285,11 +279,10 @@ export function defineResource<
   if (table !== undefined && !isTableName(table)) fail(messages.notATableName('table', String(table), tableNameRule))
   if (table !== undefined) {
     // The statements read a resource's fields under their names, beside columns and tables of their own named __expand_...
-    const reserved = (name: string) => reservedPrefix.test(name)
-    if (reserved(String(table).split('.').at(-1)!)) fail(messages.reservedName('table', String(table)))
-    for (const field of Object.keys(properties)) if (reserved(field)) fail(messages.reservedName('field', field))
-    for (const name of Object.keys(aggregates)) if (reserved(name)) fail(messages.reservedName('aggregate', name))
-    for (const name of Object.keys(computed)) if (reserved(name)) fail(messages.reservedName('computed field', name))
+    if (isReservedName(String(table))) fail(messages.reservedName('table', String(table)))
+    for (const field of Object.keys(properties)) if (isReservedName(field)) fail(messages.reservedName('field', field))
+    for (const name of Object.keys(aggregates)) if (isReservedName(name)) fail(messages.reservedName('aggregate', name))
+    for (const name of Object.keys(computed)) if (isReservedName(name)) fail(messages.reservedName('computed field', name))
   }
   const keyFields = checkKeyFields(definition.primaryKey, properties, fail)
   const primaryKey = keyFields.length === 1 ? keyFields[0]! : keyFields

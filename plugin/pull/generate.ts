@@ -3,7 +3,7 @@
 // left out and why. Pure: no database, no file.
 
 import { casedColumn, namedCasings } from '../graph/casing.js'
-import { isIdentifier, isTableName } from '../graph/checks.js'
+import { isIdentifier, isReservedName, isTableName } from '../graph/checks.js'
 import type { ColumnKind, ColumnModel, ColumnType, DatabaseModel, ForeignKeyModel, TableModel } from './model.js'
 import { fieldName, resourceName, withoutKeySuffix, type Naming } from './naming.js'
 
@@ -40,6 +40,8 @@ const databaseNames = {
 
 /** Why a table or column is left out when its name cannot be written into SQL as it is (plugin/graph/checks.ts). */
 const notAName = 'its name is not letters, digits and underscores, not starting with a digit'
+/** Why a table or column whose name begins as the plugin's own do is left out (`isReservedName`). */
+const reservedName = 'its name begins with __expand_, which fastify-expand keeps for the names in its own statements'
 
 /** A column's TypeBox schema, not nullable; undefined for a type the generator leaves out. */
 const schemaOf = {
@@ -124,7 +126,8 @@ function chooseResources (model: DatabaseModel, { resources, skip }: Generation)
   const taken = new Map<string, string>()
   const candidates = model.tables.filter((table) => {
     if (!isTableName(table.name)) skip(table.name, notAName)
-    return isTableName(table.name)
+    else if (isReservedName(table.name)) skip(table.name, reservedName)
+    return isTableName(table.name) && !isReservedName(table.name)
   })
   const throughTables: ThroughTable[] = []
   for (const table of candidates) {
@@ -136,7 +139,8 @@ function chooseResources (model: DatabaseModel, { resources, skip }: Generation)
       continue
     }
     const primaryKey = table.primaryKey.map((name) => table.columns.find((column) => column.name === name)!)
-    const unread = primaryKey.find((column) => column.type.kind === 'unsupported' || !isIdentifier(column.name))
+    const unread = primaryKey.find((column) =>
+      column.type.kind === 'unsupported' || !isIdentifier(column.name) || isReservedName(column.name))
     if (unread !== undefined) {
       skip(table.name, `its primary key ${unread.name} is not a column the generator reads (${typeName(unread.type)})`)
       continue
@@ -211,6 +215,7 @@ function addColumnFields (resource: Generated, generation: Generation): void {
   for (const column of table.columns) {
     const schema = columnSchema(column)
     if (!isIdentifier(column.name)) { skip(table.name, notAName, column.name); continue }
+    if (isReservedName(column.name)) { skip(table.name, reservedName, column.name); continue }
     if (schema === undefined) { skip(table.name, `unsupported type ${typeName(column.type)}`, column.name); continue }
     const target = toOne.get(column.name)
     const free = (name: string) => !resource.fields.some((field) => field.name === name)

@@ -32,16 +32,18 @@ const model = databaseModel('postgres', [
   table('genre', [integer('id')]),
   table('genres', [integer('id')]),
   table('blobs', [{ name: 'id', type: { kind: 'unsupported', databaseType: 'bytea' }, nullable: false }]),
-  table('odd', [integer('id'), integer('bad-name'), integer('a'), integer('b'), integer('code_id'), integer('ext_id'), integer('code')], ['id'], [
+  table('odd', [integer('id'), integer('bad-name'), integer('__expand_total'), integer('a'), integer('b'), integer('code_id'), integer('ext_id'), integer('code')], ['id'], [
     { columns: ['a', 'b'], referencedTable: 'pairs', referencedColumns: ['x', 'y'] },
     key('code_id', 'airports', 'origin_flights'),
     key('ext_id', 'elsewhere.things'),
   ]),
   table('links', [integer('a_id'), integer('b_id')], [], [key('a_id', 'blobs'), key('b_id', 'genre')]),
+  table('__Expand_source_0', [integer('id')]),
 ])
 
 const expectedSkipped = [
   '2024_sales: its name is not letters, digits and underscores, not starting with a digit',
+  '__Expand_source_0: its name begins with __expand_, which fastify-expand keeps for the names in its own statements',
   'my-table: its name is not letters, digits and underscores, not starting with a digit',
   'blobs: its primary key id is not a column the generator reads (bytea)',
   'genres: its resource name Genre is taken by table genre',
@@ -49,6 +51,7 @@ const expectedSkipped = [
   'odd.code_id: its foreign key to airports.origin_flights is not to the primary key: no relation',
   'odd.ext_id: its foreign key to elsewhere.things is not a relation: elsewhere.things is not generated',
   'odd.bad-name: its name is not letters, digits and underscores, not starting with a digit',
+  'odd.__expand_total: its name begins with __expand_, which fastify-expand keeps for the names in its own statements',
   'flights.origin_id: its relation Airport.originFlights is not generated: Airport has a field originFlights',
   'follows: a many-to-many through table (User.followerUsers and User.followeeUsers), not a resource itself: it has no primary key',
   'links: a many-to-many through table between tables that are not both generated',
