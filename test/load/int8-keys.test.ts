@@ -1,9 +1,9 @@
 import { Type } from '@sinclair/typebox'
 import Fastify, { type FastifyInstance } from 'fastify'
-import { sql } from 'kysely'
-import t from 'tap'
+import { sql, type Kysely } from 'kysely'
+import t, { type Test } from 'tap'
 import expandPlugin, { defineResource, type AnyResource } from '../../plugin/index.js'
-import { dialects } from '../fixtures/dialects.js'
+import { dialects, type TestDatabase } from '../fixtures/dialects.js'
 
 // Keys past 2^53, as a distributed engine speaking PostgreSQL makes them
 // (unique_rowid() and the like give int8 values near 2^60): declared as
@@ -32,24 +32,35 @@ const twoTo53 = '9007199254740992'
 const twoTo53Plus1 = '9007199254740993'
 const near60 = ['1152921504606846977', '1152921504606846978', '1152921504606846979']
 
-const postgres = process.env.DATABASE_URL ? dialects().find((dialect) => dialect.name === 'postgres') : undefined
-
-t.test('int8 keys past 2^53, declared as strings, on PostgreSQL', { skip: postgres === undefined ? 'needs PostgreSQL: set DATABASE_URL' : false }, async (t) => {
-  const database = await postgres!.open()
-  t.teardown(() => database.close())
-  const { db } = database
+/** Two accounts keyed 2^53 and 2^53 + 1, and three orders keyed near 2^60: the odd account has two. */
+async function createAccounts (db: Kysely<any>): Promise<void> {
   await sql`create table accounts (id bigint primary key, name text not null)`.execute(db)
   await sql`create table orders (id bigint primary key, total integer not null, account_id bigint not null references accounts (id))`.execute(db)
   await sql`insert into accounts (id, name) values (${twoTo53}, 'Even'), (${twoTo53Plus1}, 'Odd')`.execute(db)
   await sql`insert into orders (id, total, account_id) values
     (${near60[0]}, 10, ${twoTo53Plus1}), (${near60[1]}, 20, ${twoTo53}), (${near60[2]}, 30, ${twoTo53Plus1})`.execute(db)
+}
 
+const postgres = process.env.DATABASE_URL ? dialects().find((dialect) => dialect.name === 'postgres') : undefined
+
+/** An app over a PostgreSQL database of its own holding the accounts, with the routes `routes` adds. */
+async function accountsApp (t: Test, routes: (app: FastifyInstance) => void): Promise<{ app: FastifyInstance; database: TestDatabase }> {
+  const database = await postgres!.open()
+  t.teardown(() => database.close())
+  await createAccounts(database.db)
   const app: FastifyInstance = Fastify()
-  await app.register(expandPlugin, { db, resources: [Account, Order] })
-  app.expand.routes('/accounts', Account, { pagination: 'cursor', cursorSecret: 'a cursor secret of 32 characters' })
-  app.expand.routes('/orders', Order)
+  await app.register(expandPlugin, { db: database.db, resources: [Account, Order] })
+  routes(app)
   await app.ready()
   t.teardown(() => app.close())
+  return { app, database }
+}
+
+t.test('int8 keys past 2^53, declared as strings, on PostgreSQL', { skip: postgres === undefined ? 'needs PostgreSQL: set DATABASE_URL' : false }, async (t) => {
+  const { app } = await accountsApp(t, (app) => {
+    app.expand.routes('/accounts', Account, { pagination: 'cursor', cursorSecret: 'a cursor secret of 32 characters' })
+    app.expand.routes('/orders', Order)
+  })
   const get = async (url: string) => {
     const response = await app.inject(url)
     return { status: response.statusCode, body: response.json() as unknown }
@@ -85,19 +96,7 @@ t.test('int8 keys past 2^53, declared as strings, on PostgreSQL', { skip: postgr
 })
 
 t.test('int8 keys declared as strings, in one statement on PostgreSQL: a failing combined form is learnt, not sent again', { skip: postgres === undefined ? 'needs PostgreSQL: set DATABASE_URL' : false }, async (t) => {
-  const database = await postgres!.open()
-  t.teardown(() => database.close())
-  const { db } = database
-  await sql`create table accounts (id bigint primary key, name text not null)`.execute(db)
-  await sql`create table orders (id bigint primary key, total integer not null, account_id bigint not null references accounts (id))`.execute(db)
-  await sql`insert into accounts (id, name) values (${twoTo53}, 'Even'), (${twoTo53Plus1}, 'Odd')`.execute(db)
-  await sql`insert into orders (id, total, account_id) values
-    (${near60[0]}, 10, ${twoTo53Plus1}), (${near60[1]}, 20, ${twoTo53}), (${near60[2]}, 30, ${twoTo53Plus1})`.execute(db)
-  const app: FastifyInstance = Fastify()
-  await app.register(expandPlugin, { db, resources: [Account, Order] })
-  app.expand.routes('/accounts', Account)
-  await app.ready()
-  t.teardown(() => app.close())
+  const { app, database } = await accountsApp(t, (app) => app.expand.routes('/accounts', Account))
 
   // The keys are read as text (declared strings), so a relation reading its keys from its parents' rows in the
   // combined statement compares int8 with text, which PostgreSQL refuses: sent as it is alone from then on.
