@@ -302,7 +302,7 @@ export class StatementBatch {
     const answers: Row[][] = []
     for (const [index, reading] of readings.entries()) {
       const [values, typeIds] = JSON.parse(row[partColumn(index)] as string) as [Array<Array<unknown>> | null, Array<number | null>]
-      const rows = values === null ? [] : this.rowsOf(reading, combined.known[index], values, typeIds)
+      const rows = values === null ? [] : this.rowsOf(reading, held[index]!.compiled.sql, combined.known[index], values, typeIds)
       if (rows === undefined) {
         sendAlone(this.db, held)
         return
@@ -316,11 +316,16 @@ export class StatementBatch {
    * A part's rows, each column read as `known` says where its type is the
    * one learnt; where none was, every value as its text, converted for its
    * type, and the types learnt for the next time it is sent. Undefined for
-   * a column of a type not known, or other than the one learnt (forgotten,
-   * to be learnt again).
+   * a column of a type not known (the part sent alone from then on, in
+   * either form: `aloneSql` is its form sent alone), or other than the one
+   * learnt (forgotten, to be learnt again).
    */
   private rowsOf (
-    reading: Reading, known: readonly ColumnReading[] | undefined, values: Array<Array<unknown>>, typeIds: ReadonlyArray<number | null>
+    reading: Reading,
+    aloneSql: string,
+    known: readonly ColumnReading[] | undefined,
+    values: Array<Array<unknown>>,
+    typeIds: ReadonlyArray<number | null>
   ): Row[] | undefined {
     if (known !== undefined) {
       if (typeIds.every((type, index) => type === known[index]!.type)) return readRows(reading.names, known, values)
@@ -331,7 +336,9 @@ export class StatementBatch {
     for (const type of typeIds) {
       const column = columnReading(type)
       if (column === undefined) {
+        // Its form alone too: both select the same columns (else the form would be tried first, then the statement).
         this.statements.learn(reading.sql, 'alone')
+        this.statements.learn(aloneSql, 'alone')
         return undefined
       }
       readings.push(column)

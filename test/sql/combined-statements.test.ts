@@ -285,6 +285,28 @@ for (const dialect of dialects().filter((dialect) => dialect.name === 'postgres'
     ].sort(), 'each part alone, in the form it has alone, after the combined statement (whose error Kysely logs as an error)')
   })
 
+  t.test(`on ${dialect.name}: a statement with a form of its own and a column of a type not read back: alone from its next request`, async (t) => {
+    const database = await open(t)
+    const { db } = database
+    const templates = new StatementTemplates()
+    const parents = db.selectFrom('typed').select(['id', 'small']).where('id', '>', 1).orderBy('id')
+    const source = { name: '__expand_source_0', compiled: parents.compile() }
+    // A timestamp: the driver's Date, not read back from a text.
+    const related = (keys: any) => db.selectFrom('typed').select(['id', 'at']).where('id', 'in', keys).orderBy('id', 'desc')
+    const children = related(db.selectFrom('__expand_source_0' as any).select('__expand_source_0.id' as any)).compile()
+    const alone = related(db.selectFrom(parents.as('p')).select('p.id' as any)).compile()
+    const expected = (await db.executeQuery(alone)).rows
+    for (const [request, count] of [[1, 3], [2, 2], [3, 2]] as const) {
+      database.reset()
+      const [, read] = await Promise.all(sentTogether(templates, db, () => [
+        templates.rows(db, {}, 'parents', [], () => parents),
+        waveRows(db, alone, { sources: [source], compiled: children, isSource: false }, undefined),
+      ]))
+      t.strictSame(read, { rows: expected, combined: false }, `request ${request}: its rows as sent alone`)
+      t.equal(database.sent.length, count, request === 1 ? 'sent as one, then each alone' : 'each alone: the statement with it is not sent as one again')
+    }
+  })
+
   t.test(`on ${dialect.name}: a column whose type changed since it was learnt: the statement sent alone, its types learnt again`, async (t) => {
     const database = await open(t)
     const { db } = database
