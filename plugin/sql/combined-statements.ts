@@ -1,7 +1,7 @@
 import { AliasNode, ColumnNode, CompiledQuery, IdentifierNode, ReferenceNode, SelectQueryNode, type OperationNode } from 'kysely'
 import { LruMap } from 'toad-cache'
 import { columnReading, partColumn, partSelect, probeSelections, probesReadAlike, readRows, type ColumnReading } from './combined-rows.js'
-import { databaseFailureKind } from './dialects/index.js'
+import { databaseFailureKind, refusedForItsText } from './dialects/index.js'
 import type { AnyKysely, Row } from './selection.js'
 
 /**
@@ -252,7 +252,7 @@ export class StatementBatch {
           for (const part of held) part.reject(error)
           return
         }
-        if (failsByItsText(error)) this.learnFailure(held, readings)
+        if (refusedForItsText(error)) this.learnFailure(held, readings)
         sendAlone(this.db, held)
       }
     )
@@ -273,8 +273,8 @@ export class StatementBatch {
    */
   private learnFailure (held: readonly Held[], readings: readonly Reading[]): void {
     const withForms = readings.filter((reading) => reading.form !== undefined)
-    if (withForms.length > 0) for (const reading of withForms) this.statements.learn(reading.sql, 'alone')
-    else for (const part of held) this.statements.learn(part.compiled.sql, 'alone')
+    if (withForms.length === 0) this.learnAlone(held, readings)
+    for (const reading of withForms) this.statements.learn(reading.sql, 'alone')
   }
 
   /** How `part` is read in the statement sent: through its combined form where it may be, else as sent alone. */
@@ -383,18 +383,6 @@ function selectedNames (query: OperationNode): string[] | undefined {
   if (names.length === 0 || names.length > mostColumns || new Set(names).size !== names.length) return undefined
   // A name PostgreSQL cuts short (63 bytes), or one a plain object cannot hold as its own key: the driver's row has it.
   return names.some((name) => name === '__proto__' || Buffer.byteLength(name) > 63) ? undefined : names
-}
-
-/**
- * Whether PostgreSQL refused a statement for its text rather than for the
- * values it met: a syntax error or a rule of access (class 42: an operator
- * for two types it lacks, a name it does not know, a privilege), a limit of
- * its own (54), or a feature it lacks (0A). A value error (22) may be one
- * request's alone.
- */
-function failsByItsText (error: unknown): boolean {
-  const code = (error as { code?: unknown } | null)?.code
-  return typeof code === 'string' && /^(42|54|0A)/.test(code)
 }
 
 /**

@@ -88,6 +88,13 @@ export interface ExpandDialect {
 
   /** What a driver's error of this database means for the client, if it says anything: see `DatabaseFailureKind`. */
   failureOf(error: DriverError): DatabaseFailureKind | undefined
+
+  /**
+   * Whether the database refused a statement for its text, as it would again,
+   * rather than for the values it met: a combined statement so refused is
+   * not sent again (sql/combined-statements.ts).
+   */
+  refusedForItsText(error: DriverError): boolean
 }
 
 /** A keyset condition on keys in one direction, and the values it binds, in the order it binds them. */

@@ -75,3 +75,9 @@ export function databaseFailureKind (error: unknown): DatabaseFailureKind | unde
   }
   return undefined
 }
+
+/** Whether a driver's error is its database refusing a statement for its text (`ExpandDialect.refusedForItsText`). */
+export function refusedForItsText (error: unknown): boolean {
+  if (typeof error !== 'object' || error === null) return false
+  return knownDialects.some((dialect) => dialect.refusedForItsText(error as DriverError))
+}

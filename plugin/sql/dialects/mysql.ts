@@ -130,6 +130,8 @@ export const mysqlDialect: ExpandDialect = {
     if (code === undefined && typeof errno === 'number' && unavailableMariadbErrors.has(errno)) return 'unavailable'
     return typeof message === 'string' && connectionClosed.test(message) ? 'unavailable' : undefined
   },
+  // Its statements are never combined (combinesStatements): nothing is learnt from a refusal.
+  refusedForItsText: () => false,
 }
 
 /** A date-time filter value (which always says its offset) as UTC wall-clock text; any other value as it is. */

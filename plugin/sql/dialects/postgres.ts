@@ -87,6 +87,7 @@ export const postgresDialect: ExpandDialect = {
     }
     return typeof message === 'string' && connectionLost.test(message) ? 'unavailable' : undefined
   },
+  refusedForItsText: ({ code }: DriverError) => typeof code === 'string' && textRefusals.test(code),
 }
 
 const int4 = { min: -2147483648, max: 2147483647 }
@@ -123,6 +124,13 @@ const unavailableStates = /^(08...|57P0[123]|53300|57014|40001|40P01)$/
  * key asked for 2147483648, a uuid key asked for 'abc').
  */
 const dataExceptions = /^22[0-9A-Z]{3}$/
+/**
+ * Classes 42 (a syntax error or a rule of access: an operator for two types
+ * it lacks, a name it does not know, a privilege), 54 (a limit of its own)
+ * and 0A (a feature it lacks): a statement refused for its text, as it would
+ * be again, where a data exception (22) may be one request's values alone.
+ */
+const textRefusals = /^(42|54|0A)[0-9A-Z]{3}$/
 /** pg's errors of a connection that ends mid-query or a pool that times out, which carry only their message. */
 const connectionLost = /^(Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Connection terminated unexpectedly)/
 

@@ -58,6 +58,8 @@ export const sqliteDialect: ExpandDialect = {
   numberCasts: standardNumberCasts,
 
   failureOf: (error: DriverError) => error.code === 'SQLITE_BUSY' || error.code === 'SQLITE_LOCKED' ? 'unavailable' : undefined,
+  // Its statements are never combined (combinesStatements): nothing is learnt from a refusal.
+  refusedForItsText: () => false,
 }
 
 function byInstant (type: ValueType): boolean {
