@@ -125,9 +125,9 @@ export function generateModule (model: DatabaseModel, options: GenerateOptions):
 function chooseResources (model: DatabaseModel, { resources, skip }: Generation): ThroughTable[] {
   const taken = new Map<string, string>()
   const candidates = model.tables.filter((table) => {
-    if (!isTableName(table.name)) skip(table.name, notAName)
-    else if (isReservedName(table.name)) skip(table.name, reservedName)
-    return isTableName(table.name) && !isReservedName(table.name)
+    const unwritable = !isTableName(table.name) ? notAName : isReservedName(table.name) ? reservedName : undefined
+    if (unwritable !== undefined) skip(table.name, unwritable)
+    return unwritable === undefined
   })
   const throughTables: ThroughTable[] = []
   for (const table of candidates) {

@@ -47,6 +47,22 @@ for (const dialect of dialects().filter((dialect) => dialect.name === 'postgres'
     return database
   }
 
+  /**
+   * A parents' statement, its rows as a source, and a relation statement of `columns` in the two forms a wave's
+   * relation has (plugin/load/one-wave.ts): in a combined statement, its keys read from the source by name; sent
+   * alone, the same rows read with its parents' statement written within it.
+   */
+  const withForm = (db: Kysely<any>, columns: readonly string[]) => {
+    const parents = db.selectFrom('typed').select(['id', 'small']).where('id', '>', 1).orderBy('id')
+    const related = (keys: any) => db.selectFrom('typed').select([...columns] as any).where('id', 'in', keys).orderBy('id', 'desc')
+    return {
+      parents,
+      source: { name: '__expand_source_0', compiled: parents.compile() },
+      children: related(db.selectFrom('__expand_source_0' as any).select('__expand_source_0.id' as any)).compile(),
+      alone: related(db.selectFrom(parents.as('p')).select('p.id' as any)).compile(),
+    }
+  }
+
   /** The rows of each of `statements` run together (`sentTogether`), as the wave's statements are. */
   const together = async (templates: StatementTemplates, db: Kysely<any>, statements: ReadonlyArray<{ site: object; build: () => any }>) =>
     await Promise.all(sentTogether(templates, db, () =>
@@ -240,15 +256,10 @@ for (const dialect of dialects().filter((dialect) => dialect.name === 'postgres'
     const database = await open(t)
     const { db } = database
     const templates = new StatementTemplates()
-    // The form a wave's relation statement has there (plugin/load/one-wave.ts): its keys read from its parents' rows, a
-    // source, by name. Sent alone, the same rows are read with its parents' statement written within it.
-    const parents = db.selectFrom('typed').select(['id', 'small']).where('id', '>', 1).orderBy('id')
-    const source = { name: '__expand_source_0', compiled: parents.compile() }
-    const related = (keys: any) => db.selectFrom('typed').select(['id', 'words']).where('id', 'in', keys).orderBy('id', 'desc')
-    const children = related(db.selectFrom('__expand_source_0' as any).select('__expand_source_0.id' as any)).compile()
+    const { parents, source, children, alone: childrenAlone } = withForm(db, ['id', 'words'])
     const send = (form: CombinedForm) => sentTogether(templates, db, () => [
       templates.rows(db, {}, 'parents', [], () => parents),
-      waveRows(db, related(db.selectFrom(parents.as('p')).select('p.id' as any)).compile(), form, undefined),
+      waveRows(db, childrenAlone, form, undefined),
       waveRows(db, children, { sources: [source], compiled: children, isSource: false }, undefined),
     ])
     const [rows, read, again] = await Promise.all(send({ sources: [source], compiled: children, isSource: false }))
@@ -275,7 +286,7 @@ for (const dialect of dialects().filter((dialect) => dialect.name === 'postgres'
     const failing = { name: '__expand_source_0', compiled: db.selectFrom('typed').select((eb) => sql<number>`1 / (${eb.ref('id')} - 1)`.as('id')).compile() }
     const alone = await Promise.allSettled(sentTogether(templates, db, () => [
       templates.rows(db, {}, 'parents', [], () => parents),
-      waveRows(db, related(db.selectFrom(parents.as('p')).select('p.id' as any)).compile(), { sources: [failing], compiled: children, isSource: false }, undefined),
+      waveRows(db, childrenAlone, { sources: [failing], compiled: children, isSource: false }, undefined),
     ]))
     t.same(alone[1], { status: 'fulfilled', value: { rows: [{ id: 3, words: 'x' }, { id: 2, words: '' }], combined: false } }, 'as sent alone')
     // Sent at once on the pool, they answer in any order.
@@ -289,12 +300,8 @@ for (const dialect of dialects().filter((dialect) => dialect.name === 'postgres'
     const database = await open(t)
     const { db } = database
     const templates = new StatementTemplates()
-    const parents = db.selectFrom('typed').select(['id', 'small']).where('id', '>', 1).orderBy('id')
-    const source = { name: '__expand_source_0', compiled: parents.compile() }
     // A timestamp: the driver's Date, not read back from a text.
-    const related = (keys: any) => db.selectFrom('typed').select(['id', 'at']).where('id', 'in', keys).orderBy('id', 'desc')
-    const children = related(db.selectFrom('__expand_source_0' as any).select('__expand_source_0.id' as any)).compile()
-    const alone = related(db.selectFrom(parents.as('p')).select('p.id' as any)).compile()
+    const { parents, source, children, alone } = withForm(db, ['id', 'at'])
     const expected = (await db.executeQuery(alone)).rows
     for (const [request, count] of [[1, 3], [2, 2], [3, 2]] as const) {
       database.reset()
