@@ -3,11 +3,12 @@ import { aggregatesByRelation, aggregateStatement } from '../sql/aggregate-state
 import type { CompiledQuery } from 'kysely'
 import type { CombinedForm, HeldAnswer, Source } from '../sql/combined-statements.js'
 import {
-  keyColumnsOf, keyNamesOf, keySource, keySubquery, keySubqueryByName, nestedScope, waveRowReader, waveStatement,
+  keyColumnsOf, keyNamesOf, keySource, keySubquery, keySubqueryByName, nestedScope, waveRowReader, waveStatement, withNativeKeys,
 } from '../sql/key-subqueries.js'
 import { hasStatement, limitOf, relationIdsQuery, relationRowsQuery, rowBoundOf } from '../sql/relation-statements.js'
 import { keyColumns, selectedRow, type AnySelect, type Row } from '../sql/selection.js'
 import { reusesStatements, sentTogether, waveRows, type ScopeParts } from '../sql/statement-templates.js'
+import { fieldReadAsText } from '../sql/text-columns.js'
 import { loadChannel, tokenOf, type StatementLabel } from '../trace/channels.js'
 import { positionsOf } from '../trace/positions.js'
 import { keyOf } from './parent-keys.js'
@@ -131,7 +132,9 @@ export function sendOneWave (context: LoadContext, root: LevelPlan, statement: R
   const wave = new OneWave()
   const rootSource = memoized((): Source => ({
     name: sourceName(0),
-    compiled: context.templates.compiled(context.db, root, `source ${statement.purpose}`, statement.values, 0, statement.build, statement.scope),
+    compiled: context.templates.compiled(
+      context.db, root, `source ${statement.purpose}`, statement.values, 0, () => withNativeKeys(statement.build(), nativeKeysOf(root)), statement.scope
+    ),
   }))
   sendLevel(context, root, {
     wave,
@@ -181,6 +184,7 @@ function sendLevel (context: LoadContext, level: LevelPlan, sending: Sending): v
     const bound = rowBoundOf(context, field.relation) ?? 0
     const columns = keyColumnsOf(level.node, field)
     const names = keyNamesOf(level.node, field)
+    const limited = limitOf(context, field) !== undefined
     const keys = keysOf(columns, names)
     const statement = (waveKeys: AnySelect) => statementOf(context, field, waveKeys, bound)
     // A request's expanded list adds its conditions' values to the scope's, and its sort and limit to the statement's
@@ -190,7 +194,9 @@ function sendLevel (context: LoadContext, level: LevelPlan, sending: Sending): v
     const lists = `${sending.listsAbove}${listed?.variant ?? ''}`
     const combined = sources === undefined
       ? undefined
-      : combinedStatement(context, field, sources, names, statement, own, listed?.variant ?? '')
+      : combinedStatement(
+        context, field, sources, nativeNames(level, names, numbered), sourceStatement(field, limited, statement), own, listed?.variant ?? ''
+      )
     // In a combined statement, an expanded relation's rows are a source: the statements of the level below read their keys from it.
     const source = combined === undefined || field.kind !== 'expanded'
       ? undefined
@@ -206,7 +212,7 @@ function sendLevel (context: LoadContext, level: LevelPlan, sending: Sending): v
         ...sending,
         parent: memoized(() => statementOf(context, field, keys(), bound)),
         parentScope: nestedScope(own, sending.parentScope),
-        numbered: limitOf(context, field) !== undefined,
+        numbered: limited,
         listsAbove: lists,
         sources: readSources,
       })
@@ -225,7 +231,7 @@ function sendLevel (context: LoadContext, level: LevelPlan, sending: Sending): v
     const own = context.scopeParts(relation.target)
     const combined = sources === undefined
       ? undefined
-      : combinedStatement(context, site, sources, level.node.key.fields, statement, own, '')
+      : combinedStatement(context, site, sources, nativeNames(level, level.node.key.fields, numbered), statement, own, '')
     const form = combined === undefined ? undefined : () => ({ sources: sources!(), compiled: combined(), isSource: false })
     sendStatement(context, sending, site, keys, columns.length, statement, own, sending.listsAbove, form)
   }
@@ -239,7 +245,7 @@ function sendLevel (context: LoadContext, level: LevelPlan, sending: Sending): v
  * list's (`ListedRelation.variant`).
  */
 function combinedStatement (
-  context: LoadContext, site: RelationField | PlannedAggregate, sources: () => readonly Source[], names: readonly string[],
+  context: LoadContext, site: RelationField | PlannedAggregate, sources: () => readonly Source[], names: KeyNames,
   statement: (keys: AnySelect) => AnySelect, own: ScopeParts | undefined, variant: string
 ): () => CompiledQuery<unknown> {
   const { db, templates } = context
@@ -247,8 +253,58 @@ function combinedStatement (
     const parent = sources().at(-1)!.name
     // The bound is a literal of the statement's text, and its parents' source a name in it: one template per each.
     const purpose = `combined ${parent}/limit ${context.budget.rowBound}${variant}`
-    return templates.compiled(db, site, purpose, [], 0, () => statement(keySource(db, parent, names)), own)
+    return templates.compiled(db, site, purpose, [], 0, () => statement(keySource(db, parent, names.names, names.native)), own)
   })
+}
+
+/** The names a statement's keys are read under from its parents' source, and which of them as their columns hold them. */
+interface KeyNames {
+  readonly names: readonly string[]
+  readonly native: readonly boolean[]
+}
+
+/**
+ * `names` of `level`'s keys, each read as its column holds it where the
+ * level's statement selects it as its text and its source selects it so too
+ * (`nativeKeysOf`): every source but that of a relation with a `limit`
+ * (`numbered`), whose statement reads its rows from a derived table.
+ */
+function nativeNames (level: LevelPlan, names: readonly string[], numbered: boolean): KeyNames {
+  return { names, native: names.map((name) => !numbered && fieldReadAsText(level.node, name)) }
+}
+
+/**
+ * An expanded relation's statement as its source in a combined statement:
+ * with the keys its relations read as their columns hold them (`nativeKeysOf`),
+ * but for a relation with a `limit` (`limited`, see `nativeNames`).
+ */
+function sourceStatement (
+  field: RelationField, limited: boolean, statement: (keys: AnySelect) => AnySelect
+): (keys: AnySelect) => AnySelect {
+  if (field.kind !== 'expanded' || limited) return statement
+  const keys = nativeKeysOf(field.level)
+  return keys.length === 0 ? statement : (waveKeys) => withNativeKeys(statement(waveKeys), keys)
+}
+
+/**
+ * The keys of `level`'s rows that the statements of its relations and
+ * aggregates read, where the level's statement selects them as their text
+ * (text-columns.ts): each once, its column and its name, for its source to
+ * select as the column holds them (`withNativeKeys`). An `int8` or a `uuid`
+ * key declared a string is compared with its relation's column so.
+ */
+function nativeKeysOf (level: LevelPlan): Array<[column: string, name: string]> {
+  const keys = new Map<string, string>()
+  const add = (columns: readonly string[], names: readonly string[]): void => {
+    names.forEach((name, index) => { if (fieldReadAsText(level.node, name)) keys.set(name, columns[index]!) })
+  }
+  for (const field of level.fields) {
+    if (field.kind === 'aggregate') add(keyColumns(level.node), level.node.key.fields)
+    else if ((field.kind === 'id' || field.kind === 'expanded') && hasStatement(field)) {
+      add(keyColumnsOf(level.node, field), keyNamesOf(level.node, field))
+    }
+  }
+  return [...keys].map(([name, column]) => [column, name])
 }
 
 type PlannedAggregate = Extract<PlannedField, { kind: 'aggregate' }>

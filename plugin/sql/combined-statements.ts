@@ -2,6 +2,7 @@ import { AliasNode, ColumnNode, CompiledQuery, IdentifierNode, ReferenceNode, Se
 import { LruMap } from 'toad-cache'
 import { columnReading, partColumn, partSelect, probeSelections, probesReadAlike, readRows, type ColumnReading } from './combined-rows.js'
 import { databaseFailureKind, refusedForItsText } from './dialects/index.js'
+import { isNativeKey } from './key-subqueries.js'
 import type { AnyKysely, Row } from './selection.js'
 
 /**
@@ -197,7 +198,8 @@ export class StatementBatch {
       this.someAlone = true
       return undefined
     }
-    const formNames = form === undefined ? undefined : selectedNames(form.compiled.query)
+    // A source's keys for the relations below it (`withNativeKeys`) are not among its rows' values.
+    const formNames = form === undefined ? undefined : selectedNames(form.compiled.query)?.filter((name) => !isNativeKey(name))
     const readForm = formNames === undefined ? undefined : { form: form!, names: formNames }
     return new Promise<HeldAnswer>((resolve, reject) => { this.held.push({ compiled, names, form: readForm, resolve, reject }) })
   }

@@ -78,13 +78,41 @@ export function keySubqueryByName (db: AnyKysely, parent: AnySelect, names: read
  * The keys of a relation's rows in a combined statement (load/one-wave.ts):
  * read by name (`names`, as the parents' statement selects them) from
  * `source`, that statement as a common table expression of the combined
- * one, under the names `keySubquery` gives them, distinct.
+ * one, under the names `keySubquery` gives them, distinct. A key its source
+ * selects as its text (`native`: declared a string, text-columns.ts) is read
+ * from the column the source also selects it under as its column holds it
+ * (`withNativeKeys`): compared with the relation's own column, an `int8` or
+ * a `uuid`, its text would be refused.
  */
-export function keySource (db: AnyKysely, source: string, names: readonly string[]): AnySelect {
+export function keySource (db: AnyKysely, source: string, names: readonly string[], native: readonly boolean[]): AnySelect {
   const keys = partNames(keyName, names.length)
-  const query = (db.selectFrom(source) as AnySelect).select(names.map((name, index) => columnOf(source, name).as(keys[index]!))).distinct()
+  const query = (db.selectFrom(source) as AnySelect)
+    .select(names.map((name, index) => columnOf(source, native[index] === true ? nativeKeyName(name) : name).as(keys[index]!)))
+    .distinct()
   keySources.add(query)
   return query
+}
+
+const nativeKeyPrefix = '__expand_native_'
+
+/** The column a source of a combined statement selects key `name` under as its column holds it (`withNativeKeys`). */
+const nativeKeyName = (name: string): string => `${nativeKeyPrefix}${name}`
+
+/** Whether a statement's column is a key selected for the relations below it alone (`withNativeKeys`), not one of its rows' values. */
+export function isNativeKey (name: string): boolean {
+  return name.startsWith(nativeKeyPrefix)
+}
+
+/**
+ * `query`, a level's statement as a source of a combined statement,
+ * selecting besides its columns each key of `keys` (its column as the
+ * statement reads it, and its name) as the column holds it, for the
+ * relations below that read it (`keySource`). They are never among its
+ * rows' values (`isNativeKey`).
+ */
+export function withNativeKeys (query: AnySelect, keys: ReadonlyArray<readonly [column: string, name: string]>): AnySelect {
+  if (keys.length === 0) return query
+  return query.select(keys.map(([column, name]) => sql.ref(column).as(nativeKeyName(name))))
 }
 
 /** The subqueries `keySource` made: a statement keyed by one adds no column of a one-wave statement's. */
