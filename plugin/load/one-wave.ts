@@ -245,7 +245,7 @@ function sendLevel (context: LoadContext, level: LevelPlan, sending: Sending): v
  * list's (`ListedRelation.variant`).
  */
 function combinedStatement (
-  context: LoadContext, site: RelationField | PlannedAggregate, sources: () => readonly Source[], names: KeyNames,
+  context: LoadContext, site: RelationField | PlannedAggregate, sources: () => readonly Source[], keyNames: () => KeyNames,
   statement: (keys: AnySelect) => AnySelect, own: ScopeParts | undefined, variant: string
 ): () => CompiledQuery<unknown> {
   const { db, templates } = context
@@ -253,7 +253,11 @@ function combinedStatement (
     const parent = sources().at(-1)!.name
     // The bound is a literal of the statement's text, and its parents' source a name in it: one template per each.
     const purpose = `combined ${parent}/limit ${context.budget.rowBound}${variant}`
-    return templates.compiled(db, site, purpose, [], 0, () => statement(keySource(db, parent, names.names, names.native)), own)
+    const build = (): AnySelect => {
+      const { names, native } = keyNames()
+      return statement(keySource(db, parent, names, native))
+    }
+    return templates.compiled(db, site, purpose, [], 0, build, own)
   })
 }
 
@@ -267,10 +271,12 @@ interface KeyNames {
  * `names` of `level`'s keys, each read as its column holds it where the
  * level's statement selects it as its text and its source selects it so too
  * (`nativeKeysOf`): every source but that of a relation with a `limit`
- * (`numbered`), whose statement reads its rows from a derived table.
+ * (`numbered`), whose statement reads its rows from a derived table. Asked
+ * when the statement is built: a template kept from an earlier request needs
+ * none.
  */
-function nativeNames (level: LevelPlan, names: readonly string[], numbered: boolean): KeyNames {
-  return { names, native: names.map((name) => !numbered && fieldReadAsText(level.node, name)) }
+function nativeNames (level: LevelPlan, names: readonly string[], numbered: boolean): () => KeyNames {
+  return () => ({ names, native: names.map((name) => !numbered && fieldReadAsText(level.node, name)) })
 }
 
 /**
@@ -282,8 +288,8 @@ function sourceStatement (
   field: RelationField, limited: boolean, statement: (keys: AnySelect) => AnySelect
 ): (keys: AnySelect) => AnySelect {
   if (field.kind !== 'expanded' || limited) return statement
-  const keys = nativeKeysOf(field.level)
-  return keys.length === 0 ? statement : (waveKeys) => withNativeKeys(statement(waveKeys), keys)
+  const { level } = field
+  return (waveKeys) => withNativeKeys(statement(waveKeys), nativeKeysOf(level))
 }
 
 /**
