@@ -8,7 +8,6 @@
 // Run: DATABASE_URL=postgres://... npx tsx benchmarks/investigations/postgres-levels-as-json.ts
 // Figures quoted in benchmarks/profile-notes.md, "The page's levels as JSON texts" and "The wave as one statement".
 import { tracingChannel } from 'node:diagnostics_channel'
-import { readdirSync, readFileSync } from 'node:fs'
 import { Kysely, PostgresDialect } from 'kysely'
 import type { Pool } from 'pg'
 import type { LoadMessage } from '../../plugin/trace/channels.js'
@@ -16,6 +15,7 @@ import { buildApp } from '../../test/helpers/app.js'
 import { postgresWrittenBody } from '../baselines/postgres-body.js'
 import { createPetsDatabase, petResources } from '../domain/pets-db.js'
 import { copyPetsToPostgres, postgresUrl } from '../domain/pets-pg.js'
+import { postgresCpuMs } from '../domain/postgres-cpu.js'
 
 if (postgresUrl === undefined) throw new Error('set DATABASE_URL')
 const pets = await copyPetsToPostgres(createPetsDatabase(), postgresUrl)
@@ -110,19 +110,6 @@ const forms: Record<string, () => Promise<number>> = {
     const body = postgresWrittenBody(pool)
     return async () => (await body(100, 0)).length
   })(),
-}
-
-const postgresCpuMs = (): number => {
-  let ticks = 0
-  for (const pid of readdirSync('/proc').filter((name) => /^\d+$/.test(name))) {
-    try {
-      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
-      if (!stat.includes('(postgres)')) continue
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-      ticks += Number(fields[11]) + Number(fields[12])
-    } catch {}
-  }
-  return ticks * 10
 }
 
 for (const [name, run] of Object.entries(forms)) console.log(`${name}: ${await run()} rows (bytes for the limit)`)

@@ -7,13 +7,13 @@
 // medians of PostgreSQL's CPU per execution (/proc of its processes, Linux).
 // Run: DATABASE_URL=postgres://... npx tsx benchmarks/investigations/postgres-plan-cache.ts [pets]
 // Figures quoted in benchmarks/profile-notes.md, "Keys declared strings, and PostgreSQL's plan cache".
-import { readdirSync, readFileSync } from 'node:fs'
 import { Type } from '@sinclair/typebox'
 import { Kysely, PostgresDialect, type CompiledQuery } from 'kysely'
 import { defineResource, type AnyResource } from '../../plugin/index.js'
 import { buildApp } from '../../test/helpers/app.js'
 import { createPetsDatabase, defaultSize, petResources } from '../domain/pets-db.js'
 import { copyPetsToPostgres, postgresUrl } from '../domain/pets-pg.js'
+import { postgresCpuMs } from '../domain/postgres-cpu.js'
 
 if (postgresUrl === undefined) throw new Error('set DATABASE_URL')
 const size = { ...defaultSize, pets: Number(process.argv[2] ?? defaultSize.pets) }
@@ -73,20 +73,6 @@ async function pageStatement (resources: AnyResource[]): Promise<CompiledQuery<u
 const statements = {
   'keys declared integers': await pageStatement(petResources),
   'keys declared strings': await pageStatement([Company, Person, PetStore, Toy, Pet]),
-}
-
-/** PostgreSQL's CPU so far, in ms: the user and system ticks of its processes. */
-function postgresCpuMs (): number {
-  let ticks = 0
-  for (const pid of readdirSync('/proc').filter((name) => /^\d+$/.test(name))) {
-    try {
-      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
-      if (!stat.includes('(postgres)')) continue
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-      ticks += Number(fields[11]) + Number(fields[12])
-    } catch {}
-  }
-  return ticks * 10
 }
 
 const client = await pets.pool.connect()
