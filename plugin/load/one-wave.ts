@@ -195,7 +195,7 @@ function sendLevel (context: LoadContext, level: LevelPlan, sending: Sending): v
     const combined = sources === undefined
       ? undefined
       : combinedStatement(
-        context, field, sources, nativeNames(level, names, numbered), sourceStatement(field, limited, statement), own, listed?.variant ?? ''
+        context, field, sources, names, readsNative(level, numbered), sourceStatement(field, limited, statement), own, listed?.variant ?? ''
       )
     // In a combined statement, an expanded relation's rows are a source: the statements of the level below read their keys from it.
     const source = combined === undefined || field.kind !== 'expanded'
@@ -231,7 +231,7 @@ function sendLevel (context: LoadContext, level: LevelPlan, sending: Sending): v
     const own = context.scopeParts(relation.target)
     const combined = sources === undefined
       ? undefined
-      : combinedStatement(context, site, sources, nativeNames(level, level.node.key.fields, numbered), statement, own, '')
+      : combinedStatement(context, site, sources, level.node.key.fields, readsNative(level, numbered), statement, own, '')
     const form = combined === undefined ? undefined : () => ({ sources: sources!(), compiled: combined(), isSource: false })
     sendStatement(context, sending, site, keys, columns.length, statement, own, sending.listsAbove, form)
   }
@@ -241,42 +241,33 @@ function sendLevel (context: LoadContext, level: LevelPlan, sending: Sending): v
  * A statement's form in a combined statement (sql/combined-statements.ts's
  * `CombinedForm`): its keys read by name (`names`) from its parents'
  * source, the last of `sources`, so that it binds the values of its own
- * condition alone (`own`, its scope: first). `variant`: its own expanded
- * list's (`ListedRelation.variant`).
+ * condition alone (`own`, its scope: first); a key name `native` tells read
+ * as its column holds it. `variant`: its own expanded list's
+ * (`ListedRelation.variant`).
  */
 function combinedStatement (
-  context: LoadContext, site: RelationField | PlannedAggregate, sources: () => readonly Source[], keyNames: () => KeyNames,
-  statement: (keys: AnySelect) => AnySelect, own: ScopeParts | undefined, variant: string
+  context: LoadContext, site: RelationField | PlannedAggregate, sources: () => readonly Source[], names: readonly string[],
+  native: (name: string) => boolean, statement: (keys: AnySelect) => AnySelect, own: ScopeParts | undefined, variant: string
 ): () => CompiledQuery<unknown> {
   const { db, templates } = context
   return memoized(() => {
     const parent = sources().at(-1)!.name
     // The bound is a literal of the statement's text, and its parents' source a name in it: one template per each.
     const purpose = `combined ${parent}/limit ${context.budget.rowBound}${variant}`
-    const build = (): AnySelect => {
-      const { names, native } = keyNames()
-      return statement(keySource(db, parent, names, native))
-    }
-    return templates.compiled(db, site, purpose, [], 0, build, own)
+    return templates.compiled(db, site, purpose, [], 0, () => statement(keySource(db, parent, names, native)), own)
   })
 }
 
-/** The names a statement's keys are read under from its parents' source, and which of them as their columns hold them. */
-interface KeyNames {
-  readonly names: readonly string[]
-  readonly native: readonly boolean[]
-}
-
 /**
- * `names` of `level`'s keys, each read as its column holds it where the
- * level's statement selects it as its text and its source selects it so too
- * (`nativeKeysOf`): every source but that of a relation with a `limit`
- * (`numbered`), whose statement reads its rows from a derived table. Asked
- * when the statement is built: a template kept from an earlier request needs
- * none.
+ * Whether a key of `level` is read from its source as its column holds it:
+ * where the level's statement selects it as its text and its source selects
+ * it so too (`nativeKeysOf`), every source but that of a relation with a
+ * `limit` (`numbered`), whose statement reads its rows from a derived table.
+ * Asked when the statement is built: a template kept from an earlier request
+ * needs none.
  */
-function nativeNames (level: LevelPlan, names: readonly string[], numbered: boolean): () => KeyNames {
-  return () => ({ names, native: names.map((name) => !numbered && fieldReadAsText(level.node, name)) })
+function readsNative (level: LevelPlan, numbered: boolean): (name: string) => boolean {
+  return (name) => !numbered && fieldReadAsText(level.node, name)
 }
 
 /**

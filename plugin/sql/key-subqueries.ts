@@ -78,16 +78,16 @@ export function keySubqueryByName (db: AnyKysely, parent: AnySelect, names: read
  * The keys of a relation's rows in a combined statement (load/one-wave.ts):
  * read by name (`names`, as the parents' statement selects them) from
  * `source`, that statement as a common table expression of the combined
- * one, under the names `keySubquery` gives them, distinct. A key its source
- * selects as its text (`native`: declared a string, text-columns.ts) is read
- * from the column the source also selects it under as its column holds it
- * (`withNativeKeys`): compared with the relation's own column, an `int8` or
- * a `uuid`, its text would be refused.
+ * one, under the names `keySubquery` gives them, distinct. A key its
+ * source selects as its text (`native` of its name: declared a string,
+ * text-columns.ts) is read from the column the source also selects it under
+ * as its column holds it (`withNativeKeys`): compared with the relation's
+ * own column, an `int8` or a `uuid`, its text would be refused.
  */
-export function keySource (db: AnyKysely, source: string, names: readonly string[], native: readonly boolean[]): AnySelect {
+export function keySource (db: AnyKysely, source: string, names: readonly string[], native: (name: string) => boolean): AnySelect {
   const keys = partNames(keyName, names.length)
   const query = (db.selectFrom(source) as AnySelect)
-    .select(names.map((name, index) => columnOf(source, native[index] === true ? nativeKeyName(name) : name).as(keys[index]!)))
+    .select(names.map((name, index) => columnOf(source, native(name) ? nativeKeyName(name) : name).as(keys[index]!)))
     .distinct()
   keySources.add(query)
   return query
