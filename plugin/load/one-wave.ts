@@ -4,6 +4,7 @@ import type { CompiledQuery } from 'kysely'
 import type { CombinedForm, HeldAnswer, Source } from '../sql/combined-statements.js'
 import {
   keyColumnsOf, keyNamesOf, keySource, keySubquery, keySubqueryByName, nestedScope, waveRowReader, waveStatement, withNativeKeys,
+  type NativeKeys,
 } from '../sql/key-subqueries.js'
 import { hasStatement, limitOf, relationIdsQuery, relationRowsQuery, rowBoundOf } from '../sql/relation-statements.js'
 import { keyColumns, selectedRow, type AnySelect, type Row } from '../sql/selection.js'
@@ -173,7 +174,7 @@ function sendLevel (context: LoadContext, level: LevelPlan, sending: Sending): v
   const { db } = context
   const { parent, numbered, sources } = sending
   const keysOf = (columns: readonly string[], names: readonly string[]) =>
-    memoized(() => (numbered ? keySubqueryByName(db, parent(), names) : keySubquery(db, parent(), columns)))
+    memoized(() => (numbered ? keySubqueryByName(db, parent(), names, readsNative(level)) : keySubquery(db, parent(), columns)))
   for (const field of level.fields) {
     if (field.kind !== 'id' && field.kind !== 'expanded') continue
     // A relation resolved by a function has no statement: it is called with its parents' rows, and the levels below
@@ -195,7 +196,7 @@ function sendLevel (context: LoadContext, level: LevelPlan, sending: Sending): v
     const combined = sources === undefined
       ? undefined
       : combinedStatement(
-        context, field, sources, names, readsNative(level, numbered), sourceStatement(field, limited, statement), own, listed?.variant ?? ''
+        context, field, sources, names, readsNative(level), sourceStatement(context, field, bound, statement), own, listed?.variant ?? ''
       )
     // In a combined statement, an expanded relation's rows are a source: the statements of the level below read their keys from it.
     const source = combined === undefined || field.kind !== 'expanded'
@@ -207,10 +208,11 @@ function sendLevel (context: LoadContext, level: LevelPlan, sending: Sending): v
       : () => ({ sources: readSources!(), compiled: combined(), isSource: source !== undefined })
     sendStatement(context, sending, field, keys, columns.length, statement, own, lists, form)
     if (field.kind === 'expanded') {
-      // The level below takes its keys from this relation's rows: its statement keyed as here, without the wave's join.
+      // The level below takes its keys from this relation's rows: its statement keyed as here, without the wave's join,
+      // and with its keys as their columns hold them, which a statement with `limit` carries out of its numbered rows.
       sendLevel(context, field.level, {
         ...sending,
-        parent: memoized(() => statementOf(context, field, keys(), bound)),
+        parent: memoized(() => relationRowsQuery(context, field, keys(), bound, nativeKeysOf(field.level))),
         parentScope: nestedScope(own, sending.parentScope),
         numbered: limited,
         listsAbove: lists,
@@ -231,7 +233,7 @@ function sendLevel (context: LoadContext, level: LevelPlan, sending: Sending): v
     const own = context.scopeParts(relation.target)
     const combined = sources === undefined
       ? undefined
-      : combinedStatement(context, site, sources, level.node.key.fields, readsNative(level, numbered), statement, own, '')
+      : combinedStatement(context, site, sources, level.node.key.fields, readsNative(level), statement, own, '')
     const form = combined === undefined ? undefined : () => ({ sources: sources!(), compiled: combined(), isSource: false })
     sendStatement(context, sending, site, keys, columns.length, statement, own, sending.listsAbove, form)
   }
@@ -259,28 +261,24 @@ function combinedStatement (
 }
 
 /**
- * Whether a key of `level` is read from its source as its column holds it:
- * where the level's statement selects it as its text and its source selects
- * it so too (`nativeKeysOf`), every source but that of a relation with a
- * `limit` (`numbered`), whose statement reads its rows from a derived table.
- * Asked when the statement is built: a template kept from an earlier request
- * needs none.
+ * Whether a key of `level` is read from the statement of its rows as its
+ * column holds it: where that statement selects it as its text, and so
+ * selects it also as its column holds it (`nativeKeysOf`). Asked when a
+ * statement is built: a template kept from an earlier request needs none.
  */
-function readsNative (level: LevelPlan, numbered: boolean): (name: string) => boolean {
-  return (name) => !numbered && fieldReadAsText(level.node, name)
+function readsNative (level: LevelPlan): (name: string) => boolean {
+  return (name) => fieldReadAsText(level.node, name)
 }
 
 /**
  * An expanded relation's statement as its source in a combined statement:
- * with the keys its relations read as their columns hold them (`nativeKeysOf`),
- * but for a relation with a `limit` (`limited`, see `nativeNames`).
+ * with the keys its relations read as their columns hold them (`nativeKeysOf`).
  */
 function sourceStatement (
-  field: RelationField, limited: boolean, statement: (keys: AnySelect) => AnySelect
+  context: LoadContext, field: RelationField, bound: number, statement: (keys: AnySelect) => AnySelect
 ): (keys: AnySelect) => AnySelect {
-  if (field.kind !== 'expanded' || limited) return statement
-  const { level } = field
-  return (waveKeys) => withNativeKeys(statement(waveKeys), nativeKeysOf(level))
+  if (field.kind !== 'expanded') return statement
+  return (waveKeys) => relationRowsQuery(context, field, waveKeys, bound, nativeKeysOf(field.level))
 }
 
 /**
@@ -290,7 +288,7 @@ function sourceStatement (
  * select as the column holds them (`withNativeKeys`). An `int8` or a `uuid`
  * key declared a string is compared with its relation's column so.
  */
-function nativeKeysOf (level: LevelPlan): Array<[column: string, name: string]> {
+function nativeKeysOf (level: LevelPlan): NativeKeys {
   const keys = new Map<string, string>()
   const add = (columns: readonly string[], names: readonly string[]): void => {
     names.forEach((name, index) => { if (fieldReadAsText(level.node, name)) keys.set(name, columns[index]!) })

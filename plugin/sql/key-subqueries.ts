@@ -65,12 +65,16 @@ export function keySubquery (db: AnyKysely, parent: AnySelect, columns: readonly
  * `keySubquery` of a statement whose rows do not come from the owner's table
  * itself (a relation with `limit` selects from its rows numbered per parent):
  * the keys under `names`, the columns as the statement names them, read from
- * the statement as a derived table.
+ * the statement as a derived table. A key it selects as its text (`native`
+ * of its name) is read from the column it also selects it under as its
+ * column holds it (`withNativeKeys`), as `keySource` reads one.
  */
-export function keySubqueryByName (db: AnyKysely, parent: AnySelect, names: readonly string[]): AnySelect {
+export function keySubqueryByName (
+  db: AnyKysely, parent: AnySelect, names: readonly string[], native: (name: string) => boolean
+): AnySelect {
   const keys = partNames(keyName, names.length)
   return (db.selectFrom(parent.as(keyRows)) as AnySelect)
-    .select(names.map((name, index) => columnOf(keyRows, name).as(keys[index]!)))
+    .select(names.map((name, index) => columnOf(keyRows, native(name) ? nativeKeyName(name) : name).as(keys[index]!)))
     .distinct()
 }
 
@@ -95,8 +99,8 @@ export function keySource (db: AnyKysely, source: string, names: readonly string
 
 const nativeKeyPrefix = '__expand_native_'
 
-/** The column a source of a combined statement selects key `name` under as its column holds it (`withNativeKeys`). */
-const nativeKeyName = (name: string): string => `${nativeKeyPrefix}${name}`
+/** The column a statement read for its rows' keys selects key `name` under as its column holds it (`withNativeKeys`). */
+export const nativeKeyName = (name: string): string => `${nativeKeyPrefix}${name}`
 
 /** Whether a statement's column is a key selected for the relations below it alone (`withNativeKeys`), not one of its rows' values. */
 export function isNativeKey (name: string): boolean {
@@ -104,16 +108,20 @@ export function isNativeKey (name: string): boolean {
 }
 
 /**
- * `query`, a level's statement as a source of a combined statement,
- * selecting besides its columns each key of `keys` (its column as the
- * statement reads it, and its name) as the column holds it, for the
- * relations below that read it (`keySource`). They are never among its
- * rows' values (`isNativeKey`).
+ * `query`, a level's statement read for its rows' keys (a source of a
+ * combined statement, or a relation's statement with `limit` keying the
+ * statements below it in one wave), selecting besides its columns each key
+ * of `keys` (its column as the statement reads it, and its name) as the
+ * column holds it, for the relations below that read it (`keySource`,
+ * `keySubqueryByName`). They are never among its rows' values (`isNativeKey`).
  */
-export function withNativeKeys (query: AnySelect, keys: ReadonlyArray<readonly [column: string, name: string]>): AnySelect {
+export function withNativeKeys (query: AnySelect, keys: NativeKeys): AnySelect {
   if (keys.length === 0) return query
   return query.select(keys.map(([column, name]) => sql.ref(column).as(nativeKeyName(name))))
 }
+
+/** Keys selected as their columns hold them (`withNativeKeys`): each its column, as a statement reads it, and its name. */
+export type NativeKeys = ReadonlyArray<readonly [column: string, name: string]>
 
 /** The subqueries `keySource` made: a statement keyed by one adds no column of a one-wave statement's. */
 const keySources = new WeakSet<object>()

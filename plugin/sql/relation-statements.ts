@@ -8,7 +8,7 @@ import { compositeToManyStatement, compositeToOneStatement } from './composite-k
 import { orderedBy, parentKey, type RelationOrder, type RelationSource } from './dialects/index.js'
 import { foreignKeyOf, keyColumn, selectLevel, selectLevelColumns, selectionOf, tableOf, type AnySelect } from './selection.js'
 import { idsReadAsText, parentKeyReadAsText } from './text-columns.js'
-import { isWaveKeyed, waveJoin, waveRow, withWaveColumns } from './key-subqueries.js'
+import { isWaveKeyed, nativeKeyName, waveJoin, waveRow, withNativeKeys, withWaveColumns, type NativeKeys } from './key-subqueries.js'
 
 export { parentKey } from './dialects/index.js'
 
@@ -30,7 +30,8 @@ interface KindStatements<K extends RelationKind> {
   readonly bounded: boolean
   /** The related rows of the level, each to-many row tagged with its parent key; undefined for a kind that reads no table. */
   readonly rows: ((
-    context: LoadContext, link: Extract<RelationLink, { kind: K }>, field: ExpandedField, keys: RelationKeys, bound: number
+    context: LoadContext, link: Extract<RelationLink, { kind: K }>, field: ExpandedField, keys: RelationKeys, bound: number,
+    native: NativeKeys
   ) => AnySelect) | undefined
   /**
    * The related ids alone, tagged with their parent key (`id`, parent), in the
@@ -47,15 +48,15 @@ const statements = {
   // it needs no bound (batch-loader's `rowsOf` binds none). A `limit ?` there costs SQLite about 20% on an IN over the key.
   'to-one': {
     bounded: false,
-    rows (context, _link, { relation, level }, keys) {
+    rows (context, _link, { relation, level }, keys, _bound, native) {
       const statement = whereKeys(context, selectLevel(context.db, level, context.scope(relation.target)), keyColumn(level.node), keys)
-      return isWaveKeyed(keys) ? withWaveColumns(statement, [keyColumn(level.node)]) : statement
+      return withNativeKeys(isWaveKeyed(keys) ? withWaveColumns(statement, [keyColumn(level.node)]) : statement, native)
     },
     ids: undefined,
   },
   'to-many': {
     bounded: true,
-    rows: (context, link, field, keys, bound) => toManyStatement(context, field, keys, bound, {
+    rows: (context, link, field, keys, bound, native) => toManyStatement(context, field, keys, bound, native, {
       table: tableOf(field.relation.target),
       parentColumn: `${tableOf(field.relation.target)}.${foreignKeyOf(field.relation, link.foreignKey)}`,
       relatedKey: keyColumn(field.relation.target),
@@ -64,7 +65,7 @@ const statements = {
     }),
     ids (context, link, field, keys, bound) {
       const relatedKey = keyColumn(field.relation.target)
-      return toManyStatement(context, field, keys, bound, {
+      return toManyStatement(context, field, keys, bound, [], {
         table: tableOf(field.relation.target),
         parentColumn: `${tableOf(field.relation.target)}.${foreignKeyOf(field.relation, link.foreignKey)}`,
         relatedKey,
@@ -75,9 +76,9 @@ const statements = {
   },
   'many-to-many': {
     bounded: true,
-    rows (context, { through }, field, keys, bound) {
+    rows (context, { through }, field, keys, bound, native) {
       const relatedKey = `${through.table}.${through.to}`
-      return toManyStatement(context, field, keys, bound, {
+      return toManyStatement(context, field, keys, bound, native, {
         table: tableOf(field.relation.target),
         join: (query) => query.innerJoin(through.table, relatedKey, keyColumn(field.level.node)),
         parentColumn: `${through.table}.${through.from}`,
@@ -91,7 +92,7 @@ const statements = {
     ids (context, { through }, field, keys, bound) {
       const relatedKey = `${through.table}.${through.to}`
       const { target } = field.relation
-      return toManyStatement(context, field, keys, bound, {
+      return toManyStatement(context, field, keys, bound, [], {
         table: through.table,
         join: (query) => query.innerJoin(tableOf(target), keyColumn(target), relatedKey),
         parentColumn: `${through.table}.${through.from}`,
@@ -111,10 +112,11 @@ const statements = {
  * it, a foreign key's or a join table's primary key, hands over each
  * parent's rows together and in order, without a sort), then the relation's
  * order (`relationOrder`). With `limit`, the dialect's statement of each
- * parent's first rows.
+ * parent's first rows, which carries the keys `native` out of its numbered
+ * rows as well.
  */
 function toManyStatement (
-  context: LoadContext, field: RelationField, keys: RelationKeys, bound: number, source: RelationSource
+  context: LoadContext, field: RelationField, keys: RelationKeys, bound: number, native: NativeKeys, source: RelationSource
 ): AnySelect {
   const { db, dialect } = context
   const { relation } = field
@@ -129,15 +131,15 @@ function toManyStatement (
     const tag: AliasableExpression<unknown> = parentKeyReadAsText(relation.owner)
       ? dialect.asText(source.parentColumn)
       : sql.ref(source.parentColumn)
-    const statement = whereKeys(context, source.select(scope === undefined ? from : from.where(scope)).select(tag.as(parentKey)),
-      source.parentColumn, keys)
+    const selected = source.select(scope === undefined ? from : from.where(scope)).select(tag.as(parentKey))
+    const statement = whereKeys(context, withNativeKeys(selected, native), source.parentColumn, keys)
     // Keyed by its parents' statement (load/one-wave.ts): each row says its parent and its place in the order.
     return isWaveKeyed(keys) ? withWaveColumns(statement, [source.parentColumn], [[source.parentColumn, 'asc'], ...order]) : statement
   }
   const limit = limitOf(context, field)
   if (limit !== undefined) {
-    const waveColumns = isWaveKeyed(keys) ? [waveJoin, waveRow] : []
-    return dialect.firstRowsPerParent({ db, source, scope, keys, waveColumns, order, limit, bound, tagged })
+    const addedColumns = [...(isWaveKeyed(keys) ? [waveJoin, waveRow] : []), ...native.map(([, name]) => nativeKeyName(name))]
+    return dialect.firstRowsPerParent({ db, source, scope, keys, addedColumns, order, limit, bound, tagged })
   }
   return dialect.limit(orderedBy(tagged().orderBy(source.parentColumn), order), bound)
 }
@@ -156,10 +158,12 @@ function noStatement (): never {
 
 /**
  * The statement loading the rows of an expanded relation for these parent
- * (to-many) or related (to-one) keys, `bound` rows at most.
+ * (to-many) or related (to-one) keys, `bound` rows at most; selecting also
+ * the keys `native` as their columns hold them, where the statement is read
+ * as its rows' keys (sql/key-subqueries.ts's `withNativeKeys`).
  */
 export function relationRowsQuery (
-  context: LoadContext, field: Extract<PlannedField, { kind: 'expanded' }>, keys: RelationKeys, bound: number
+  context: LoadContext, field: Extract<PlannedField, { kind: 'expanded' }>, keys: RelationKeys, bound: number, native: NativeKeys = []
 ): AnySelect {
   const { link } = field.relation
   // A relation over a composite key: its statements are sql/composite-keys.ts's.
@@ -167,15 +171,17 @@ export function relationRowsQuery (
   // Every case returns: a kind without one does not compile (the function would lack a return).
   switch (link.kind) {
     case 'to-one':
-      return composite ? compositeToOneStatement(context, field, keys) : statements['to-one'].rows(context, link, field, keys)
+      return composite
+        ? withNativeKeys(compositeToOneStatement(context, field, keys), native)
+        : statements['to-one'].rows(context, link, field, keys, bound, native)
     case 'to-many':
       return composite
-        ? compositeToManyStatement(context, link, field, keys, bound)
-        : statements['to-many'].rows(context, link, field, keys, bound)
+        ? withNativeKeys(compositeToManyStatement(context, link, field, keys, bound), native)
+        : statements['to-many'].rows(context, link, field, keys, bound, native)
     case 'many-to-many':
       return composite
-        ? compositeToManyStatement(context, link, field, keys, bound)
-        : statements['many-to-many'].rows(context, link, field, keys, bound)
+        ? withNativeKeys(compositeToManyStatement(context, link, field, keys, bound), native)
+        : statements['many-to-many'].rows(context, link, field, keys, bound, native)
     case 'function': return noStatement()
   }
 }

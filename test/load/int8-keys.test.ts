@@ -199,3 +199,64 @@ t.test('uuid keys declared as strings, in one statement on PostgreSQL', { skip: 
     t.match(database.sent[0], /^with "__expand_source_0" as /, 'read through the sources')
   }
 })
+
+t.test('int8 keys declared as strings below a relation with a limit, on PostgreSQL: in one statement, and in the wave\'s statements sent apart', { skip: postgres === undefined ? 'needs PostgreSQL: set DATABASE_URL' : false }, async (t) => {
+  const Ledger = defineResource({
+    name: 'Ledger',
+    table: 'accounts',
+    schema: Type.Object({ id: Type.String(), latest: Type.Array(Type.String()) }),
+    fields: ['id', 'latest'],
+    expandable: { latest: [Order, { many: true, foreignKey: 'account_id', orderBy: '-id', limit: 1 }] },
+  })
+  const { app, database } = await accountsApp(t, (app) => app.expand.routes('/ledgers', Ledger), [Account, Order, Ledger])
+
+  // The orders come numbered per account from a derived table; the key the level below reads (the order's account)
+  // goes through that table as its column holds it, so that the accounts' statement compares int8 with int8.
+  const url = '/ledgers?expand=latest.account&fields=id,latest.id,latest.account.name'
+  const data = [
+    { id: twoTo53, latest: [{ id: near60[1], account: { name: 'Even' } }] },
+    { id: twoTo53Plus1, latest: [{ id: near60[2], account: { name: 'Odd' } }] },
+  ]
+  const numbered = 'select "__expand_numbered"."id" as "id", "__expand_numbered"."account" as "account", ' +
+    '"__expand_numbered"."__expand_parent" as "__expand_parent", "__expand_numbered"."__expand_native_account" as "__expand_native_account" from ' +
+    '(select cast("orders"."id" as text) as "id", cast("orders"."account_id" as text) as "account", ' +
+    'cast("orders"."account_id" as text) as "__expand_parent", "orders"."account_id" as "__expand_native_account", ' +
+    'row_number() over(partition by "orders"."account_id" order by "orders"."id" desc, "orders"."id") as "__expand_row" from "orders" ' +
+    'where "orders"."account_id" = any(array(select distinct "__expand_source_0"."__expand_native_id" as "key" from "__expand_source_0"))) ' +
+    'as "__expand_numbered" where "__expand_numbered"."__expand_row" <= 1 ' +
+    'order by "__expand_numbered"."__expand_parent", "__expand_numbered"."__expand_row" limit 16384'
+  const accounts = 'select cast("accounts"."id" as text) as "id", cast("accounts"."name" as text) as "name" from "accounts" ' +
+    'where "accounts"."id" = any(array(select distinct "__expand_source_1"."__expand_native_account" as "key" from "__expand_source_1"))'
+  for (const request of [1, 2, 3]) {
+    database.reset()
+    const response = await app.inject(url)
+    t.strictSame([response.statusCode, response.json()], [200, { data, limit: 20, offset: 0, total: 2 }], `request ${request}: the same body`)
+    t.equal(database.sent.length, 1, `request ${request}: one statement, none refused before it`)
+    t.ok(database.sent[0]!.includes(`"__expand_source_1" as (${numbered}), "__expand_source_2" as (${accounts})`),
+      'the numbered orders carry their account as int8, which the accounts\' statement reads')
+    t.notMatch(database.sent[0], /"__expand_part"\."__expand_native_/, 'the parts: their values alone')
+  }
+  // The wave's statements sent apart (a Kysely instance with plugins never combines them): the accounts' statement
+  // reads its keys from the orders' numbered rows by name, the one the orders' statement selects as the column holds it.
+  const apart: FastifyInstance = Fastify()
+  const withPlugin = database.db.withPlugin({ transformQuery: ({ node }) => node, transformResult: async ({ result }) => result })
+  await apart.register(expandPlugin, { db: withPlugin, resources: [Account, Order, Ledger] })
+  apart.expand.routes('/ledgers', Ledger)
+  await apart.ready()
+  t.teardown(() => apart.close())
+  for (const request of [1, 2]) {
+    database.reset()
+    const response = await apart.inject(url)
+    t.strictSame([response.statusCode, response.json()], [200, { data, limit: 20, offset: 0, total: 2 }], `sent apart, request ${request}: the same body`)
+    t.equal(database.sent.length, 3, `sent apart, request ${request}: the page, the orders and the accounts, none refused`)
+    // Sent at once on the pool, they are logged in the order they answer.
+    const accounts = database.sent.filter((statement) => statement.startsWith('with "__expand_wave_keys" as (select distinct "__expand_key_rows"."__expand_native_account" as "key" from ' +
+      '(select "__expand_numbered"."id" as "id", "__expand_numbered"."account" as "account", "__expand_numbered"."__expand_parent" as "__expand_parent", ' +
+      '"__expand_numbered"."__expand_wave_join" as "__expand_wave_join", "__expand_numbered"."__expand_wave_row" as "__expand_wave_row", ' +
+      '"__expand_numbered"."__expand_native_account" as "__expand_native_account" from (select cast("orders"."id" as text) as "id", ' +
+      'cast("orders"."account_id" as text) as "account", cast("orders"."account_id" as text) as "__expand_parent", ' +
+      '"orders"."account_id" as "__expand_native_account", '))
+    t.equal(accounts.length, 1, 'the accounts\' keys: the orders\' account as int8, out of their numbered rows')
+    t.equal(database.sent.filter((statement) => statement.includes('__expand_native_')).length, 1, 'the orders\' own statement: their values alone')
+  }
+})

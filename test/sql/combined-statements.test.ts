@@ -296,6 +296,32 @@ for (const dialect of dialects().filter((dialect) => dialect.name === 'postgres'
     ].sort(), 'each part alone, in the form it has alone, after the combined statement (whose error Kysely logs as an error)')
   })
 
+  t.test(`on ${dialect.name}: a form PostgreSQL refuses for its text: each part alone, then the form never used again`, async (t) => {
+    const database = await open(t)
+    const { db } = database
+    const templates = new StatementTemplates()
+    const { parents, source, alone } = withForm(db, ['id', 'words'])
+    // Its keys read as text and compared with an integer column: \`integer = text\`, refused as the text it is (42883).
+    const refused = db.selectFrom('typed').select(['id', 'words'])
+      .where('id', 'in', db.selectFrom('__expand_source_0' as any).select(sql<string>`cast("__expand_source_0"."id" as text)`.as('id')))
+      .orderBy('id', 'desc').compile()
+    const send = async () => await Promise.all(sentTogether(templates, db, () => [
+      templates.rows(db, {}, 'parents', [], () => parents),
+      waveRows(db, alone, { sources: [source], compiled: refused, isSource: false }, undefined),
+    ]))
+    const rows = [{ id: 2, small: null }, { id: 3, small: 32767 }]
+    const children = { rows: [{ id: 3, words: 'x' }, { id: 2, words: '' }], combined: false }
+    t.strictSame(await send(), [rows, children], 'the rows, as sent alone')
+    t.same([...database.sent].sort(), [parents.compile().sql, alone.sql].sort(), 'each part alone, after the refused statement')
+    for (const request of [2, 3]) {
+      database.reset()
+      t.strictSame(await send(), [rows, children], `request ${request}: the same rows`)
+      t.equal(database.sent.length, 1, `request ${request}: one statement, the form not tried again`)
+      t.notOk(database.sent[0]!.includes('cast("__expand_source_0"."id" as text)'), 'the part in the form it has alone')
+      t.same(database.statements, [parents.compile().sql, alone.sql])
+    }
+  })
+
   t.test(`on ${dialect.name}: a statement with a form of its own and a column of a type not read back: alone from its next request`, async (t) => {
     const database = await open(t)
     const { db } = database

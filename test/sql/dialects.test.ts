@@ -255,7 +255,7 @@ for (const dialect of dialects()) {
         },
         scope: undefined,
         keys: [1, 2, 1],
-        waveColumns: [],
+        addedColumns: [],
         order,
         limit: 2,
         bound,

@@ -167,8 +167,14 @@ export interface LimitedRelation {
    * statement of one wave, load/one-wave.ts), which `tagged` reads already.
    */
   readonly keys: readonly unknown[] | AnySelect
-  /** The columns `tagged` adds for its one-wave statement (sql/key-subqueries.ts's `withWaveColumns`): none for a list of keys. */
-  readonly waveColumns: readonly string[]
+  /**
+   * The columns `tagged` selects beyond the source's, which the statement
+   * carries out of its numbered rows: its one-wave statement's
+   * (sql/key-subqueries.ts's `withWaveColumns`), and the keys that the
+   * relations below read as their columns hold them (`withNativeKeys`). None
+   * for a list of keys.
+   */
+  readonly addedColumns: readonly string[]
   readonly order: readonly RelationOrder[]
   /** The relation's `limit`, per parent. */
   readonly limit: number

@@ -147,10 +147,10 @@ const rowNumber = '__expand_row'
  * parameters stay the scope's values and the keys. MariaDB and MySQL
  * (window functions since 10.2 and 8.0) run the same statement.
  */
-export function rowNumberedFirstRows ({ db, source, order, limit, bound, tagged, waveColumns }: LimitedRelation): AnySelect {
+export function rowNumberedFirstRows ({ db, source, order, limit, bound, tagged, addedColumns }: LimitedRelation): AnySelect {
   const numbered = tagged().select(rowNumberOver(order, source.parentColumn).as(rowNumber))
   const firstRows = db.selectFrom(numbered.as(numberedRows))
-    .select([...source.columns, ...waveColumns].map((column) => sql.id(numberedRows, column).as(column)))
+    .select([...source.columns, ...addedColumns].map((column) => sql.id(numberedRows, column).as(column)))
     .where(sql.id(numberedRows, rowNumber), '<=', sql.lit(limit))
     .orderBy(sql.id(numberedRows, parentKey))
     .orderBy(sql.id(numberedRows, rowNumber)) as AnySelect
