@@ -7,7 +7,9 @@ import type { PlannedField } from '../plan/plan.js'
 import { orderedBy, parentKey, type RelationOrder } from './dialects/index.js'
 import { isWaveKeyed, withWaveColumns } from './key-subqueries.js'
 import type { RelationKeys } from './relation-statements.js'
-import { foreignKeyOf, keyColumns, partAlias, selectLevel, selectLevelColumns, tableOf, type AnySelect, type Row } from './selection.js'
+import {
+  foreignKeyOf, keyColumns, orderByKeys, partAlias, selectLevel, selectLevelColumns, tableOf, type AnySelect, type Row,
+} from './selection.js'
 import { idsReadAsText, parentKeyReadAsText } from './text-columns.js'
 
 // The statements of relations over a composite key (graph/composite-relations.ts, `readsCompositeKey`): a
@@ -161,7 +163,7 @@ export function compositeToManyStatement (
   const matched = whereKeys(context, withParent, owner.key, source.parentColumns, keys)
   // Each parent's rows together, in the relation's order, then by the related key (a column already ordered by is not repeated).
   const order: RelationOrder[] = source.parentColumns.map((column) => [column, 'asc'])
-  if (field.orderBy !== undefined) order.push([`${tableOf(target)}.${field.orderBy.replace(/^-/, '')}`, field.orderBy.startsWith('-') ? 'desc' : 'asc'])
+  if (field.orderBy !== undefined) order.push(...orderByKeys(dialect, target, field.orderBy))
   for (const column of source.relatedColumns) if (!order.some(([ordered]) => ordered === column)) order.push([column, 'asc'])
   const keyed = isWaveKeyed(keys) ? withWaveColumns(matched, source.parentColumns, order) : matched
   return dialect.limit(orderedBy(keyed, order), bound)

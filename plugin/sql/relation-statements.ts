@@ -5,8 +5,8 @@ import type { RelationEdge, RelationKind, RelationLink } from '../graph/resource
 import type { LoadContext } from '../load/load-context.js'
 import { readsCompositeKey } from '../graph/composite-relations.js'
 import { compositeToManyStatement, compositeToOneStatement } from './composite-keys.js'
-import { orderedBy, parentKey, type RelationOrder, type RelationSource } from './dialects/index.js'
-import { foreignKeyOf, keyColumn, selectLevel, selectLevelColumns, selectionOf, tableOf, type AnySelect } from './selection.js'
+import { orderedBy, parentKey, type ExpandDialect, type RelationOrder, type RelationSource } from './dialects/index.js'
+import { foreignKeyOf, keyColumn, orderByKeys, selectLevel, selectLevelColumns, selectionOf, tableOf, type AnySelect } from './selection.js'
 import { idsReadAsText, parentKeyReadAsText } from './text-columns.js'
 import { isWaveKeyed, nativeKeyName, waveJoin, waveRow, withNativeKeys, withWaveColumns, type NativeKeys } from './key-subqueries.js'
 
@@ -123,7 +123,7 @@ function toManyStatement (
   // A request's expanded list: its order, limit and conditions instead of the relation's (its scope stays).
   const listed = context.listed(field)
   const scope = listed === undefined ? context.scope(relation.target) : listed.condition
-  const order = listed?.order === undefined ? relationOrder(field, source.relatedKey) : listed.order(source.relatedKey)
+  const order = listed?.order === undefined ? relationOrder(dialect, field, source.relatedKey) : listed.order(source.relatedKey)
   // The scope is the first condition of every statement: statement templates expect its values first.
   const tagged = () => {
     const from = (source.join ?? same)(db.selectFrom(source.table) as AnySelect)
@@ -248,9 +248,9 @@ export function hasStatement (field: RelationField): boolean {
  * column if any (the relation's, unless the request may not see that field),
  * then the related key, ascending.
  */
-function relationOrder ({ relation, orderBy }: RelationField, relatedKey: string): RelationOrder[] {
+function relationOrder (dialect: ExpandDialect, { relation, orderBy }: RelationField, relatedKey: string): RelationOrder[] {
   if (orderBy === undefined) return [[relatedKey, 'asc']]
-  return [[`${tableOf(relation.target)}.${orderBy.replace(/^-/, '')}`, orderBy.startsWith('-') ? 'desc' : 'asc'], [relatedKey, 'asc']]
+  return [...orderByKeys(dialect, relation.target, orderBy), [relatedKey, 'asc']]
 }
 
 /**

@@ -4,7 +4,7 @@ import type { LevelPlan } from '../plan/plan.js'
 import { ownerColumn, type RelationEdge, type ResourceNode } from '../graph/resource-graph.js'
 import { literalKey } from '../drivers/statement-cache.js'
 import type { KeyColumns } from '../graph/resource.js'
-import { dialectOf, type ExpandDialect } from './dialects/index.js'
+import { dialectOf, type ExpandDialect, type RelationOrder } from './dialects/index.js'
 import { fieldReadAsText } from './text-columns.js'
 
 export type Row = Record<string, unknown>
@@ -123,6 +123,31 @@ export function tableOf (node: ResourceNode): string {
     throw new InvalidDefinitionError(messages.noTable(node.qualifiedName))
   }
   return node.table
+}
+
+/**
+ * The keys a to-many relation's `orderBy` (`column`, or `-column` for
+ * descending, of its target's table) orders by. A column that may hold NULL
+ * has its NULLs after every value ascending and before every value
+ * descending on every database (the dialect's `nullableOrder`), so that a
+ * relation with a `limit` keeps the same rows everywhere; a column of a field
+ * the target declares without null is ordered by alone, as its index reads it.
+ */
+export function orderByKeys (dialect: ExpandDialect, target: ResourceNode, orderBy: string): RelationOrder[] {
+  const name = orderBy.replace(/^-/, '')
+  const column = `${tableOf(target)}.${name}`
+  const direction = orderBy.startsWith('-') ? 'desc' : 'asc'
+  return mayHoldNull(target, name) ? dialect.nullableOrder(column, direction) : [[column, direction]]
+}
+
+/** Whether `column` of `node`'s table may hold NULL: unless a field read from it is declared without null. */
+function mayHoldNull (node: ResourceNode, column: string): boolean {
+  for (const [field, schema] of node.fieldSchemas) {
+    if (node.relations.has(field) || node.column(field) !== column) continue
+    if (schema.type === undefined) return true
+    return Array.isArray(schema.type) ? schema.type.includes('null') : schema.type === 'null'
+  }
+  return true
 }
 
 export function foreignKeyOf (relation: RelationEdge, foreignKey: KeyColumns | undefined): string {

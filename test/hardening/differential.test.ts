@@ -60,9 +60,20 @@ const Track = defineResource({
 const Catalog = defineResource({
   name: 'Catalog',
   table: 'labels',
-  schema: Type.Object({ id: Type.Integer(), name: Type.String(), tracks: Type.Array(Type.Integer()) }),
-  fields: ['id', 'name', 'tracks'],
-  expandable: { tracks: [Track, { many: true, foreignKey: 'label_id' }] },
+  schema: Type.Object({
+    id: Type.Integer(),
+    name: Type.String(),
+    tracks: Type.Array(Type.Integer()),
+    best_rated: Type.Array(Type.Integer()),
+    least_rated: Type.Array(Type.Integer()),
+  }),
+  fields: ['id', 'name', 'tracks', 'best_rated', 'least_rated'],
+  // Ordered by a column that holds NULLs (NULL as the largest value on every database), and cut.
+  expandable: {
+    tracks: [Track, { many: true, foreignKey: 'label_id' }],
+    best_rated: [Track, { many: true, foreignKey: 'label_id', orderBy: '-rating', limit: 2 }],
+    least_rated: [Track, { many: true, foreignKey: 'label_id', orderBy: 'rating', limit: 3 }],
+  },
   aggregates: { track_count: { count: 'tracks' } },
 })
 
@@ -183,11 +194,12 @@ const catalogArbitrary = fc.record({
   limit: fc.option(fc.constantFrom('1', '2', '5', '9', '0', 'x'), { nil: undefined }),
   fields: fc.option(fc.subarray(['title', 'plays', 'rating', 'released', 'added_at', 'label'], { minLength: 1 }), { nil: undefined }),
   count: fc.boolean(),
+  rated: fc.boolean(),
   one: fc.option(fc.constantFrom('1', '3', '4'), { nil: undefined }),
 })
 
 function catalogUrlOf (sample: typeof catalogArbitrary extends fc.Arbitrary<infer T> ? T : never): string {
-  const query = [`expand=tracks${sample.count ? ',track_count' : ''}`, ...sample.wheres]
+  const query = [`expand=tracks${sample.count ? ',track_count' : ''}${sample.rated ? ',best_rated,least_rated' : ''}`, ...sample.wheres]
   if (sample.fields !== undefined) query.push(`fields=id,${sample.count ? 'track_count,' : ''}tracks.id,${sample.fields.map((field) => `tracks.${field}`).join(',')}`)
   if (sample.sort.length > 0) query.push(`sort[tracks]=${sample.sort.join(',')}`)
   if (sample.limit !== undefined) query.push(`limit[tracks]=${sample.limit}`)

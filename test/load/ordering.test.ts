@@ -193,3 +193,115 @@ for (const dialect of dialects()) {
     ], 'through, expanded: the same order')
   })
 }
+
+// An orderBy column that may hold NULL: NULL sorts as the largest value on every database (after every value
+// ascending, before every value descending), as a list's sort places it, so that a relation with a `limit` keeps
+// the same rows on each (SQLite and MariaDB put NULL first ascending by default, PostgreSQL last).
+const Item = defineResource({
+  name: 'Item',
+  table: 'items',
+  schema: Type.Object({ id: Type.Integer(), rating: Type.Union([Type.Number(), Type.Null()]), code: Type.String() }),
+  fields: ['id', 'rating'],
+})
+const Box = defineResource({
+  name: 'Box',
+  table: 'boxes',
+  schema: Type.Object({
+    id: Type.Integer(),
+    rated: Type.Array(Type.Integer()),
+    best: Type.Array(Type.Integer()),
+    worst: Type.Array(Type.Integer()),
+    by_code: Type.Array(Type.Integer()),
+  }),
+  fields: ['id', 'rated', 'best', 'worst', 'by_code'],
+  expandable: {
+    rated: [Item, { many: true, foreignKey: 'box_id', orderBy: '-rating' }],
+    best: [Item, { many: true, foreignKey: 'box_id', orderBy: '-rating', limit: 1 }],
+    worst: [Item, { many: true, foreignKey: 'box_id', orderBy: 'rating', limit: 1 }],
+    by_code: [Item, { many: true, foreignKey: 'box_id', orderBy: 'code' }],
+  },
+})
+const Book = defineResource({
+  name: 'Book',
+  table: 'books',
+  schema: Type.Object({ id: Type.Integer(), rating: Type.Union([Type.Number(), Type.Null()]) }),
+  fields: ['id', 'rating'],
+})
+const Shelf = defineResource({
+  name: 'Shelf',
+  table: 'shelves',
+  primaryKey: ['row', 'place'],
+  schema: Type.Object({ row: Type.Integer(), place: Type.Integer(), books: Type.Array(Type.Integer()) }),
+  fields: ['row', 'place', 'books'],
+  expandable: { books: [Book, { many: true, foreignKey: ['shelf_row', 'shelf_place'], orderBy: '-rating' }] },
+})
+
+for (const dialect of dialects()) {
+  t.test(`an orderBy column that may hold NULL on ${dialect.name}: NULL as the largest value`, async (t) => {
+    const database = await dialect.open()
+    t.teardown(() => database.close())
+    const { db } = database
+    await db.schema.createTable('boxes').addColumn('id', 'integer', (column) => column.primaryKey()).execute()
+    await db.schema.createTable('items').addColumn('id', 'integer', (column) => column.primaryKey())
+      .addColumn('box_id', 'integer', (column) => column.notNull()).addColumn('rating', 'double precision')
+      .addColumn('code', 'varchar(20)', (column) => column.notNull()).execute()
+    await db.schema.createTable('shelves').addColumn('row', 'integer', (column) => column.notNull())
+      .addColumn('place', 'integer', (column) => column.notNull()).addPrimaryKeyConstraint('shelves_key', ['row', 'place']).execute()
+    await db.schema.createTable('books').addColumn('id', 'integer', (column) => column.primaryKey())
+      .addColumn('shelf_row', 'integer', (column) => column.notNull()).addColumn('shelf_place', 'integer', (column) => column.notNull())
+      .addColumn('rating', 'double precision').execute()
+    await db.insertInto('boxes').values([{ id: 1 }, { id: 2 }, { id: 3 }]).execute()
+    await db.insertInto('items').values([
+      { id: 1, box_id: 1, rating: 2.5, code: 'd' }, { id: 2, box_id: 1, rating: null, code: 'c' },
+      { id: 3, box_id: 1, rating: 4, code: 'b' }, { id: 4, box_id: 1, rating: null, code: 'a' },
+      { id: 5, box_id: 2, rating: null, code: 'a' }, { id: 6, box_id: 3, rating: 1, code: 'a' },
+    ]).execute()
+    await db.insertInto('shelves').values([{ row: 1, place: 1 }, { row: 1, place: 2 }]).execute()
+    await db.insertInto('books').values([
+      { id: 1, shelf_row: 1, shelf_place: 1, rating: 3 }, { id: 2, shelf_row: 1, shelf_place: 1, rating: null },
+      { id: 3, shelf_row: 1, shelf_place: 1, rating: 5 }, { id: 4, shelf_row: 1, shelf_place: 2, rating: 1 },
+    ]).execute()
+    const app = Fastify()
+    await app.register(expandPlugin, { db, resources: [Item, Box, Book, Shelf] })
+    app.expand.routes('/boxes', Box)
+    app.expand.routes('/shelves', Shelf)
+    await app.ready()
+    t.teardown(() => app.close())
+
+    const ids = await app.inject('/boxes')
+    t.equal(ids.statusCode, 200)
+    t.same(ids.json().data, [
+      { id: 1, rated: [2, 4, 3, 1], best: [2], worst: [1], by_code: [4, 3, 2, 1] },
+      { id: 2, rated: [5], best: [5], worst: [5], by_code: [5] },
+      { id: 3, rated: [6], best: [6], worst: [6], by_code: [6] },
+    ], 'ids: NULL after every value ascending, before every value descending; the key breaks ties')
+    const item = (id: number, rating: number | null) => ({ id, rating })
+    t.equal((await app.inject('/boxes/1?expand=rated,best,worst')).body, JSON.stringify({
+      id: 1,
+      rated: [item(2, null), item(4, null), item(3, 4), item(1, 2.5)],
+      best: [item(2, null)],
+      worst: [item(1, 2.5)],
+      by_code: [4, 3, 2, 1],
+    }), 'expanded: the same rows and order')
+    t.equal((await app.inject('/shelves?expand=books')).body, JSON.stringify({
+      data: [
+        { row: 1, place: 1, books: [{ id: 2, rating: null }, { id: 3, rating: 5 }, { id: 1, rating: 3 }] },
+        { row: 1, place: 2, books: [{ id: 4, rating: 1 }] },
+      ],
+      limit: 20,
+      offset: 0,
+      total: 2,
+    }), 'over a composite key: the same')
+
+    // Where NULL is not the largest value by default, `is null` orders it first; a column declared without null is
+    // ordered by alone (its index reads it in order).
+    database.reset()
+    await app.inject('/boxes/1?fields=id,rated,by_code')
+    const orders = database.statements.map((statement) => / order by (.*?) limit /.exec(statement)?.[1]).filter((order) => order !== undefined).sort()
+    const nullFirst = dialect.name === 'postgres' ? '' : '"items"."rating" is null desc, '
+    t.same(orders, [
+      asWrittenOn(dialect, '"items"."box_id", "items"."code", "items"."id"'),
+      asWrittenOn(dialect, `"items"."box_id", ${nullFirst}"items"."rating" desc, "items"."id"`),
+    ].sort(), 'the relations\' orders as written')
+  })
+}

@@ -66,6 +66,12 @@ export interface ExpandDialect {
   /** `query` ordered by `column`, with its NULLs written first or last explicitly (the databases' defaults differ). */
   orderBy<Q extends AnySelect>(query: Q, column: string, direction: OrderDirection, nulls: 'first' | 'last'): Q
   /**
+   * The keys of a relation's order (its `orderBy`) by `column`, which may
+   * hold NULL: its NULLs after every value ascending and before every value
+   * descending, as a list's sort places them (`orderBy`) on every database.
+   */
+  nullableOrder(column: string, direction: OrderDirection): RelationOrder[]
+  /**
    * The correlated `select 1` of a filter through a relation (an EXISTS), written so that the database runs it per
    * outer row, reading the related rows by the index on the column it correlates on.
    */
@@ -153,8 +159,8 @@ export interface RelationSource {
   readonly columns: readonly string[]
 }
 
-/** One key of a relation's order within a parent. */
-export type RelationOrder = readonly [column: string, direction: OrderDirection]
+/** One key of a relation's order within a parent: a column, or what a dialect orders a column's NULLs by (`nullableOrder`). */
+export type RelationOrder = readonly [column: string | Expression<unknown>, direction: OrderDirection]
 
 /** What `firstRowsPerParent` writes a statement from. */
 export interface LimitedRelation {
@@ -192,13 +198,26 @@ export function orderedBy<Q extends AnySelect> (query: Q, order: readonly Relati
 }
 
 /**
+ * `column` in `direction`, its NULLs first in the same direction (`column is
+ * null`: 0, then 1), so that they come after every value ascending and
+ * before every value descending: for a database whose NULL is smaller than
+ * every value (SQLite, MariaDB), the order PostgreSQL gives by default.
+ */
+export function nullsAsLargest (column: string, direction: OrderDirection): RelationOrder[] {
+  return [[sql`${sql.ref(column)} is null`, direction], [column, direction]]
+}
+
+/**
  * `row_number() over([partition by <partition>] order by <order>)`, written
  * as Kysely writes a window: each row's place in `order`, within its
  * partition if any. The databases that load concurrently read it (window
  * functions since PostgreSQL 8.4, MariaDB 10.2, MySQL 8.0).
  */
 export function rowNumberOver (order: readonly RelationOrder[], partition?: string): RawBuilder<number> {
-  const terms = order.map(([column, direction]) => direction === 'desc' ? sql`${sql.ref(column)} desc` : sql.ref(column))
+  const terms = order.map(([column, direction]) => {
+    const key = typeof column === 'string' ? sql.ref(column) : column
+    return direction === 'desc' ? sql`${key} desc` : key
+  })
   const partitioned = partition === undefined ? sql`` : sql`partition by ${sql.ref(partition)} `
   return sql<number>`row_number() over(${partitioned}order by ${sql.join(terms)})`
 }

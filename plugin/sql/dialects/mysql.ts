@@ -5,6 +5,7 @@ import type { AnySelect } from '../selection.js'
 import {
   inKeySubquery,
   literalLimit,
+  nullsAsLargest,
   rowValueComparison,
   type DriverError,
   type ExpandDialect,
@@ -100,6 +101,7 @@ export const mysqlDialect: ExpandDialect = {
   // NULL sorts first ascending, last descending, and has no NULLS FIRST/LAST: `column is null` (0, then 1) places it, as on SQLite.
   orderBy: <Q extends AnySelect>(query: Q, column: string, direction: 'asc' | 'desc', nulls: 'first' | 'last') =>
     query.orderBy(sql`${sql.ref(column)} is null`, nulls === 'first' ? 'desc' : 'asc').orderBy(column, direction) as Q,
+  nullableOrder: nullsAsLargest,
   /**
    * `... having 1`: MariaDB turns a correlated EXISTS into an IN (its
    * `exists_to_in`) and that into a semi-join, which materializes every

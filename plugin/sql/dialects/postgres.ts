@@ -65,6 +65,8 @@ export const postgresDialect: ExpandDialect = {
       return nulls === 'first' ? ordered.nullsFirst() : ordered.nullsLast()
     }) as Q,
   correlatedSubquery: (query) => query,
+  // NULL is larger than every value by default: after every value ascending, before every value descending.
+  nullableOrder: (column, direction) => [[column, direction]],
   limit: literalLimit,
   /**
    * `column = any(array(keys))`: the keys read first (an InitPlan), then the

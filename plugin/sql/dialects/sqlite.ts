@@ -4,6 +4,7 @@ import type { AnySelect } from '../selection.js'
 import {
   inKeySubquery,
   literalLimit,
+  nullsAsLargest,
   orderedBy,
   parentKey,
   rowValueComparison,
@@ -49,6 +50,7 @@ export const sqliteDialect: ExpandDialect = {
   orderBy: <Q extends AnySelect>(query: Q, column: string, direction: 'asc' | 'desc', nulls: 'first' | 'last') =>
     query.orderBy(sql`${sql.ref(column)} is null`, nulls === 'first' ? 'desc' : 'asc').orderBy(column, direction) as Q,
   correlatedSubquery: (query) => query,
+  nullableOrder: nullsAsLargest,
   limit: literalLimit,
   amongKeys: inKeySubquery,
 
