@@ -129,14 +129,19 @@ const operators: Record<string, FilterOperator[]> = {
   'label.name': ['eq', 'contains'],
 }
 const sortable = ['title', 'plays', 'explicit', 'released', 'added_at']
+/**
+ * A list's sort keys may hold NULL (a nullable field, a path through a to-one relation that may be missing):
+ * NULL sorts as the largest value.
+ */
+const listSortable = [...sortable, 'rating', 'label.name']
 /** An expanded list's filters are the related resource's own fields: a track's, without the path through its label. */
 const trackListFilters = Object.fromEntries(Object.entries(operators).filter(([field]) => !field.includes('.')))
 
 async function build (db: DatabaseOption): Promise<FastifyInstance> {
   const app = Fastify()
   await app.register(expandPlugin, { db, resources: [Label, Track, Catalog] })
-  app.expand.routes('/tracks', Track, { filter: operators, sort: sortable })
-  app.expand.routes('/feed', Track, { filter: operators, sort: sortable, pagination: 'cursor', pageSize: 4, cursorSecret: 'differential test cursor key' })
+  app.expand.routes('/tracks', Track, { filter: operators, sort: listSortable })
+  app.expand.routes('/feed', Track, { filter: operators, sort: listSortable, pagination: 'cursor', pageSize: 4, cursorSecret: 'differential test cursor key' })
   app.expand.routes('/catalogs', Catalog, { expandedLists: { tracks: { sort: sortable, maxLimit: 5, filter: trackListFilters } } })
   await app.ready()
   return app
@@ -175,7 +180,7 @@ const filterArbitrary = fc.constantFrom(...Object.keys(operators)).chain((field)
 const requestArbitrary = fc.record({
   route: fc.constantFrom('/tracks', '/feed', '/tracks/:id'),
   filters: fc.uniqueArray(filterArbitrary, { maxLength: 3, selector: (filter) => filter.slice(0, filter.indexOf('=')) }),
-  sort: fc.subarray(sortable, { maxLength: 2 }).chain((keys) => fc.tuple(...keys.map((key) => fc.constantFrom(key, `-${key}`)))),
+  sort: fc.subarray(listSortable, { maxLength: 2 }).chain((keys) => fc.tuple(...keys.map((key) => fc.constantFrom(key, `-${key}`)))),
   limit: fc.option(fc.integer({ min: 1, max: 6 }), { nil: undefined }),
   offset: fc.option(fc.integer({ min: 0, max: 45 }), { nil: undefined }),
   id: fc.constantFrom('1', '17', '40', '41', '0', '2147483648', 'x'),
