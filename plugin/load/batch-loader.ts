@@ -158,7 +158,9 @@ async function loadToOne (load: Load, field: ExpandedField, rows: Row[], weights
   const target = level.node
   // Each row's key, read once: null where the row has no related row to look for.
   const keys = new Array<unknown>(rows.length)
-  const distinct = new Map<unknown, unknown>()
+  // Per key: the id bound for it (as the driver first gave it), then its related row and the sum of its parents' weights.
+  const wanted = new Map<unknown, WantedRow>()
+  const ids: unknown[] = []
   for (let index = 0; index < rows.length; index++) {
     const id = rows[index]![relation.field]
     if (id === null || id === undefined) {
@@ -168,20 +170,21 @@ async function loadToOne (load: Load, field: ExpandedField, rows: Row[], weights
     if (isRounded(id)) throw new InvalidDataError(messages.roundedKey(relation.owner.qualifiedName, relation.field))
     const key = keyOf(id)
     keys[index] = key
-    // Each key bound as the driver first gave it.
-    if (!distinct.has(key)) distinct.set(key, id)
+    if (wanted.get(key) === undefined) {
+      wanted.set(key, { row: undefined, weight: 0 })
+      ids.push(id)
+    }
   }
-  // Each related row with the sum of its parents' weights, one per key.
-  const related = new Map<unknown, { row: Row; weight: number }>()
   let read = 0
-  for (const chunk of chunks([...distinct.values()])) {
+  for (const chunk of chunks(ids)) {
     const found = await rowsOf(load, field, chunk, relationRowsQuery)
     read += found.length
     for (const child of found) {
-      related.set(keyOf(rowKey(target.key, child)), { row: child, weight: 0 })
+      const entry = wanted.get(keyOf(rowKey(target.key, child)))
+      if (entry !== undefined) entry.row = child
     }
   }
-  const { met, written } = placeToOne(relation.field, rows, keys, weights, related)
+  const { met, written } = placeToOne(relation.field, rows, keys, weights, wanted)
   chargeWritten(load, written, read)
   await loadLevel(load, level, met.map((entry) => entry.row), met.map((entry) => entry.weight))
 }
@@ -189,27 +192,30 @@ async function loadToOne (load: Load, field: ExpandedField, rows: Row[], weights
 /** A related row, and how many times it is written (see `ObjectBudget`). */
 export interface WeightedRow { row: Row; weight: number }
 
+/** The related row of a key asked for, if one was found, and how many times it is written. */
+interface WantedRow { row: Row | undefined; weight: number }
+
 /**
  * Writes each row's related row (or null) into `field`, by the row's key,
  * and sums the weights of the parents of each related row: the related rows
  * in the order their parents first meet them, and the objects written.
  */
 export function placeToOne (
-  field: string, rows: Row[], keys: readonly unknown[], weights: readonly number[], related: ReadonlyMap<unknown, WeightedRow>
+  field: string, rows: Row[], keys: readonly unknown[], weights: readonly number[], related: ReadonlyMap<unknown, WantedRow>
 ): { met: WeightedRow[]; written: number } {
   const met: WeightedRow[] = []
   let written = 0
   for (let index = 0; index < rows.length; index++) {
     const key = keys[index]
     const found = key === null ? undefined : related.get(key)
-    if (found === undefined) {
+    if (found?.row === undefined) {
       rows[index]![field] = null
       continue
     }
     rows[index]![field] = found.row
     const weight = weights[index]!
     // Weights are at least 1 (a row counts once), so a weight of 0 is a row not met yet.
-    if (found.weight === 0) met.push(found)
+    if (found.weight === 0) met.push(found as WeightedRow)
     found.weight += weight
     written += weight
   }
@@ -226,31 +232,51 @@ async function loadToMany (load: Load, owner: ResourceNode, field: ExpandedField
   for (const chunk of chunks([...groups.keys()])) {
     const found = await rowsOf(load, field, chunk, relationRowsQuery)
     read += found.length
+    // The statement returns a parent's rows one after another (ordered by its key): its group is looked up once per run.
+    let runKey: unknown = noKey
+    let group: unknown[] | undefined
     for (const child of found) {
-      groups.get(keyOf(parentOf(child)))?.push(withoutParent(child))
+      const key = keyOf(parentOf(child))
+      if (key !== runKey) {
+        runKey = key
+        group = groups.get(key)
+      }
+      group?.push(withoutParent(child))
     }
-  }
-  // Rows sharing a key share one array, so a child's weight is the sum of theirs.
-  const groupWeights = new Map<unknown, number>()
-  for (let index = 0; index < rows.length; index++) {
-    const key = keys[index]
-    rows[index]![relation.field] = groups.get(key)
-    groupWeights.set(key, (groupWeights.get(key) ?? 0) + weights[index]!)
   }
   const children: Row[] = []
   const childWeights: number[] = []
   let written = 0
-  for (const [key, group] of groups) {
-    const weight = groupWeights.get(key) ?? 0
-    for (const child of group as Row[]) {
+  const addGroup = (group: Row[], weight: number): void => {
+    for (const child of group) {
       children.push(child)
       childWeights.push(weight)
     }
     written += weight * group.length
   }
+  if (groups.size === rows.length) {
+    // Each row has a key of its own: its group's weight is its own, and the groups come in the rows' order.
+    for (let index = 0; index < rows.length; index++) {
+      const group = groups.get(keys[index]) as Row[]
+      rows[index]![relation.field] = group
+      addGroup(group, weights[index]!)
+    }
+  } else {
+    // Rows sharing a key share one array, so a child's weight is the sum of theirs.
+    const groupWeights = new Map<unknown, number>()
+    for (let index = 0; index < rows.length; index++) {
+      const key = keys[index]
+      rows[index]![relation.field] = groups.get(key)
+      groupWeights.set(key, (groupWeights.get(key) ?? 0) + weights[index]!)
+    }
+    for (const [key, group] of groups) addGroup(group as Row[], groupWeights.get(key) ?? 0)
+  }
   chargeWritten(load, written, read)
   await loadLevel(load, level, children, childWeights)
 }
+
+/** No key a row's key reads as (`keyOf` gives numbers, strings and the drivers' other values, never this object). */
+const noKey: unknown = Object.freeze({})
 
 /**
  * The aggregates of one relation for every row, from one grouped statement
