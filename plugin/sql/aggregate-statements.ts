@@ -64,8 +64,10 @@ export function aggregateExpression (
     case 'max': return sql`max(${read})`
     case 'sum': return sql`cast(sum(${read}) as ${sql.raw(double)})`
     // Averaged as doubles: PostgreSQL's avg of integers is a numeric of about 17 digits, whose conversion to a
-    // double can differ in the last bit from the quotient SQLite (and JavaScript) computes.
-    case 'avg': return sql`avg(cast(${read} as ${sql.raw(double)}))`
+    // double can differ in the last bit from the quotient SQLite (and JavaScript) computes. Written as the sum over
+    // the count of values: PostgreSQL's avg of doubles also sums their squares, which overflow (an error) past
+    // about 1.3e154. No value: a NULL sum, and the quotient NULL.
+    case 'avg': return sql`sum(cast(${read} as ${sql.raw(double)})) / count(${read})`
     default: return aggregate.function satisfies never
   }
 }

@@ -64,7 +64,7 @@ const petAggregates = (dialect: Dialect, keys: string) => {
   const { integer, double } = numberCasts[dialect.name]
   return `select "pets"."owner_id" as "__expand_parent", cast(count(*) as ${integer}) as "pet_count", ` +
     `cast(count(case when "pets"."species" = ? then 1 end) as ${integer}) as "cat_count", max("pets"."name") as "last_pet", ` +
-    `cast(sum("pets"."id") as ${double}) as "pet_id_sum", avg(cast("pets"."id" as ${double})) as "pet_id_avg" ` +
+    `cast(sum("pets"."id") as ${double}) as "pet_id_sum", sum(cast("pets"."id" as ${double})) / count("pets"."id") as "pet_id_avg" ` +
     `from "pets" where "pets"."deleted" = ? and "pets"."owner_id" in (${keys}) group by "pets"."owner_id"`
 }
 

@@ -288,7 +288,7 @@ for (const dialect of dialects()) {
       const query = db.selectFrom('items').select([
         sql`cast(count(*) as ${sql.raw(integer)})`.as('count'),
         sql`cast(sum(${sql.ref('n')}) as ${sql.raw(double)})`.as('sum'),
-        sql`avg(cast(${sql.ref('n')} as ${sql.raw(double)}))`.as('avg'),
+        sql`sum(cast(${sql.ref('n')} as ${sql.raw(double)})) / count(${sql.ref('n')})`.as('avg'),
       ]).where('id', '<=', 3)
       t.same(await query.execute(), [{ count: 3, sum: 8, avg: 4 }], 'numbers, never text')
     })
