@@ -70,7 +70,7 @@ function connectMysql (databaseUrl: string, timeoutMs: number): DemoDatabase {
   const url = new URL(databaseUrl)
   url.protocol = 'mysql:'
   // The text protocol: over prepareMysqlStatements the plugin's pages measured slower (docs/performance.md).
-  const pool = createPool({ uri: url.href, connectionLimit: 10, supportBigNumbers: true, timezone: 'Z', dateStrings: ['DATE'] })
+  const pool = createPool({ uri: url.href, connectionLimit: 10, supportBigNumbers: true, timezone: 'Z', dateStrings: true })
   pool.on('connection', (connection) => connection.on('error', (error) => console.error(`database connection lost: ${error.message}`)))
   const onCreateConnection = async (connection: DatabaseConnection): Promise<void> => {
     await connection.executeQuery(CompiledQuery.raw("set time_zone = '+00:00'"))

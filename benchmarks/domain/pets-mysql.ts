@@ -64,7 +64,7 @@ export async function copyPetsToMariadb (database: Database.Database, url: strin
     connectionLimit: poolSize,
     supportBigNumbers: true,
     timezone: 'Z',
-    dateStrings: ['DATE'],
+    dateStrings: true,
   })
   const over = (pool: Pool) => new Kysely<any>({
     dialect: new MysqlDialect({

@@ -80,7 +80,8 @@ const Catalog = defineResource({
 const titles = ['Été', 'été', 'ÉTÉ', 'ca', 'ça', 'ca ', 'ca\t', 'Ωmega', '東京', 'naïve', 'Naive', 'a%b', 'a_b', 'back\\slash', 'Zed', 'zed', '', ' lead', 'notes 🎵']
 const playCounts = [0, 1, -5, 2147483647, -2147483648, 42, 7, 1000000]
 const ratings = [null, 0, 4.5, -1.25, 10000000000, 3]
-const days = ['2020-12-31', '2021-01-01', '2021-01-02', '2019-06-30', '2000-02-29']
+// Years before 100 too: a driver that builds a Date from a year's number reads them as 19xx.
+const days = ['2020-12-31', '2021-01-01', '2021-01-02', '2019-06-30', '2000-02-29', '0001-01-01', '0099-12-31']
 const times = ['00:00:00', '09:30:00', '23:59:59', '12:00:00', '15:00:00']
 
 const labels = [{ id: 1, name: 'Ondes' }, { id: 2, name: 'Émeraude' }, { id: 3, name: 'north' }]
