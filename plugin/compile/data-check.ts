@@ -1,7 +1,8 @@
 import type { ExpansionPlan, LevelPlan } from '../plan/plan.js'
 import type { JsonSchema } from '../graph/resource-graph.js'
 import { GeneratorContext } from './generator-context.js'
-import { expectedOf, isJsonType, strictRules, structureRules, typesOf, valueFormatOf, valueRules } from './value-rules.js'
+import { typesOf } from '../graph/output-schemas.js'
+import { expectedOf, isJsonType, strictRules, structureRules, valueFormatOf, valueRules } from './value-rules.js'
 import { writtenFields, type WrittenField } from './written-fields.js'
 
 /** Throws `FST_EXPAND_INVALID_DATA` when the data does not fit the plan; returns nothing otherwise. */

@@ -3,8 +3,9 @@ import type { JsonSchema } from '../graph/resource-graph.js'
 import { covered, isPrimitiveType, type PrimitiveType } from './projection.js'
 import { responseSchema } from './response-schema.js'
 import type { Stringify } from './mechanisms.js'
+import { typesOf } from '../graph/output-schemas.js'
 import {
-  acceptedBy, expectedOf, extraOf, isJsonType, isOrderedKey, kind, leave, leftToGeneratedCode, refuse, structureAcceptedBy, typesOf,
+  acceptedBy, expectedOf, extraOf, isJsonType, isOrderedKey, kind, leave, leftToGeneratedCode, refuse, structureAcceptedBy,
   valueFormatOf, writtenBy,
 } from './value-rules.js'
 import { writtenFields } from './written-fields.js'

@@ -129,13 +129,6 @@ export function valueFormatOf (type: Exclude<JsonType, 'object' | 'array'>, form
   return format === 'date-time' || format === 'date' || format === 'time' ? format : 'string'
 }
 
-/** The types of a schema, `nullable` as 'null'. */
-export function typesOf (schema: JsonSchema): string[] {
-  const types = Array.isArray(schema.type) ? [...schema.type as string[]] : typeof schema.type === 'string' ? [schema.type] : []
-  if (schema.nullable === true && !types.includes('null')) types.push('null')
-  return types
-}
-
 /** What a value of `schema` is, as the messages of data that does not fit say: 'an integer or null'. */
 export function expectedOf (schema: JsonSchema, types: readonly string[]): string {
   return types.map((type) => {

@@ -33,3 +33,10 @@ function simplify (schema: JsonSchema): JsonSchema {
   }
   return schema
 }
+
+/** The types of a schema, `nullable` as 'null'. */
+export function typesOf (schema: JsonSchema): string[] {
+  const types = Array.isArray(schema.type) ? [...schema.type as string[]] : typeof schema.type === 'string' ? [schema.type] : []
+  if (schema.nullable === true && !types.includes('null')) types.push('null')
+  return types
+}

@@ -5,6 +5,7 @@ import { ownerColumn, type RelationEdge, type ResourceNode } from '../graph/reso
 import { literalKey } from '../drivers/statement-cache.js'
 import type { KeyColumns } from '../graph/resource.js'
 import { dialectOf, type ExpandDialect, type RelationOrder } from './dialects/index.js'
+import { typesOf } from '../graph/output-schemas.js'
 import { fieldReadAsText } from './text-columns.js'
 
 export type Row = Record<string, unknown>
@@ -144,8 +145,9 @@ export function orderByKeys (dialect: ExpandDialect, target: ResourceNode, order
 function mayHoldNull (node: ResourceNode, column: string): boolean {
   for (const [field, schema] of node.fieldSchemas) {
     if (node.relations.has(field) || node.column(field) !== column) continue
-    if (schema.type === undefined) return true
-    return Array.isArray(schema.type) ? schema.type.includes('null') : schema.type === 'null'
+    // A schema of no plain type (a union it keeps as one) may hold null as far as it says.
+    const types = typesOf(schema)
+    return types.length === 0 || types.includes('null')
   }
   return true
 }

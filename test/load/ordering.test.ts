@@ -200,7 +200,13 @@ for (const dialect of dialects()) {
 const Item = defineResource({
   name: 'Item',
   table: 'items',
-  schema: Type.Object({ id: Type.Integer(), rating: Type.Union([Type.Number(), Type.Null()]), code: Type.String() }),
+  // `score` says it takes null as OpenAPI 3.0 writes it (`nullable: true`).
+  schema: Type.Object({
+    id: Type.Integer(),
+    rating: Type.Union([Type.Number(), Type.Null()]),
+    code: Type.String(),
+    score: Type.Number({ nullable: true }),
+  }),
   fields: ['id', 'rating'],
 })
 const Box = defineResource({
@@ -212,13 +218,15 @@ const Box = defineResource({
     best: Type.Array(Type.Integer()),
     worst: Type.Array(Type.Integer()),
     by_code: Type.Array(Type.Integer()),
+    by_score: Type.Array(Type.Integer()),
   }),
-  fields: ['id', 'rated', 'best', 'worst', 'by_code'],
+  fields: ['id', 'rated', 'best', 'worst', 'by_code', 'by_score'],
   expandable: {
     rated: [Item, { many: true, foreignKey: 'box_id', orderBy: '-rating' }],
     best: [Item, { many: true, foreignKey: 'box_id', orderBy: '-rating', limit: 1 }],
     worst: [Item, { many: true, foreignKey: 'box_id', orderBy: 'rating', limit: 1 }],
     by_code: [Item, { many: true, foreignKey: 'box_id', orderBy: 'code' }],
+    by_score: [Item, { many: true, foreignKey: 'box_id', orderBy: '-score' }],
   },
 })
 const Book = defineResource({
@@ -244,7 +252,7 @@ for (const dialect of dialects()) {
     await db.schema.createTable('boxes').addColumn('id', 'integer', (column) => column.primaryKey()).execute()
     await db.schema.createTable('items').addColumn('id', 'integer', (column) => column.primaryKey())
       .addColumn('box_id', 'integer', (column) => column.notNull()).addColumn('rating', 'double precision')
-      .addColumn('code', 'varchar(20)', (column) => column.notNull()).execute()
+      .addColumn('code', 'varchar(20)', (column) => column.notNull()).addColumn('score', 'double precision').execute()
     await db.schema.createTable('shelves').addColumn('row', 'integer', (column) => column.notNull())
       .addColumn('place', 'integer', (column) => column.notNull()).addPrimaryKeyConstraint('shelves_key', ['row', 'place']).execute()
     await db.schema.createTable('books').addColumn('id', 'integer', (column) => column.primaryKey())
@@ -252,9 +260,9 @@ for (const dialect of dialects()) {
       .addColumn('rating', 'double precision').execute()
     await db.insertInto('boxes').values([{ id: 1 }, { id: 2 }, { id: 3 }]).execute()
     await db.insertInto('items').values([
-      { id: 1, box_id: 1, rating: 2.5, code: 'd' }, { id: 2, box_id: 1, rating: null, code: 'c' },
-      { id: 3, box_id: 1, rating: 4, code: 'b' }, { id: 4, box_id: 1, rating: null, code: 'a' },
-      { id: 5, box_id: 2, rating: null, code: 'a' }, { id: 6, box_id: 3, rating: 1, code: 'a' },
+      { id: 1, box_id: 1, rating: 2.5, code: 'd', score: null }, { id: 2, box_id: 1, rating: null, code: 'c', score: 1 },
+      { id: 3, box_id: 1, rating: 4, code: 'b', score: null }, { id: 4, box_id: 1, rating: null, code: 'a', score: 2 },
+      { id: 5, box_id: 2, rating: null, code: 'a', score: 5 }, { id: 6, box_id: 3, rating: 1, code: 'a', score: null },
     ]).execute()
     await db.insertInto('shelves').values([{ row: 1, place: 1 }, { row: 1, place: 2 }]).execute()
     await db.insertInto('books').values([
@@ -271,9 +279,9 @@ for (const dialect of dialects()) {
     const ids = await app.inject('/boxes')
     t.equal(ids.statusCode, 200)
     t.same(ids.json().data, [
-      { id: 1, rated: [2, 4, 3, 1], best: [2], worst: [1], by_code: [4, 3, 2, 1] },
-      { id: 2, rated: [5], best: [5], worst: [5], by_code: [5] },
-      { id: 3, rated: [6], best: [6], worst: [6], by_code: [6] },
+      { id: 1, rated: [2, 4, 3, 1], best: [2], worst: [1], by_code: [4, 3, 2, 1], by_score: [1, 3, 4, 2] },
+      { id: 2, rated: [5], best: [5], worst: [5], by_code: [5], by_score: [5] },
+      { id: 3, rated: [6], best: [6], worst: [6], by_code: [6], by_score: [6] },
     ], 'ids: NULL after every value ascending, before every value descending; the key breaks ties')
     const item = (id: number, rating: number | null) => ({ id, rating })
     t.equal((await app.inject('/boxes/1?expand=rated,best,worst')).body, JSON.stringify({
@@ -282,6 +290,7 @@ for (const dialect of dialects()) {
       best: [item(2, null)],
       worst: [item(1, 2.5)],
       by_code: [4, 3, 2, 1],
+      by_score: [1, 3, 4, 2],
     }), 'expanded: the same rows and order')
     t.equal((await app.inject('/shelves?expand=books')).body, JSON.stringify({
       data: [
@@ -296,12 +305,13 @@ for (const dialect of dialects()) {
     // Where NULL is not the largest value by default, `is null` orders it first; a column declared without null is
     // ordered by alone (its index reads it in order).
     database.reset()
-    await app.inject('/boxes/1?fields=id,rated,by_code')
+    await app.inject('/boxes/1?fields=id,rated,by_code,by_score')
     const orders = database.statements.map((statement) => / order by (.*?) limit /.exec(statement)?.[1]).filter((order) => order !== undefined).sort()
     const nullFirst = dialect.name === 'postgres' ? '' : '"items"."rating" is null desc, '
     t.same(orders, [
       asWrittenOn(dialect, '"items"."box_id", "items"."code", "items"."id"'),
       asWrittenOn(dialect, `"items"."box_id", ${nullFirst}"items"."rating" desc, "items"."id"`),
+      asWrittenOn(dialect, `"items"."box_id", ${nullFirst.replaceAll('rating', 'score')}"items"."score" desc, "items"."id"`),
     ].sort(), 'the relations\' orders as written')
   })
 }
