@@ -197,14 +197,22 @@ export function orderedBy<Q extends AnySelect> (query: Q, order: readonly Relati
   return ordered
 }
 
+/** `column is null`: 0 for a value, 1 for NULL, an order key that places the NULLs where the database has no NULLS FIRST/LAST. */
+const isNull = (column: string): Expression<unknown> => sql`${sql.ref(column)} is null`
+
+/** `query` ordered by `column` with its NULLs `first` or `last` (`isNull` first): SQLite's and MariaDB's `orderBy`. */
+export function orderByNullFlag<Q extends AnySelect> (query: Q, column: string, direction: OrderDirection, nulls: 'first' | 'last'): Q {
+  return query.orderBy(isNull(column), nulls === 'first' ? 'desc' : 'asc').orderBy(column, direction) as Q
+}
+
 /**
- * `column` in `direction`, its NULLs first in the same direction (`column is
- * null`: 0, then 1), so that they come after every value ascending and
- * before every value descending: for a database whose NULL is smaller than
- * every value (SQLite, MariaDB), the order PostgreSQL gives by default.
+ * `column` in `direction`, its NULLs first in the same direction (`isNull`),
+ * so that they come after every value ascending and before every value
+ * descending: for a database whose NULL is smaller than every value (SQLite,
+ * MariaDB), the order PostgreSQL gives by default.
  */
 export function nullsAsLargest (column: string, direction: OrderDirection): RelationOrder[] {
-  return [[sql`${sql.ref(column)} is null`, direction], [column, direction]]
+  return [[isNull(column), direction], [column, direction]]
 }
 
 /**

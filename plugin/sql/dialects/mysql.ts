@@ -6,6 +6,7 @@ import {
   inKeySubquery,
   literalLimit,
   nullsAsLargest,
+  orderByNullFlag,
   rowValueComparison,
   type DriverError,
   type ExpandDialect,
@@ -99,8 +100,7 @@ export const mysqlDialect: ExpandDialect = {
   },
 
   // NULL sorts first ascending, last descending, and has no NULLS FIRST/LAST: `column is null` (0, then 1) places it, as on SQLite.
-  orderBy: <Q extends AnySelect>(query: Q, column: string, direction: 'asc' | 'desc', nulls: 'first' | 'last') =>
-    query.orderBy(sql`${sql.ref(column)} is null`, nulls === 'first' ? 'desc' : 'asc').orderBy(column, direction) as Q,
+  orderBy: orderByNullFlag,
   nullableOrder: nullsAsLargest,
   /**
    * `... having 1`: MariaDB turns a correlated EXISTS into an IN (its

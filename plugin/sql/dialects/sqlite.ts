@@ -5,6 +5,7 @@ import {
   inKeySubquery,
   literalLimit,
   nullsAsLargest,
+  orderByNullFlag,
   orderedBy,
   parentKey,
   rowValueComparison,
@@ -47,8 +48,7 @@ export const sqliteDialect: ExpandDialect = {
   rowComparison: rowValueComparison,
 
   // NULL sorts first in SQLite: `column is null` (0, then 1) places it explicitly.
-  orderBy: <Q extends AnySelect>(query: Q, column: string, direction: 'asc' | 'desc', nulls: 'first' | 'last') =>
-    query.orderBy(sql`${sql.ref(column)} is null`, nulls === 'first' ? 'desc' : 'asc').orderBy(column, direction) as Q,
+  orderBy: orderByNullFlag,
   correlatedSubquery: (query) => query,
   nullableOrder: nullsAsLargest,
   limit: literalLimit,
