@@ -6,8 +6,10 @@
  * `:SS` and fraction, then `Z`, `z`, `±HH:MM` or nothing: nothing means UTC
  * (SQLite's `datetime()` writes '2021-01-01 00:00:00'; pg reads a
  * `timestamp without time zone` as it is told, see docs/guarantees.md). Its instant
- * is kept to the millisecond (a longer fraction is rounded, as SQLite's
- * date functions do) and written as `toISOString()` writes it. A date is
+ * is kept to the millisecond, a longer fraction cut (as pg and mysql2 read
+ * PostgreSQL's and MariaDB's microseconds into a Date, and as `Date.parse`
+ * does, so that a value reads alike from text and from a Date), and written
+ * as `toISOString()` writes it. A date is
  * `YYYY-MM-DD`, written as it is. Years run from 0001 to 9999, the years
  * RFC 3339's four digits hold; the calendar is checked (no 2021-02-30, no 24:00).
  */
@@ -39,7 +41,8 @@ export function instantOf (text: string, requireOffset = false): number | undefi
   if (match === null) return undefined
   const [, year, month, day, hours, minutes, seconds, fraction, zulu, sign, offsetHours, offsetMinutes] = match
   if (requireOffset && zulu === undefined && sign === undefined) return undefined
-  const milliseconds = fraction === undefined ? 0 : Math.round(Number(`0.${fraction}`) * 1000)
+  // The first three digits: `Number('0.57') * 1000` is 569.99...
+  const milliseconds = fraction === undefined ? 0 : Number(fraction.slice(0, 3).padEnd(3, '0'))
   const local = utcInstant(Number(year), Number(month), Number(day), Number(hours), Number(minutes), Number(seconds ?? 0), milliseconds)
   let offset = 0
   if (sign !== undefined) {

@@ -14,8 +14,8 @@ import { propertyParameters } from './support.js'
 // expansions and sparse fields, detail routes) with the same status and the
 // same bytes. The data holds non-ASCII text, integers at the edges of int4,
 // nullable numbers, booleans, dates, and date-times stored as each database
-// stores them without an offset (SQLite's `datetime()` text, PostgreSQL's
-// `timestamp`, MariaDB's `datetime`). Cursors are opaque: each walk is followed on its own database
+// stores them without an offset (SQLite's text, PostgreSQL's `timestamp`,
+// MariaDB's `datetime(6)`), some with a fraction past the millisecond. Cursors are opaque: each walk is followed on its own database
 // and the pages compared. One more app, whose `db` is chosen per request among
 // the same databases, answers each request on each of them as that database's
 // own app does: statements compiled for one database never reach another.
@@ -82,7 +82,9 @@ const playCounts = [0, 1, -5, 2147483647, -2147483648, 42, 7, 1000000]
 const ratings = [null, 0, 4.5, -1.25, 10000000000, 3]
 // Years before 100 too: a driver that builds a Date from a year's number reads them as 19xx.
 const days = ['2020-12-31', '2021-01-01', '2021-01-02', '2019-06-30', '2000-02-29', '0001-01-01', '0099-12-31']
-const times = ['00:00:00', '09:30:00', '23:59:59', '12:00:00', '15:00:00']
+// Fractions past the millisecond as PostgreSQL's `timestamp` and MariaDB's `datetime(6)` hold them: kept to the
+// millisecond, cut (as pg and JavaScript's Date read them), never rounded into the next millisecond, second or day.
+const times = ['00:00:00', '09:30:00', '23:59:59', '12:00:00', '15:00:00', '06:15:00.123789', '23:59:59.999999']
 
 const labels = [{ id: 1, name: 'Ondes' }, { id: 2, name: 'Émeraude' }, { id: 3, name: 'north' }]
 const tracks = Array.from({ length: 40 }, (_row, index) => ({
@@ -99,7 +101,7 @@ const tracks = Array.from({ length: 40 }, (_row, index) => ({
 /** Column types per dialect where they differ: each database stores dates and date-times as its users would. */
 const columnTypes: Record<string, { rating: string; released: string; added_at: string }> = {
   postgres: { rating: 'double precision', released: 'date', added_at: 'timestamp' },
-  mariadb: { rating: 'double', released: 'date', added_at: 'datetime' },
+  mariadb: { rating: 'double', released: 'date', added_at: 'datetime(6)' },
 }
 const sqliteColumns = { rating: 'real', released: 'text', added_at: 'text' }
 
@@ -230,10 +232,14 @@ interface Answer { status: number; body: string; next: string | null }
 
 async function answer (app: FastifyInstance, url: string, headers: Record<string, string> = {}): Promise<Answer> {
   const response = await app.inject({ url, headers })
-  const next = response.statusCode === 200 && url.startsWith('/feed') ? (response.json() as { next: string | null }).next : null
-  // Cursors are opaque (and may differ in bytes): compared by whether there is one, then followed on each side.
-  const body = next === null ? response.body : response.body.replace(JSON.stringify(next), '"<cursor>"')
-  return { status: response.statusCode, body, next }
+  const page = response.statusCode === 200 && url.startsWith('/feed') ? response.json() as { next: string | null; prev: string | null } : undefined
+  // Cursors are opaque (and may differ in bytes: each holds its keys as its database writes them, such as
+  // MariaDB's `datetime(6)` with its six digits): compared by whether there is one, then followed on each side.
+  let body = response.body
+  for (const cursor of [page?.next, page?.prev]) {
+    if (typeof cursor === 'string') body = body.replace(JSON.stringify(cursor), '"<cursor>"')
+  }
+  return { status: response.statusCode, body, next: page?.next ?? null }
 }
 
 const postgres = process.env.DATABASE_URL ? dialects().find((dialect) => dialect.name === 'postgres') : undefined

@@ -230,14 +230,14 @@ t.test('every writer writes a date-time in one form, copying the data, never cha
     at: '2021-01-01 00:00:00',
     when: null,
     nested: { at: '2021-01-01T02:00:00+02:00', note: 'n' },
-    history: ['2021-01-01T00:00:00.000Z', new Date(Date.UTC(2021, 0, 2)), '2021-01-01t00:00:00.1239z'],
+    history: ['2021-01-01T00:00:00.000Z', new Date(Date.UTC(2021, 0, 2)), '2021-01-01t00:00:00.1239z', '2021-12-31 23:59:59.9999'],
   }
   const canonical = { id: 2, at: new Date(0), when: '1970-01-01T00:00:00.000Z', nested: { at: new Date(0), note: 'n' }, history: [] }
   const data = { data: [row, canonical], next: null }
   const before = JSON.stringify(data)
   const expected = '{"data":[' +
     '{"id":1,"at":"2021-01-01T00:00:00.000Z","when":null,"nested":{"at":"2021-01-01T00:00:00.000Z","note":"n"},' +
-    '"history":["2021-01-01T00:00:00.000Z","2021-01-02T00:00:00.000Z","2021-01-01T00:00:00.124Z"]},' +
+    '"history":["2021-01-01T00:00:00.000Z","2021-01-02T00:00:00.000Z","2021-01-01T00:00:00.123Z","2021-12-31T23:59:59.999Z"]},' +
     '{"id":2,"at":"1970-01-01T00:00:00.000Z","when":"1970-01-01T00:00:00.000Z","nested":{"at":"1970-01-01T00:00:00.000Z","note":"n"},"history":[]}' +
     '],"next":null}'
   for (const mechanism of ['fast-json-stringify', 'projection'] as const) {
