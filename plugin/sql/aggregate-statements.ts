@@ -67,7 +67,7 @@ export function aggregateExpression (
     // double can differ in the last bit from the quotient SQLite (and JavaScript) computes. Written as the sum over
     // the count of values: PostgreSQL's avg of doubles also sums their squares, which overflow (an error) past
     // about 1.3e154. No value: a NULL sum, and the quotient NULL.
-    case 'avg': return sql`sum(cast(${read} as ${sql.raw(double)})) / count(${read})`
+    case 'avg': return dialect.quotient(sql`sum(cast(${read} as ${sql.raw(double)}))`, sql`count(${read})`)
     default: return aggregate.function satisfies never
   }
 }

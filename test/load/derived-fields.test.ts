@@ -51,6 +51,12 @@ const numberCasts = {
   mariadb: { integer: 'signed', double: 'double' },
 } as const satisfies Record<Dialect['name'], { integer: string; double: string }>
 
+/** An average, the sum over the count, as each dialect writes it: PostgreSQL's quotient that rounds to 0 written apart. */
+const averageOf = (dialect: Dialect, sum: string, count: string): string => dialect.name !== 'postgres'
+  ? `${sum} / ${count}`
+  : `case when abs(${sum}) >= ${count} * cast('1e-300' as double precision) then ${sum} / ${count} ` +
+    `when abs(${sum}) * 2 <= ${count} * cast('4.9406564584124654e-324' as double precision) then ${sum} * 0 else ${sum} / ${count} end`
+
 /** An ascending order with nulls last, as each dialect writes it: SQLite and MariaDB have no NULLS LAST. */
 const nullsLastAscending = {
   sqlite: (column: string) => `${column} is null asc, ${column} asc`,
@@ -64,7 +70,7 @@ const petAggregates = (dialect: Dialect, keys: string) => {
   const { integer, double } = numberCasts[dialect.name]
   return `select "pets"."owner_id" as "__expand_parent", cast(count(*) as ${integer}) as "pet_count", ` +
     `cast(count(case when "pets"."species" = ? then 1 end) as ${integer}) as "cat_count", max("pets"."name") as "last_pet", ` +
-    `cast(sum("pets"."id") as ${double}) as "pet_id_sum", sum(cast("pets"."id" as ${double})) / count("pets"."id") as "pet_id_avg" ` +
+    `cast(sum("pets"."id") as ${double}) as "pet_id_sum", ${averageOf(dialect, `sum(cast("pets"."id" as ${double}))`, 'count("pets"."id")')} as "pet_id_avg" ` +
     `from "pets" where "pets"."deleted" = ? and "pets"."owner_id" in (${keys}) group by "pets"."owner_id"`
 }
 

@@ -288,9 +288,29 @@ for (const dialect of dialects()) {
       const query = db.selectFrom('items').select([
         sql`cast(count(*) as ${sql.raw(integer)})`.as('count'),
         sql`cast(sum(${sql.ref('n')}) as ${sql.raw(double)})`.as('sum'),
-        sql`sum(cast(${sql.ref('n')} as ${sql.raw(double)})) / count(${sql.ref('n')})`.as('avg'),
+        written.quotient(sql`sum(cast(${sql.ref('n')} as ${sql.raw(double)}))`, sql`count(${sql.ref('n')})`).as('avg'),
       ]).where('id', '<=', 3)
       t.same(await query.execute(), [{ count: 3, sum: 8, avg: 4 }], 'numbers, never text')
+    })
+
+    t.test('an average as IEEE division gives it, down to the subnormal doubles', async (t) => {
+      const { double } = written.numberCasts
+      const quotient = async (dividend: number | null, divisor: number) => {
+        const value = sql`cast(${dividend} as ${sql.raw(double)})`
+        const { rows } = await sql<{ q: number | null }>`select ${written.quotient(value, sql`cast(${divisor} as ${sql.raw(onMariadb ? 'signed' : 'integer')})`)} as q`.execute(db)
+        return rows[0]!.q
+      }
+      // PostgreSQL refuses a quotient that rounds to 0 from a dividend that is not 0 ("value out of range: underflow").
+      const cases = [
+        [5e-324, 2], [-5e-324, 2], [5e-324, 3], [1e-322, 2], [1.5e-323, 3], [3e-300, 7],
+        [0, 5], [1e308, 3], [-1.7976931348623157e308, 1], [7, 3],
+      ] as const
+      for (const [dividend, divisor] of cases) {
+        const answer = await quotient(dividend, divisor)
+        // -0 and 0 compare equal: JSON writes both 0.
+        t.ok(answer === dividend / divisor, `${dividend} / ${divisor}: ${answer}`)
+      }
+      t.equal(await quotient(null, 0), null, 'no value: NULL')
     })
 
     t.test('loading: relations of a level at the same time on a pool only', async (t) => {

@@ -91,6 +91,11 @@ export interface ExpandDialect {
 
   /** The type names an aggregate's value is cast to: a count to an integer, a sum or an average to a double. */
   readonly numberCasts: NumberCasts
+  /**
+   * A double `sum` divided by an integer `count` as IEEE division gives it
+   * (an average): NULL where `sum` is NULL, 0 where the quotient rounds to 0.
+   */
+  quotient(sum: Expression<unknown>, count: Expression<unknown>): RawBuilder<unknown>
 
   /** What a driver's error of this database means for the client, if it says anything: see `DatabaseFailureKind`. */
   failureOf(error: DriverError): DatabaseFailureKind | undefined
@@ -114,6 +119,11 @@ export type NumberCasts = Readonly<Record<'integer' | 'double', string>>
 
 /** `cast(... as integer)` and `cast(... as double precision)`: the standard's names, which SQLite and PostgreSQL read. */
 export const standardNumberCasts: NumberCasts = Object.freeze({ integer: 'integer', double: 'double precision' })
+
+/** `sum / count`: the quotient SQLite and MariaDB compute, IEEE division of doubles. */
+export function plainQuotient (sum: Expression<unknown>, count: Expression<unknown>): RawBuilder<unknown> {
+  return sql`${sum} / ${count}`
+}
 
 /** The cast a number is bound with where the bare parameter would not hold it. */
 export type WideNumberCast = 'bigint' | 'numeric'

@@ -7,6 +7,7 @@ import {
   literalLimit,
   nullsAsLargest,
   orderByNullFlag,
+  plainQuotient,
   rowValueComparison,
   type DriverError,
   type ExpandDialect,
@@ -121,6 +122,7 @@ export const mysqlDialect: ExpandDialect = {
 
   // MySQL's CAST knows neither `integer` nor `double precision` (MariaDB reads the first): `signed` and `double` on both.
   numberCasts: { integer: 'signed', double: 'double' },
+  quotient: plainQuotient,
 
   failureOf: (error: DriverError) => {
     const { code, errno, message } = error

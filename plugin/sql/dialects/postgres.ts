@@ -1,4 +1,4 @@
-import { sql, type SqlBool } from 'kysely'
+import { sql, type Expression, type RawBuilder, type SqlBool } from 'kysely'
 import { isDateFormat, type ValueType } from '../../routes/list-declarations.js'
 import type { AnySelect } from '../selection.js'
 import {
@@ -12,6 +12,25 @@ import {
   type LimitedRelation,
   type WideNumberCast,
 } from './dialect.js'
+
+/**
+ * `sum / count` as IEEE division gives it. PostgreSQL refuses a quotient of
+ * doubles that rounds to 0 from a dividend that is not 0 ("value out of
+ * range: underflow"), where IEEE division (SQLite, MariaDB, JavaScript)
+ * gives 0: `5e-324 / 2`. Such a quotient is written `sum * 0` (0, its sign
+ * kept), which PostgreSQL does not refuse: the quotient rounds to 0 where
+ * |sum| is at most half the smallest double times `count`, compared as
+ * `|sum| * 2 <= count * 5e-324`, exact in doubles for any count below 2^53.
+ * Above 1e-300 times `count` the quotient is never 0 (and |sum| * 2 could
+ * overflow): divided at once. A NULL sum is NULL through the last branch.
+ */
+function guardedQuotient (sum: Expression<unknown>, count: Expression<unknown>): RawBuilder<unknown> {
+  const double = (text: string) => sql`cast(${sql.lit(text)} as double precision)`
+  const quotient = sql`${sum} / ${count}`
+  const large = sql`abs(${sum}) >= ${count} * ${double('1e-300')}`
+  const roundsToZero = sql`abs(${sum}) * 2 <= ${count} * ${double('4.9406564584124654e-324')}`
+  return sql`case when ${large} then ${quotient} when ${roundsToZero} then ${sum} * 0 else ${quotient} end`
+}
 
 /**
  * PostgreSQL (Kysely's PostgreSQL adapter, and any adapter but SQLite's and MySQL's: see
@@ -80,6 +99,7 @@ export const postgresDialect: ExpandDialect = {
   firstRowsBindKeysFirst: false,
 
   numberCasts: standardNumberCasts,
+  quotient: guardedQuotient,
 
   failureOf: (error: DriverError) => {
     const { code, message } = error

@@ -8,6 +8,7 @@ import {
   orderByNullFlag,
   orderedBy,
   parentKey,
+  plainQuotient,
   rowValueComparison,
   standardNumberCasts,
   type DriverError,
@@ -58,6 +59,7 @@ export const sqliteDialect: ExpandDialect = {
   firstRowsBindKeysFirst: true,
 
   numberCasts: standardNumberCasts,
+  quotient: plainQuotient,
 
   failureOf: (error: DriverError) => error.code === 'SQLITE_BUSY' || error.code === 'SQLITE_LOCKED' ? 'unavailable' : undefined,
   // Its statements are never combined (combinesStatements): nothing is learnt from a refusal.
