@@ -74,4 +74,64 @@ for (const dialect of dialects()) {
     const above = await app.inject('/sensors?filter[mean][gt]=1e100&expand=mean')
     t.same(above.json().data, [{ id: 1, mean: 5e199 }])
   })
+
+  // A sum of integers declared numbers (a bigint column read as doubles): PostgreSQL and MariaDB add them exactly and
+  // round the sum once; SQLite's sum of integers refuses to pass 2^63 - 1 ("integer overflow").
+  t.test(`a sum of integers past 2^63 on ${dialect.name}`, async (t) => {
+    const database = await dialect.open()
+    t.teardown(() => database.close())
+    const { db } = database
+    await db.schema.createTable('meters').addColumn('id', 'integer', (column) => column.primaryKey()).execute()
+    await db.schema.createTable('counts').addColumn('id', 'integer', (column) => column.primaryKey())
+      .addColumn('meter_id', 'integer', (column) => column.notNull()).addColumn('value', 'bigint', (column) => column.notNull()).execute()
+    await db.insertInto('meters').values([{ id: 1 }, { id: 2 }, { id: 3 }, { id: 4 }, { id: 5 }]).execute()
+    await db.insertInto('counts').values([
+      { id: 1, meter_id: 1, value: '9223372036854775807' }, { id: 2, meter_id: 1, value: '9223372036854775807' },
+      // Exact, then rounded once: 9007199254740994, where adding the two as doubles gives 9007199254740992.
+      { id: 3, meter_id: 2, value: '9007199254740993' }, { id: 4, meter_id: 2, value: '1' },
+      { id: 5, meter_id: 3, value: '-9223372036854775808' }, { id: 6, meter_id: 3, value: '-9223372036854775808' }, { id: 7, meter_id: 3, value: '5' },
+      // Added as doubles, 1e16 + 1 is 1e16 (PostgreSQL and MariaDB) or, with SQLite's compensated sum, 1e16 + 1: exactly, 1.
+      { id: 8, meter_id: 5, value: '10000000000000000' }, { id: 9, meter_id: 5, value: '1' }, { id: 10, meter_id: 5, value: '-10000000000000000' },
+    ]).execute()
+    const Count = defineResource({
+      name: 'Count', table: 'counts', schema: Type.Object({ id: Type.Integer(), value: Type.Number() }), fields: ['id', 'value'],
+    })
+    const Meter = defineResource({
+      name: 'Meter',
+      table: 'meters',
+      schema: Type.Object({ id: Type.Integer(), counts: Type.Array(Type.Integer()) }),
+      fields: ['id'],
+      expandable: { counts: [Count, { many: true, foreignKey: 'meter_id' }] },
+      aggregates: {
+        total: { sum: ['counts', 'value'] },
+        small: { sum: ['counts', 'value'], where: (eb) => eb('counts.value', '<', 10) },
+        mean: { avg: ['counts', 'value'] },
+      },
+    })
+    const app = Fastify()
+    await app.register(expandPlugin, { db, resources: [Count, Meter] })
+    app.expand.routes('/meters', Meter, { sort: ['total'], filter: { total: ['gt'] } })
+    await app.ready()
+    t.teardown(() => app.close())
+
+    // The double nearest an integer's exact decimal text.
+    const exact = (text: string) => Number(text)
+    const summed = await app.inject('/meters?expand=total,small,mean&sort=total')
+    t.equal(summed.statusCode, 200)
+    t.equal(summed.body, JSON.stringify({
+      data: [
+        { id: 3, total: exact('-18446744073709551611'), small: exact('-18446744073709551611'), mean: exact('-18446744073709551611') / 3 },
+        { id: 5, total: 1, small: exact('-9999999999999999'), mean: 1 / 3 },
+        { id: 2, total: 9007199254740994, small: 1, mean: 9007199254740994 / 2 },
+        { id: 1, total: exact('18446744073709551614'), small: null, mean: exact('18446744073709551614') / 2 },
+        { id: 4, total: null, small: null, mean: null },
+      ],
+      limit: 20,
+      offset: 0,
+      total: 5,
+    }), 'each sum exact, then rounded to a double once; each average that sum over the count')
+    const filtered = await app.inject('/meters?filter[total][gt]=1e18&fields=id')
+    t.equal(filtered.statusCode, 200)
+    t.same(filtered.json().data, [{ id: 1 }])
+  })
 }

@@ -6,6 +6,7 @@ import {
   parentKey,
   rowNumberOver,
   rowValueComparison,
+  castSum,
   standardNumberCasts,
   type DriverError,
   type ExpandDialect,
@@ -99,6 +100,7 @@ export const postgresDialect: ExpandDialect = {
   firstRowsBindKeysFirst: false,
 
   numberCasts: standardNumberCasts,
+  sum: castSum(standardNumberCasts.double),
   quotient: guardedQuotient,
 
   failureOf: (error: DriverError) => {
