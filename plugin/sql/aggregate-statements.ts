@@ -55,20 +55,23 @@ export function aggregateExpression (
   eb: ExpressionBuilder<any, any>, aggregate: AggregateField, dialect: ExpandDialect
 ): Expression<unknown> {
   const { relation, column, where } = aggregate
-  const { integer } = dialect.numberCasts
+  const { integer, double } = dialect.numberCasts
   const value = column === undefined ? sql.lit(1) : eb.ref(`${tableOf(relation.target)}.${column}`)
   const read = where === undefined ? value : sql`case when ${where(eb)} then ${value} end`
+  // Integers added exactly (SQLite's integer sum, PostgreSQL's numeric, MariaDB's decimal), then rounded once;
+  // SQLite's refuses to pass 2^63 - 1 (docs/derived.md).
+  const sum = sql`cast(sum(${read}) as ${sql.raw(double)})`
   switch (aggregate.function) {
     case 'count': return where === undefined ? sql`cast(count(*) as ${sql.raw(integer)})` : sql`cast(count(${read}) as ${sql.raw(integer)})`
     case 'min': return sql`min(${read})`
     case 'max': return sql`max(${read})`
-    case 'sum': return dialect.sum(read)
-    // The sum (as above: integers added exactly, rounded once) over the count of values, divided as doubles.
-    // PostgreSQL's avg of integers is a numeric of about 17 digits, whose conversion to a double can differ in the
-    // last bit from that quotient; its avg of doubles also sums their squares, which overflow (an error) past about
-    // 1.3e154. Summing the values cast to doubles would round each addition, and SQLite compensates those roundings
-    // where PostgreSQL and MariaDB do not: 1e16 + 1 - 1e16 is 1 on one and 0 on the others. No value: NULL.
-    case 'avg': return dialect.quotient(dialect.sum(read), sql`count(${read})`)
+    case 'sum': return sum
+    // That sum over the count of values, divided as doubles. PostgreSQL's avg of integers is a numeric of about 17
+    // digits, whose conversion to a double can differ in the last bit from that quotient; its avg of doubles also
+    // sums their squares, which overflow (an error) past about 1.3e154. Summing the values cast to doubles would
+    // round each addition, which SQLite compensates and PostgreSQL and MariaDB do not: 1e16 + 1 - 1e16 is 1 on
+    // one and 0 on the others. No value: NULL.
+    case 'avg': return dialect.quotient(sum, sql`count(${read})`)
     default: return aggregate.function satisfies never
   }
 }

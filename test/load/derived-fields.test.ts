@@ -51,14 +51,6 @@ const numberCasts = {
   mariadb: { integer: 'signed', double: 'double' },
 } as const satisfies Record<Dialect['name'], { integer: string; double: string }>
 
-/** A sum as each dialect writes it: SQLite adds each integer's two halves, so that no sum of integers overflows. */
-const sumOf = (dialect: Dialect, value: string): string => {
-  if (!dialect.name.startsWith('sqlite')) return `cast(sum(${value}) as ${numberCasts[dialect.name].double})`
-  const integer = `typeof(${value}) = 'integer'`
-  return `case when count(${value}) = 0 then null else coalesce(sum(case when ${integer} then ${value} >> 32 end), 0) * 4294967296.0 + ` +
-    `coalesce(sum(case when ${integer} then ${value} & 4294967295 end), 0) + coalesce(sum(case when not ${integer} then ${value} end), 0) end`
-}
-
 /** An average, the sum over the count, as each dialect writes it: PostgreSQL's quotient that rounds to 0 written apart. */
 const averageOf = (dialect: Dialect, sum: string, count: string): string => dialect.name !== 'postgres'
   ? `${sum} / ${count}`
@@ -75,10 +67,10 @@ const nullsLastAscending = {
 
 /** The pets' aggregates of the people whose keys `keys` writes: bound (`?, ?`), or a key subquery (`keySubqueryOf`). */
 const petAggregates = (dialect: Dialect, keys: string) => {
-  const { integer } = numberCasts[dialect.name]
+  const { integer, double } = numberCasts[dialect.name]
   return `select "pets"."owner_id" as "__expand_parent", cast(count(*) as ${integer}) as "pet_count", ` +
     `cast(count(case when "pets"."species" = ? then 1 end) as ${integer}) as "cat_count", max("pets"."name") as "last_pet", ` +
-    `${sumOf(dialect, '"pets"."id"')} as "pet_id_sum", ${averageOf(dialect, sumOf(dialect, '"pets"."id"'), 'count("pets"."id")')} as "pet_id_avg" ` +
+    `cast(sum("pets"."id") as ${double}) as "pet_id_sum", ${averageOf(dialect, `cast(sum("pets"."id") as ${double})`, 'count("pets"."id")')} as "pet_id_avg" ` +
     `from "pets" where "pets"."deleted" = ? and "pets"."owner_id" in (${keys}) group by "pets"."owner_id"`
 }
 

@@ -287,8 +287,8 @@ for (const dialect of dialects()) {
       t.same([integer, double], onMariadb ? ['signed', 'double'] : ['integer', 'double precision'])
       const query = db.selectFrom('items').select([
         sql`cast(count(*) as ${sql.raw(integer)})`.as('count'),
-        written.sum(sql.ref('n')).as('sum'),
-        written.quotient(sql`sum(cast(${sql.ref('n')} as ${sql.raw(double)}))`, sql`count(${sql.ref('n')})`).as('avg'),
+        sql`cast(sum(${sql.ref('n')}) as ${sql.raw(double)})`.as('sum'),
+        written.quotient(sql`cast(sum(${sql.ref('n')}) as ${sql.raw(double)})`, sql`count(${sql.ref('n')})`).as('avg'),
       ]).where('id', '<=', 3)
       t.same(await query.execute(), [{ count: 3, sum: 8, avg: 4 }], 'numbers, never text')
     })

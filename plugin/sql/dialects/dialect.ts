@@ -92,12 +92,6 @@ export interface ExpandDialect {
   /** The type names an aggregate's value is cast to: a count to an integer, a sum or an average to a double. */
   readonly numberCasts: NumberCasts
   /**
-   * The sum of a column's numbers as a double: integers added exactly and
-   * the sum rounded once (PostgreSQL's and MariaDB's exact sums, cast), NULL
-   * where there is no value.
-   */
-  sum(value: Expression<unknown>): RawBuilder<unknown>
-  /**
    * A double `sum` divided by an integer `count` as IEEE division gives it
    * (an average): NULL where `sum` is NULL, 0 where the quotient rounds to 0.
    */
@@ -125,11 +119,6 @@ export type NumberCasts = Readonly<Record<'integer' | 'double', string>>
 
 /** `cast(... as integer)` and `cast(... as double precision)`: the standard's names, which SQLite and PostgreSQL read. */
 export const standardNumberCasts: NumberCasts = Object.freeze({ integer: 'integer', double: 'double precision' })
-
-/** `cast(sum(value) as double)`: a database whose sum of integers is exact at any size (a numeric or a decimal). */
-export function castSum (double: string): (value: Expression<unknown>) => RawBuilder<unknown> {
-  return (value) => sql`cast(sum(${value}) as ${sql.raw(double)})`
-}
 
 /** `sum / count`: the quotient SQLite and MariaDB compute, IEEE division of doubles. */
 export function plainQuotient (sum: Expression<unknown>, count: Expression<unknown>): RawBuilder<unknown> {

@@ -3,7 +3,6 @@ import { instantOf } from '../../graph/dates.js'
 import { isDateFormat } from '../../routes/list-declarations.js'
 import type { AnySelect } from '../selection.js'
 import {
-  castSum,
   inKeySubquery,
   literalLimit,
   nullsAsLargest,
@@ -123,7 +122,6 @@ export const mysqlDialect: ExpandDialect = {
 
   // MySQL's CAST knows neither `integer` nor `double precision` (MariaDB reads the first): `signed` and `double` on both.
   numberCasts: { integer: 'signed', double: 'double' },
-  sum: castSum('double'),
   quotient: plainQuotient,
 
   failureOf: (error: DriverError) => {

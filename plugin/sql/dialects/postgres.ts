@@ -6,7 +6,6 @@ import {
   parentKey,
   rowNumberOver,
   rowValueComparison,
-  castSum,
   standardNumberCasts,
   type DriverError,
   type ExpandDialect,
@@ -100,7 +99,6 @@ export const postgresDialect: ExpandDialect = {
   firstRowsBindKeysFirst: false,
 
   numberCasts: standardNumberCasts,
-  sum: castSum(standardNumberCasts.double),
   quotient: guardedQuotient,
 
   failureOf: (error: DriverError) => {

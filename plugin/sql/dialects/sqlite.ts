@@ -1,4 +1,4 @@
-import { sql, type Expression, type RawBuilder, type SqlBool } from 'kysely'
+import { sql, type SqlBool } from 'kysely'
 import type { ValueType } from '../../routes/list-declarations.js'
 import type { AnySelect } from '../selection.js'
 import {
@@ -16,29 +16,6 @@ import {
   type LimitedRelation,
 } from './dialect.js'
 
-/**
- * The sum of a column's numbers as a double, its integers added exactly.
- * SQLite's `sum` of integers is exact but refuses to pass 2^63 - 1
- * ("integer overflow"), where PostgreSQL and MariaDB add exactly at any
- * size. Each integer is added as its two halves (`x >> 32`, arithmetic,
- * and `x & 4294967295`), whose sums stay far inside 2^63, and the sum is
- * `high * 2^32 + low` in doubles: `high * 2^32` is exact, so the sum is
- * rounded once, as the servers round their exact sums. Other values (reals,
- * and text, which `sum` reads as a number) are summed by `sum` itself. No
- * value: NULL.
- */
-function splitSum (value: Expression<unknown>): RawBuilder<unknown> {
-  const integer = sql`typeof(${value}) = 'integer'`
-  const high = sql`coalesce(sum(case when ${integer} then ${value} >> 32 end), 0) * 4294967296.0`
-  const low = sql`coalesce(sum(case when ${integer} then ${value} & 4294967295 end), 0)`
-  const others = sql`coalesce(sum(case when not ${integer} then ${value} end), 0)`
-  return sql`case when count(${value}) = 0 then null else ${high} + ${low} + ${others} end`
-}
-
-/**
- * SQLite (Kysely's SQLite adapter): one connection, values of any type in
- * any column, date-times stored as text.
- */
 export const sqliteDialect: ExpandDialect = {
   name: 'sqlite',
   systemName: 'sqlite',
@@ -78,7 +55,6 @@ export const sqliteDialect: ExpandDialect = {
   firstRowsBindKeysFirst: true,
 
   numberCasts: standardNumberCasts,
-  sum: splitSum,
   quotient: plainQuotient,
 
   failureOf: (error: DriverError) => error.code === 'SQLITE_BUSY' || error.code === 'SQLITE_LOCKED' ? 'unavailable' : undefined,
