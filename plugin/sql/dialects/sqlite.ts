@@ -16,6 +16,10 @@ import {
   type LimitedRelation,
 } from './dialect.js'
 
+/**
+ * SQLite (Kysely's SQLite adapter): one connection, values of any type in
+ * any column, date-times stored as text.
+ */
 export const sqliteDialect: ExpandDialect = {
   name: 'sqlite',
   systemName: 'sqlite',
