@@ -294,10 +294,10 @@ for (const dialect of dialects()) {
     })
 
     t.test('an average as IEEE division gives it, down to the subnormal doubles', async (t) => {
-      const { double } = written.numberCasts
+      const { integer, double } = written.numberCasts
       const quotient = async (dividend: number | null, divisor: number) => {
         const value = sql`cast(${dividend} as ${sql.raw(double)})`
-        const { rows } = await sql<{ q: number | null }>`select ${written.quotient(value, sql`cast(${divisor} as ${sql.raw(onMariadb ? 'signed' : 'integer')})`)} as q`.execute(db)
+        const { rows } = await sql<{ q: number | null }>`select ${written.quotient(value, sql`cast(${divisor} as ${sql.raw(integer)})`)} as q`.execute(db)
         return rows[0]!.q
       }
       // PostgreSQL refuses a quotient that rounds to 0 from a dividend that is not 0 ("value out of range: underflow").
