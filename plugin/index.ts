@@ -233,7 +233,7 @@ const expandPluginCallback: FastifyPluginCallback<ExpandPluginOptions> = (app, p
         statements: context === undefined
           ? []
           : [
-              { path: '', sql: selectLevel(context.db, plan.root, context.scope(plan.root.node)).compile().sql },
+              { path: '', sql: context.dialect.compile(selectLevel(context.db, plan.root, context.scope(plan.root.node))).sql },
               ...plannedStatements(context, plan.root),
             ],
         calls: plannedCalls(request, plan.root),

@@ -28,10 +28,11 @@ interface PersonRow { employer_id: number | null }
 /**
  * mercurius over the same SQLite data, as its documentation recommends:
  * per-request loaders batching each relation into one statement
- * (`IN (SELECT value FROM json_each(?))`, so every statement is prepared once).
+ * (`IN (SELECT value FROM json_each(?))`, so every statement is prepared once; the page's limit and
+ * offset `+?`, which SQLite's planner does not read, as a bare `?` LIMIT it plans for).
  */
 export async function graphqlApp (database: Database.Database, jit: number): Promise<FastifyInstance> {
-  const pets = database.prepare('SELECT id, name, species, owner_id, sold_from_id AS sold_from FROM pets ORDER BY id LIMIT ? OFFSET ?')
+  const pets = database.prepare('SELECT id, name, species, owner_id, sold_from_id AS sold_from FROM pets ORDER BY id LIMIT +? OFFSET +?')
   const people = database.prepare('SELECT id, name, hobbies, employer_id FROM people WHERE id IN (SELECT value FROM json_each(?))')
   const companies = database.prepare('SELECT id, name, public FROM companies WHERE id IN (SELECT value FROM json_each(?))')
   const toys = database.prepare(`SELECT pt.pet_id AS pet_id, t.id AS id, t.name AS name FROM pet_toys AS pt JOIN toys AS t ON t.id = pt.toy_id

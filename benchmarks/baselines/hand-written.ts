@@ -21,7 +21,10 @@ interface PetRecord {
 }
 
 // To-one relations by JOIN; toys aggregated to JSON by SQLite in the same statement. A plain
-// JOIN through pet_toys repeats every pet once per toy and measured ~1.7x slower here.
+// JOIN through pet_toys repeats every pet once per toy and measured ~1.7x slower here. The limit
+// and offset are bound behind unary plus (`+?`): SQLite plans a statement for a bare `?` LIMIT's
+// value, so binding one again would prepare the statement again on every run (as the plugin's
+// statements do, plugin/sql/dialects/sqlite-values.ts).
 const pageSql = (depth: Depth) => `
   SELECT p.id, p.name, p.species, p.sold_from_id,
     o.id, o.name, o.hobbies,
@@ -31,7 +34,7 @@ const pageSql = (depth: Depth) => `
   FROM pets AS p
   LEFT JOIN people AS o ON o.id = p.owner_id
   ${depth === 2 ? 'LEFT JOIN companies AS c ON c.id = o.employer_id' : ''}
-  ORDER BY p.id LIMIT ? OFFSET ?`
+  ORDER BY p.id LIMIT +? OFFSET +?`
 
 /**
  * The best hand-written query for a page: one statement through
@@ -71,7 +74,7 @@ export function handWrittenPageLoader (database: Database.Database, depth: Depth
  * (benchmarks/investigations/instruction-counts.ts).
  */
 export function handWrittenBatchedLoader (database: Database.Database): (limit: number, offset: number) => PetRecord[] {
-  const page = database.prepare('SELECT id, name, species, owner_id, sold_from_id FROM pets ORDER BY id LIMIT ? OFFSET ?').raw(true)
+  const page = database.prepare('SELECT id, name, species, owner_id, sold_from_id FROM pets ORDER BY id LIMIT +? OFFSET +?').raw(true)
   const byKeys = (sql: (list: string) => string) => {
     const prepared = new Map<number, Database.Statement>()
     return (keys: unknown[]): unknown[][] => {
@@ -79,7 +82,7 @@ export function handWrittenBatchedLoader (database: Database.Database): (limit: 
       while (size < keys.length) size *= 2
       let statement = prepared.get(size)
       if (statement === undefined) {
-        statement = database.prepare(sql(new Array(size).fill('?').join(', '))).raw(true)
+        statement = database.prepare(sql(new Array(size).fill('+?').join(', '))).raw(true)
         prepared.set(size, statement)
       }
       const padded = keys.slice()

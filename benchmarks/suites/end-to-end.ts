@@ -246,7 +246,7 @@ export const endToEndSuite: Suite = {
     `${routesName} is the plugin's list route (4 statements + 1 count) on a Kysely instance over \`cachePreparedStatements\`, as the README's first example;`,
     `${routesScopedName} is that route with a scope on each of its resources that every row passes (each statement then carries its request's condition and is compiled for it);`,
     `${routesUncachedName} is the same route on Kysely's SqliteDialect given the database itself, which prepares every statement again;`,
-    `${handName} is one prepared statement shaped by hand plus the count (the baseline);`,
+    `${handName} is one prepared statement shaped by hand plus the count (the baseline; its limit and offset bound \`+?\`, as the plugin binds values on SQLite, so that it is prepared once);`,
     'mercurius answers the equivalent GraphQL query with per-request loaders, with and without graphql-jit (`jit: 1`);',
     'Drizzle ORM (benchmarks/contenders, installed by `npm run bench`) answers with its relational query ' +
       '`db.query.pets.findMany({ with })` and a count,',

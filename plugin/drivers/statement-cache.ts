@@ -6,7 +6,7 @@ import { InvalidOptionError, messages } from '../errors.js'
 export interface StatementCacheOptions {
   /** Prepared statements kept, least recently used evicted first (default 256). */
   maxStatements?: number
-  /** Longer SQL texts are prepared on every run, as without the cache (default 2,048 characters). */
+  /** Longer SQL texts are prepared on every run, as without the cache (default 3,072 characters). */
   maxStatementLength?: number
 }
 
@@ -31,14 +31,15 @@ interface BetterSqliteStatement extends SqliteStatement {
  * order; a column named `__proto__` is always an own property. Memory is
  * bounded: a prepared statement costs SQLite about 165 bytes per parameter,
  * so at most `maxStatements` texts of at most `maxStatementLength`
- * characters are kept (by default about 30 MB at worst, a few MB in use).
+ * characters are kept (by default about 32 MB at worst, a few MB in use).
  *
  * ```ts
  * new Kysely({ dialect: new SqliteDialect({ database: cachePreparedStatements(new SQLite('app.db')) }) })
  * ```
  */
 export function cachePreparedStatements (database: SqliteDatabase, options: StatementCacheOptions = {}): SqliteDatabase {
-  const { maxStatements, maxStatementLength } = statementLimits('cachePreparedStatements', options)
+  // 3,072 characters: a statement over 512 keys, each written `+?, ` (sql/dialects/sqlite-values.ts), and its other text.
+  const { maxStatements, maxStatementLength } = statementLimits('cachePreparedStatements', options, 3_072)
   const statements = new LruMap<SqliteStatement>(maxStatements)
   return {
     close: () => database.close(),

@@ -271,12 +271,12 @@ export function plannedStatements (context: LoadContext, level: LevelPlan, path 
         break
       case 'id':
         if (!hasStatement(field)) break
-        planned.push({ path: at, sql: relationIdsQuery(context, field, [0], context.budget.rowBound).compile().sql })
+        planned.push({ path: at, sql: context.dialect.compile(relationIdsQuery(context, field, [0], context.budget.rowBound)).sql })
         break
       case 'expanded': {
         // A relation resolved by a function is a call (see plannedCalls), the statements below it are listed.
         if (hasStatement(field)) {
-          planned.push({ path: at, sql: relationRowsQuery(context, field, [0], context.budget.rowBound).compile().sql })
+          planned.push({ path: at, sql: context.dialect.compile(relationRowsQuery(context, field, [0], context.budget.rowBound)).sql })
         }
         planned.push(...plannedStatements(context, field.level, at))
         break
@@ -288,7 +288,7 @@ export function plannedStatements (context: LoadContext, level: LevelPlan, path 
   for (const [relation, group] of aggregatesByRelation(aggregates, (aggregate) => aggregate.relation)) {
     planned.push({
       path: path === '' ? relation.field : `${path}.${relation.field}`,
-      sql: aggregateStatement(context, relation, group, [0]).compile().sql,
+      sql: context.dialect.compile(aggregateStatement(context, relation, group, [0])).sql,
       aggregates: group.map(({ name }) => name),
     })
   }

@@ -1,9 +1,10 @@
-import { createQueryId, type Compilable, type CompiledQuery, type Expression, type SqlBool } from 'kysely'
+import { createQueryId, type CompiledQuery, type Expression, type SqlBool } from 'kysely'
 import { LruMap } from 'toad-cache'
 import { DatabaseError, UnavailableError } from '../errors.js'
 import { tracedStatement, type StatementLabel } from '../trace/channels.js'
 import { CombinedStatements, type CombinedForm, type HeldAnswer, type StatementBatch } from './combined-statements.js'
 import { databaseFailureKind, dialectOf, type ExpandDialect } from './dialects/index.js'
+import type { Statement } from './dialects/dialect.js'
 import { executorOf } from './executor.js'
 import type { AnyKysely, Row } from './selection.js'
 
@@ -52,13 +53,13 @@ export class StatementTemplates {
     site: object,
     keys: readonly unknown[],
     bound: number | undefined,
-    build: (keys: readonly unknown[]) => Compilable<unknown>,
+    build: (keys: readonly unknown[]) => Statement,
     scope?: ScopeParts,
     keysBeforeScope = false,
     variant = '',
     label?: StatementLabel
   ): Promise<Row[]> {
-    if (keys.length > largestTemplateKeys) return await run(db, build(keys).compile(), label)
+    if (keys.length > largestTemplateKeys) return await run(db, dialectOf(db).compile(build(keys)), label)
     const padded = padKeys(keys)
     const keyCount = keysBeforeScope ? -padded.length : padded.length
     // The bound is a literal of the statement's text: one template per bound.
@@ -79,7 +80,7 @@ export class StatementTemplates {
     site: object,
     purpose: string,
     values: readonly unknown[],
-    build: (values: readonly unknown[]) => Compilable<unknown>,
+    build: (values: readonly unknown[]) => Statement,
     valuesAreKeys = false,
     scope?: ScopeParts,
     label?: StatementLabel
@@ -102,17 +103,18 @@ export class StatementTemplates {
     purpose: string,
     values: readonly unknown[],
     keyCount: number,
-    build: () => Compilable<unknown>,
+    build: () => Statement,
     scope: ScopeParts | undefined
   ): CompiledQuery<unknown> {
-    if (!reusesStatements(db) || scope?.key === null) return build().compile()
+    const { compile } = dialectOf(db)
+    if (!reusesStatements(db) || scope?.key === null) return compile(build())
     const variant = `${statementSpace(db)}/${this.siteId(site)}/${purpose}/${values.length}${scope === undefined ? '' : `/${scope.key}`}`
     const parameters = scope === undefined || scope.values.length === 0
       ? values
       : keyCount < 0 ? [...values.slice(0, -keyCount), ...scope.values, ...values.slice(-keyCount)] : [...scope.values, ...values]
     const template = this.templates.get(variant)
     if (template) return { ...template, queryId: createQueryId(), parameters }
-    const compiled = build().compile()
+    const compiled = compile(build())
     if (template === undefined) {
       if (!sameValues(compiled.parameters, parameters)) this.templates.set(variant, null)
       // Equal values in several positions would not tell which parameter is which:

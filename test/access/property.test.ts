@@ -3,7 +3,7 @@ import Fastify, { type FastifyInstance } from 'fastify'
 import t from 'tap'
 import { isDeepStrictEqual } from 'node:util'
 import expandPlugin from '../../plugin/index.js'
-import { asWrittenOn, dialects, inOneWave, type Dialect, type TestDatabase } from '../fixtures/dialects.js'
+import { dialects, inOneWave, namesAsWrittenOn, type Dialect, type TestDatabase } from '../fixtures/dialects.js'
 import { openTenants, readCallers, rows, tenantResources, type ResourceName } from '../fixtures/tenants.js'
 import { propertyParameters } from '../hardening/support.js'
 import { countGoesWithPage, isCountStatement, pageRunsCount } from '../helpers/page-count.js'
@@ -435,7 +435,7 @@ function fieldOfColumn (resource: ResourceName, column: string): string | undefi
 /** A selected column, `"table"."column" as "alias"`, quoted as the dialect quotes it. */
 function selectedColumnOn (dialect: Dialect): RegExp {
   const selected = /"(\w+)"\."(\w+)"(?: as "(\w+)")?/g
-  return new RegExp(asWrittenOn(dialect, selected.source), selected.flags)
+  return new RegExp(namesAsWrittenOn(dialect, selected.source), selected.flags)
 }
 
 /** Columns of the select list (before the first `from`) that hold a field the caller may not see, the primary key aside. */

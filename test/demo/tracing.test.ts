@@ -25,7 +25,7 @@ test('OTEL_CONSOLE=1 npm start: prints the spans of each request', { timeout: 60
   ])
   const requestSpan = /name: 'GET \/pets\/:id',\n {2}id: '([0-9a-f]{16})'/.exec(output)![1]
   t.equal([...output.matchAll(new RegExp(`spanId: '${requestSpan}'`, 'g'))].length, 6, 'every fastify-expand span is a child of the request span')
-  t.match(output, /'db\.query\.text': 'select "companies"\."id" as "id", .* from "companies" where "companies"\."id" in \(\?\)'/)
+  t.match(output, /'db\.query\.text': 'select "companies"\."id" as "id", .* from "companies" where "companies"\."id" in \(\+\?\)'/)
   t.match(output, new RegExp(`'http.response.body.size': ${Buffer.byteLength(body)}`))
   server.process.kill('SIGTERM')
   t.equal(await server.exited, 0, 'exits with 0')

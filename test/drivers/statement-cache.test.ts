@@ -5,6 +5,7 @@ import path from 'node:path'
 import { Kysely, SqliteDialect, sql, type SqliteDatabase, type SqliteStatement } from 'kysely'
 import t from 'tap'
 import { cachePreparedStatements } from '../../plugin/index.js'
+import { sqliteDialect } from '../../plugin/sql/dialects/index.js'
 
 /** A better-sqlite3 database whose `prepare` calls are counted. */
 function countingDatabase (database = new SQLite(':memory:')): { database: SQLite.Database; prepared: string[] } {
@@ -164,6 +165,21 @@ t.test('SQL texts longer than maxStatementLength are prepared on every run', asy
   }
   t.equal(prepared.filter((text) => text === short).length, 1, 'the short text once')
   t.equal(prepared.filter((text) => text === long).length, 3, 'the long one each time')
+})
+
+t.test('by default a statement over 512 keys, each written +? as the plugin binds values on SQLite, is kept', async (t) => {
+  const { database, prepared } = countingDatabase()
+  database.exec('create table toys (id integer primary key, name text); create table pet_toys (pet_id integer, toy_id integer)')
+  const db = new Kysely<any>({ dialect: new SqliteDialect({ database: cachePreparedStatements(database) }) })
+  t.teardown(() => db.destroy())
+  const keys = Array.from({ length: 512 }, (_, index) => index + 1)
+  // The to-many statement the loader sends for a page of 512 rows (test/load/loading.test.ts), through SQLite's dialect.
+  const statement = sqliteDialect.compile(db.selectFrom('toys').innerJoin('pet_toys', 'pet_toys.toy_id', 'toys.id')
+    .select(['toys.id as id', sql<string>`cast("toys"."name" as text)`.as('name'), 'pet_toys.pet_id as __expand_parent'])
+    .where('pet_toys.pet_id', 'in', keys).orderBy('pet_toys.pet_id').orderBy('pet_toys.toy_id').limit(sql.lit(16384)))
+  t.ok(statement.sql.length > 2_048 && statement.sql.length <= 3_072, `${statement.sql.length} characters`)
+  for (let run = 0; run < 3; run++) await db.executeQuery(statement)
+  t.equal(prepared.filter((text) => text === statement.sql).length, 1, 'prepared once')
 })
 
 t.test('a database that is not better-sqlite3: statements cached, rows as its driver gives them', async (t) => {

@@ -23,8 +23,8 @@ t.test('explain shows the plan, the statements of each path and the generated se
   t.ok(serializer.includes('"{\\"id\\":"') && serializer.includes('\\"toys\\":'), 'the generated code writes the keys it was compiled for')
   t.same(statements, [
     { path: '', sql: 'select "pets"."id" as "id", "pets"."owner_id" as "owner", "pets"."sold_from_id" as "sold_from" from "pets"' },
-    { path: 'owner', sql: 'select "people"."id" as "id", cast("people"."name" as text) as "name", cast("people"."hobbies" as text) as "hobbies", "people"."employer_id" as "employer" from "people" where "people"."id" in (?)' },
-    { path: 'owner.employer', sql: 'select "companies"."id" as "id", cast("companies"."name" as text) as "name", "companies"."public" as "public" from "companies" where "companies"."id" in (?)' },
-    { path: 'toys', sql: 'select "toys"."id" as "id", cast("toys"."name" as text) as "name", "pet_toys"."pet_id" as "__expand_parent" from "toys" inner join "pet_toys" on "pet_toys"."toy_id" = "toys"."id" where "pet_toys"."pet_id" in (?) order by "pet_toys"."pet_id", "pet_toys"."toy_id" limit 16384' },
+    { path: 'owner', sql: 'select "people"."id" as "id", cast("people"."name" as text) as "name", cast("people"."hobbies" as text) as "hobbies", "people"."employer_id" as "employer" from "people" where "people"."id" in (+?)' },
+    { path: 'owner.employer', sql: 'select "companies"."id" as "id", cast("companies"."name" as text) as "name", "companies"."public" as "public" from "companies" where "companies"."id" in (+?)' },
+    { path: 'toys', sql: 'select "toys"."id" as "id", cast("toys"."name" as text) as "name", "pet_toys"."pet_id" as "__expand_parent" from "toys" inner join "pet_toys" on "pet_toys"."toy_id" = "toys"."id" where "pet_toys"."pet_id" in (+?) order by "pet_toys"."pet_id", "pet_toys"."toy_id" limit 16384' },
   ])
 })

@@ -206,7 +206,9 @@ for (const dialect of dialects()) {
       const { body, statements } = await get('/handler-cards?expand=store&fields=id,store')
       t.same(body, [{ id: 1, store: petPlace }, { id: 2, store: null }])
       t.same(calls.stores, [[1, 2]])
-      t.same(inComparableOrder(dialect, statements), [written(`select "id", "name", "sold_from_id" from "pets" where "id" <= ${p(1)} order by "id"`)])
+      // The handler's own statement, as Kysely writes it: only the plugin's statements write SQLite's placeholders `+?`.
+      const handlers = written(`select "id", "name", "sold_from_id" from "pets" where "id" <= ${p(1)} order by "id"`).replace('+?', '?')
+      t.same(inComparableOrder(dialect, statements), [handlers])
     })
 
     t.test("the Map may key a row by any form of the key: '1' is 1", async (t) => {

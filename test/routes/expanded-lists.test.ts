@@ -340,7 +340,7 @@ t.test('explain shows the statements of the request\'s expanded lists', async (t
     {
       path: 'tags',
       sql: 'select "tags"."id" as "id", cast("tags"."label" as text) as "label", "post_tags"."post_id" as "__expand_parent" from "tags" ' +
-        'inner join "post_tags" on "post_tags"."tag_id" = "tags"."id" where "tags"."label" = ? and "post_tags"."post_id" in (?) ' +
+        'inner join "post_tags" on "post_tags"."tag_id" = "tags"."id" where "tags"."label" = +? and "post_tags"."post_id" in (+?) ' +
         'order by "post_tags"."post_id", "tags"."label", "post_tags"."tag_id" limit 16384',
     },
   ])

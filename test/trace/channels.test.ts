@@ -122,7 +122,7 @@ for (const dialect of dialects()) {
     t.teardown(() => app.close())
     const recorder = recordEvents()
     t.teardown(recorder.stop)
-    const p = (index: number) => (dialect.name === 'postgres' ? `$${index}` : '?')
+    const p = (index: number) => (dialect.name === 'postgres' ? `$${index}` : asWrittenOn(dialect, '?'))
     const written = (sql: string) => asWrittenOn(dialect, sql)
     const system = systemNames[dialect.name]
     const explaining = await mechanismApp(database)

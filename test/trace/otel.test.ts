@@ -79,7 +79,7 @@ for (const dialect of dialects()) {
     t.equal(instrumentation.getConfig().enabled, true)
     const app = await build(database, tracerProvider.getTracer('test'))
     t.teardown(() => app.close())
-    const p = (index: number) => (dialect.name === 'postgres' ? `$${index}` : '?')
+    const p = (index: number) => (dialect.name === 'postgres' ? `$${index}` : asWrittenOn(dialect, '?'))
     const system = systemName[dialect.name]
 
     const url = `/pets/1?expand=owner.employer,toys&filter[name][ne]=${filterSecret}`

@@ -1,4 +1,7 @@
-import { sql, type AliasableExpression, type Expression, type ExpressionBuilder, type RawBuilder, type SqlBool } from 'kysely'
+import {
+  sql, type AliasableExpression, type Compilable, type CompiledQuery, type Expression, type ExpressionBuilder, type KyselyPlugin,
+  type RawBuilder, type SqlBool,
+} from 'kysely'
 import type { ValueType } from '../../routes/list-declarations.js'
 import type { AnyKysely, AnySelect } from '../selection.js'
 
@@ -97,6 +100,14 @@ export interface ExpandDialect {
    */
   quotient(sum: Expression<unknown>, count: Expression<unknown>): RawBuilder<unknown>
 
+  /**
+   * A statement compiled as it is sent: SQLite's with each bound value
+   * written `+?` (sqlite-values.ts: planned once, for any values), the
+   * others' as Kysely writes them. Every statement the plugin runs, and every
+   * text `explain` shows, is compiled here.
+   */
+  compile(statement: Statement): CompiledQuery<unknown>
+
   /** What a driver's error of this database means for the client, if it says anything: see `DatabaseFailureKind`. */
   failureOf(error: DriverError): DatabaseFailureKind | undefined
 
@@ -107,6 +118,12 @@ export interface ExpandDialect {
    */
   refusedForItsText(error: DriverError): boolean
 }
+
+/** A statement the plugin builds (a select, or a raw statement), which a dialect may compile with a plugin of its own. */
+export type Statement = Compilable<unknown> & { withPlugin(plugin: KyselyPlugin): Compilable<unknown> }
+
+/** The statement as Kysely compiles it: PostgreSQL's and MariaDB's. */
+export const compiledAsWritten = (statement: Statement): CompiledQuery<unknown> => statement.compile()
 
 /** A keyset condition on keys in one direction, and the values it binds, in the order it binds them. */
 export interface RowComparison {

@@ -3,6 +3,7 @@ import { instantOf } from '../../graph/dates.js'
 import { isDateFormat } from '../../routes/list-declarations.js'
 import type { AnySelect } from '../selection.js'
 import {
+  compiledAsWritten,
   inKeySubquery,
   literalLimit,
   nullsAsLargest,
@@ -123,6 +124,7 @@ export const mysqlDialect: ExpandDialect = {
   // MySQL's CAST knows neither `integer` nor `double precision` (MariaDB reads the first): `signed` and `double` on both.
   numberCasts: { integer: 'signed', double: 'double' },
   quotient: plainQuotient,
+  compile: compiledAsWritten,
 
   failureOf: (error: DriverError) => {
     const { code, errno, message } = error

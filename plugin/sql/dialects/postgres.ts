@@ -2,6 +2,7 @@ import { sql, type Expression, type RawBuilder, type SqlBool } from 'kysely'
 import { isDateFormat, type ValueType } from '../../routes/list-declarations.js'
 import type { AnySelect } from '../selection.js'
 import {
+  compiledAsWritten,
   literalLimit,
   parentKey,
   rowNumberOver,
@@ -100,6 +101,7 @@ export const postgresDialect: ExpandDialect = {
 
   numberCasts: standardNumberCasts,
   quotient: guardedQuotient,
+  compile: compiledAsWritten,
 
   failureOf: (error: DriverError) => {
     const { code, message } = error

@@ -15,6 +15,7 @@ import {
   type ExpandDialect,
   type LimitedRelation,
 } from './dialect.js'
+import { valuesPlannedOnce } from './sqlite-values.js'
 
 /**
  * SQLite (Kysely's SQLite adapter): one connection, values of any type in
@@ -60,6 +61,7 @@ export const sqliteDialect: ExpandDialect = {
 
   numberCasts: standardNumberCasts,
   quotient: plainQuotient,
+  compile: (statement) => statement.withPlugin(valuesPlannedOnce).compile(),
 
   failureOf: (error: DriverError) => error.code === 'SQLITE_BUSY' || error.code === 'SQLITE_LOCKED' ? 'unavailable' : undefined,
   // Its statements are never combined (combinesStatements): nothing is learnt from a refusal.

@@ -2,7 +2,7 @@ import { Type } from '@sinclair/typebox'
 import Fastify, { type FastifyInstance } from 'fastify'
 import t, { type Test } from 'tap'
 import expandPlugin, { defineResource } from '../../../plugin/index.js'
-import { asWrittenOn, dialects, type TestDatabase } from '../../fixtures/dialects.js'
+import { dialects, namesAsWrittenOn, type TestDatabase } from '../../fixtures/dialects.js'
 import { Animal, listResources, openListTables } from '../../fixtures/list-tables.js'
 
 // Attack: learn a field `fieldsFor` hides without ever seeing it, through what
@@ -90,7 +90,7 @@ for (const dialect of dialects()) {
     const database = await openTeams(t, dialect)
     const app = await buildTeams(t, database)
     const bySalary = /order by "members"."team_id", "members"."salary" desc, "members"."id" limit \d+(\)|$)/m
-    const rosterBySalary = new RegExp(asWrittenOn(dialect, bySalary.source), bySalary.flags)
+    const rosterBySalary = new RegExp(namesAsWrittenOn(dialect, bySalary.source), bySalary.flags)
 
     t.test('ids: by key for a caller who may not see the salary, by salary for one who may', async (t) => {
       // Alternating callers: each plan keeps its own statements.
