@@ -37,16 +37,16 @@ const cases: Case[] = [
   {
     name: 'the end-to-end page\'s toys (128 keys; no statistics)',
     database: pets,
-    text: (p) => 'select "toys"."id" as "id", cast("toys"."name" as text) as "name", "pet_toys"."pet_id" as "__expand_parent" from "toys" ' +
-      `inner join "pet_toys" on "pet_toys"."toy_id" = "toys"."id" where "pet_toys"."pet_id" in (${list(p)}) ` +
+    text: (p) => 'select "toys"."id" as "id", cast("toys"."name" as text) as "name", "pet_toys"."pet_id" as "__expand_parent" ' +
+      `from "toys" inner join "pet_toys" on "pet_toys"."toy_id" = "toys"."id" where "pet_toys"."pet_id" in (${list(p)}) ` +
       'order by "pet_toys"."pet_id", "pet_toys"."toy_id" limit 16384',
     values: keys,
   },
   {
     name: 'the derived page\'s grouped statement (128 keys; analyzed)',
     database: people,
-    text: (p) => 'select "pets"."owner_id" as "__expand_parent", cast(count(*) as integer) as "pet_count", max("pets"."name") as "last_pet" ' +
-      `from "pets" where "pets"."deleted" = ${p} and "pets"."owner_id" in (${list(p)}) group by "pets"."owner_id"`,
+    text: (p) => 'select "pets"."owner_id" as "__expand_parent", cast(count(*) as integer) as "pet_count", ' +
+      `max("pets"."name") as "last_pet" from "pets" where "pets"."deleted" = ${p} and "pets"."owner_id" in (${list(p)}) group by "pets"."owner_id"`,
     values: [0, ...keys],
   },
   {
