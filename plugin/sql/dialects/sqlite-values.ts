@@ -6,17 +6,18 @@ import {
 /**
  * Writes every value a SQLite statement binds as `+?` rather than `?`.
  *
- * better-sqlite3 builds SQLite with SQLITE_ENABLE_STAT4. On a database that
- * ANALYZE (or `PRAGMA optimize`) has left samples for (`sqlite_stat4`),
- * SQLite plans a statement whose bound value is compared with an indexed
- * column for that value, and binding a value again expires the plan: every
- * run of the statement prepares it again. On the derived-data benchmark's
- * table that is 45 of the 125 µs of a grouped statement over 128 keys
- * (benchmarks/profile-notes.md). SQLite's planner reads a bare parameter
- * only: behind unary plus, a no-op that keeps the value, its type and its
- * lack of affinity (the column's affinity and collation still apply as to
- * `?`), the value is not read, and the statement is prepared once and
- * planned for any value, as a PostgreSQL generic plan is. A literal
+ * better-sqlite3 builds SQLite with SQLITE_ENABLE_STAT4. SQLite plans a
+ * statement for the value of a bare parameter where it can read one: a
+ * `LIMIT ?`, and, on a database that ANALYZE (or `PRAGMA optimize`) has left
+ * samples for (`sqlite_stat4`), a `?` compared with an indexed column.
+ * Binding a value again expires that plan, so every run of the statement
+ * prepared it again: a grouped statement over 128 keys of the derived-data
+ * benchmark's table ran in 124.8 µs, 85.7 µs written so
+ * (benchmarks/investigations/sqlite-planned-values.ts). The planner reads a
+ * bare parameter only: behind unary plus, a no-op that keeps the value, its
+ * type and its lack of affinity (the column's affinity and collation still
+ * apply as to `?`), the value is not read, and the statement is prepared
+ * once and planned for any value, as a PostgreSQL generic plan is. A literal
  * (`sql.lit`, a statement's bound on its rows) stays as it is.
  */
 class ValuesBehindPlus extends OperationNodeTransformer {
