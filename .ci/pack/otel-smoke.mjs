@@ -30,7 +30,7 @@ assert.deepEqual(spans.map((span) => span.name).sort(),
   ['fastify-expand one', 'fastify-expand plan', 'fastify-expand rows employer', 'fastify-expand serialize', 'request'])
 for (const span of spans) if (span !== request) assert.equal(span.parentSpanContext?.spanId, request.spanContext().spanId, span.name)
 assert.equal(spans.find((span) => span.name === 'fastify-expand rows employer').attributes['db.query.text'],
-  'select "companies"."id" as "id", cast("companies"."name" as text) as "name" from "companies" where "companies"."id" in (?)')
+  'select "companies"."id" as "id", cast("companies"."name" as text) as "name" from "companies" where "companies"."id" in (+?)')
 instrumentation.disable()
 await app.close()
 await db.destroy()
