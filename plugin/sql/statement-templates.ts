@@ -3,8 +3,7 @@ import { LruMap } from 'toad-cache'
 import { DatabaseError, UnavailableError } from '../errors.js'
 import { tracedStatement, type StatementLabel } from '../trace/channels.js'
 import { CombinedStatements, type CombinedForm, type HeldAnswer, type StatementBatch } from './combined-statements.js'
-import { databaseFailureKind, dialectOf, type ExpandDialect } from './dialects/index.js'
-import type { Statement } from './dialects/dialect.js'
+import { databaseFailureKind, dialectOf, type ExpandDialect, type Statement } from './dialects/index.js'
 import { executorOf } from './executor.js'
 import type { AnyKysely, Row } from './selection.js'
 
@@ -106,15 +105,15 @@ export class StatementTemplates {
     build: () => Statement,
     scope: ScopeParts | undefined
   ): CompiledQuery<unknown> {
-    const { compile } = dialectOf(db)
-    if (!reusesStatements(db) || scope?.key === null) return compile(build())
+    // The dialect is asked where a statement is compiled, not on a template kept from an earlier request.
+    if (!reusesStatements(db) || scope?.key === null) return dialectOf(db).compile(build())
     const variant = `${statementSpace(db)}/${this.siteId(site)}/${purpose}/${values.length}${scope === undefined ? '' : `/${scope.key}`}`
     const parameters = scope === undefined || scope.values.length === 0
       ? values
       : keyCount < 0 ? [...values.slice(0, -keyCount), ...scope.values, ...values.slice(-keyCount)] : [...scope.values, ...values]
     const template = this.templates.get(variant)
     if (template) return { ...template, queryId: createQueryId(), parameters }
-    const compiled = compile(build())
+    const compiled = dialectOf(db).compile(build())
     if (template === undefined) {
       if (!sameValues(compiled.parameters, parameters)) this.templates.set(variant, null)
       // Equal values in several positions would not tell which parameter is which:

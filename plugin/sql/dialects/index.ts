@@ -7,7 +7,7 @@ import { postgresDialect } from './postgres.js'
 import { sqliteDialect } from './sqlite.js'
 
 export type {
-  DatabaseFailureKind, ExpandDialect, FilterValue, LimitedRelation, OrderDirection, RelationOrder, RelationSource,
+  DatabaseFailureKind, ExpandDialect, FilterValue, LimitedRelation, OrderDirection, RelationOrder, RelationSource, Statement,
 } from './dialect.js'
 export { orderedBy, parentKey, rowNumberOver } from './dialect.js'
 export { mysqlDialect } from './mysql.js'
